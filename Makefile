@@ -1,0 +1,44 @@
+# The two commands: `make run` and `make test`. Everything they need is installed here.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+RUN_STAMP := $(VENV)/.stamp-run
+DEV_STAMP := $(VENV)/.stamp-dev
+DATA_DIR  ?= .mindspace
+
+.PHONY: run test format lint typecheck pytest clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(RUN_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(DEV_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@ $(RUN_STAMP)
+
+run: $(RUN_STAMP)
+	MINDSPACE_DATA_DIR=$(DATA_DIR) $(BIN)/mindspace demo
+
+test: $(DEV_STAMP)
+	$(MAKE) --no-print-directory lint typecheck pytest
+
+format: $(DEV_STAMP)
+	$(BIN)/ruff format src tests bench
+	$(BIN)/ruff check --fix src tests bench
+
+lint: $(DEV_STAMP)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+typecheck: $(DEV_STAMP)
+	$(BIN)/mypy
+
+pytest: $(DEV_STAMP)
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -1,0 +1,92 @@
+"""Settings: one object, read from ``MINDSPACE_*`` environment variables.
+
+Every field has a documented default, so an assistant runs with no configuration at
+all: the database lives in the data directory and the offline model stands in for an
+LLM. ``docs/configuration.md`` lists the same fields for users.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["Settings", "default_data_dir"]
+
+
+def default_data_dir() -> Path:
+    """``$XDG_DATA_HOME/mindspace``, or ``~/.local/share/mindspace``."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "mindspace"
+
+
+class Settings(BaseSettings):
+    """Runtime settings; each field can be set as ``MINDSPACE_<FIELD>`` in the environment."""
+
+    model_config = SettingsConfigDict(env_prefix="MINDSPACE_", extra="ignore")
+
+    # Storage
+    data_dir: Path = Field(
+        default_factory=default_data_dir,
+        description="Directory holding the default SQLite database.",
+    )
+    database_url: str | None = Field(
+        default=None,
+        description="SQLAlchemy URL; defaults to a SQLite file `mindspace.db` in data_dir.",
+    )
+    assistant_key: str = Field(
+        default="default", description="Assistant opened when a command names none."
+    )
+
+    # LLM (any OpenAI-compatible endpoint; none configured means the offline model)
+    llm_base_url: str | None = Field(default=None, description="Chat-completions base URL.")
+    llm_model: str | None = Field(default=None, description="Model name sent to the provider.")
+    llm_api_key: SecretStr | None = Field(default=None, description="Provider API key.")
+    llm_timeout: float = Field(default=60.0, gt=0, description="Seconds per LLM request.")
+    llm_max_retries: int = Field(
+        default=3, ge=0, le=10, description="Retries on 429, 5xx and timeouts."
+    )
+
+    # Context window
+    model_limit: int = Field(
+        default=128_000, gt=0, description="Context window of the model in tokens."
+    )
+    token_warning_percent: float = Field(
+        default=60.0, description="Usage at or above which the advisory is 'warning'."
+    )
+    token_critical_percent: float = Field(
+        default=80.0, description="Usage above which the advisory is 'critical'."
+    )
+
+    # Tools
+    tool_cache_ttl: float = Field(
+        default=60.0, gt=0, description="Seconds a cacheable tool's result is reused."
+    )
+
+    # Limits on what tools accept (bad input gets a clear error, nothing is stored)
+    max_goal_description_chars: int = Field(default=500, gt=0)
+    max_session_memory_chars: int = Field(default=1_000, gt=0)
+    max_project_summary_chars: int = Field(default=1_000, gt=0)
+    max_project_context_chars: int = Field(default=20_000, gt=0)
+    max_system_prompt_chars: int = Field(default=8_000, gt=0)
+    max_completed_tasks: int = Field(
+        default=50, gt=0, description="Completed tasks kept in session memory."
+    )
+
+    @field_validator("llm_base_url", "llm_model", "database_url", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    def resolved_database_url(self) -> str:
+        """The database URL to use: ``database_url`` or the SQLite file in ``data_dir``."""
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.data_dir / 'mindspace.db').expanduser()}"
+
+    @property
+    def llm_configured(self) -> bool:
+        """Whether a real LLM endpoint is configured (otherwise the offline model runs)."""
+        return self.llm_base_url is not None

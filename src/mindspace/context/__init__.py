@@ -1,0 +1,1 @@
+"""Context system: token accounting (and, with the engine, components and context types)."""

@@ -1,0 +1,239 @@
+"""The Assistant facade: open an assistant by key on a store and call its tools.
+
+Example:
+    >>> store = SqlStore.from_path("mindspace.db")
+    >>> assistant = Assistant.open(store, "barkeep")
+    >>> await assistant.call_tool("add_goal", {"description": "Restock the cellar"})
+    {'success': True, 'goal_id': 'goal_0_0', ...}
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, Literal
+
+from mindspace.clock import Clock, SystemClock, format_time
+from mindspace.config import Settings
+from mindspace.llm.offline import OfflineLLM
+from mindspace.llm.port import LLM
+from mindspace.state.port import AssistantInfo, Store
+from mindspace.state.unit import StateCache, Unit
+from mindspace.tools import ToolRegistry, default_registry
+from mindspace.tools.base import ToolContext
+from mindspace.tools.runner import ToolOutcome, ToolResultCache, ToolRunner
+from mindspace.workspace.goals import GoalBook
+from mindspace.workspace.persona import PersonaGuard
+from mindspace.workspace.projects import ProjectDesk
+from mindspace.workspace.prompts import PromptDesk
+from mindspace.workspace.records import ContextUsage, SessionMemory, SessionMetrics
+from mindspace.workspace.status import LoopSnapshot, build_status
+
+__all__ = ["Assistant"]
+
+
+class Assistant:
+    """One assistant's workspace on a store, with its tools.
+
+    Use :meth:`open` rather than the constructor.
+
+    Args:
+        store: Where the assistant's state lives.
+        info: The assistant's identity in the store.
+        llm: The model used by tools that need one (the offline model by default).
+        clock: The time source (the system clock by default).
+        settings: Runtime settings.
+        tools: The tools it can call (every built-in tool by default).
+        self_names: Names the assistant goes by, for the persona guard.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        info: AssistantInfo,
+        *,
+        llm: LLM | None = None,
+        clock: Clock | None = None,
+        settings: Settings | None = None,
+        tools: ToolRegistry | None = None,
+        self_names: tuple[str, ...] = (),
+    ) -> None:
+        self.store = store
+        self.info = info
+        self.settings = settings or Settings()
+        self.clock: Clock = clock or SystemClock()
+        self.llm: LLM = llm or OfflineLLM()
+        self.tools = tools or default_registry()
+        self.guard = PersonaGuard(self_names)
+        self.state = StateCache(store, info.id, info.revision)
+        self.runner = ToolRunner(
+            self.tools, ToolResultCache(self.clock, self.settings.tool_cache_ttl)
+        )
+        self._lock = asyncio.Lock()
+
+    @classmethod
+    def open(
+        cls,
+        store: Store,
+        key: str,
+        *,
+        create: bool = True,
+        llm: LLM | None = None,
+        clock: Clock | None = None,
+        settings: Settings | None = None,
+        tools: ToolRegistry | None = None,
+        self_names: tuple[str, ...] = (),
+    ) -> Assistant:
+        """Open the assistant ``key``, creating it when absent (unless ``create`` is False).
+
+        Raises:
+            AssistantNotFoundError: absent and ``create`` is False.
+        """
+        info = store.open_assistant(key, create=create)
+        assistant = cls(
+            store,
+            info,
+            llm=llm,
+            clock=clock,
+            settings=settings,
+            tools=tools,
+            self_names=self_names,
+        )
+        with assistant.transaction() as unit:
+            metrics = unit.doc(SessionMetrics)
+            if metrics.session_start is None:
+                unit.put_doc(metrics.model_copy(update={"session_start": assistant._now()}))
+        return assistant
+
+    @property
+    def key(self) -> str:
+        """The assistant's key."""
+        return self.info.key
+
+    # -- tools ---------------------------------------------------------------------------
+    async def call_tool(
+        self, name: str, args: Mapping[str, Any] | str | None = None
+    ) -> dict[str, Any]:
+        """Run a tool by name in its own transaction and return its result dict.
+
+        Errors the model could fix (unknown tool, invalid arguments, a missing goal...)
+        come back as results in the spec's error shape; nothing is stored from them.
+
+        Raises:
+            ToolExecutionError: the tool crashed (a bug); nothing was stored.
+            ConcurrencyError: another process changed this assistant during the call.
+        """
+        outcome = await self.run_tool(name, args)
+        return outcome.result
+
+    async def run_tool(
+        self,
+        name: str,
+        args: Mapping[str, Any] | str | None = None,
+        *,
+        unit: Unit | None = None,
+        loop: LoopSnapshot | None = None,
+    ) -> ToolOutcome:
+        """Run a tool and return the full outcome.
+
+        With ``unit`` the call joins that unit of work (the engine's tick) and the caller
+        commits; without it the call is its own transaction.
+        """
+        if unit is not None:
+            return await self._run(unit, name, args, loop or LoopSnapshot())
+        async with self._lock:
+            self.state.refresh_if_stale()
+            own = self.state.begin()
+            try:
+                return await self._run(own, name, args, loop or LoopSnapshot())
+            finally:
+                self.state.commit(own)
+
+    async def _run(
+        self, unit: Unit, name: str, args: Mapping[str, Any] | str | None, loop: LoopSnapshot
+    ) -> ToolOutcome:
+        try:
+            outcome = await self.runner.run(unit, name, args, lambda u: self._context(u, loop))
+        except Exception:
+            self._count(unit, ok=False)
+            raise
+        self._count(unit, ok=outcome.ok)
+        return outcome
+
+    def _context(self, unit: Unit, loop: LoopSnapshot) -> ToolContext:
+        return ToolContext(
+            unit=unit,
+            clock=self.clock,
+            settings=self.settings,
+            llm=self.llm,
+            guard=self.guard,
+            assistant_key=self.key,
+            loop=loop,
+        )
+
+    def _count(self, unit: Unit, *, ok: bool) -> None:
+        metrics = unit.doc(SessionMetrics)
+        unit.put_doc(
+            metrics.model_copy(
+                update={
+                    "total_tool_calls": metrics.total_tool_calls + 1,
+                    "successful_calls": metrics.successful_calls + (1 if ok else 0),
+                    "failed_calls": metrics.failed_calls + (0 if ok else 1),
+                }
+            )
+        )
+
+    # -- state for hosts -----------------------------------------------------------------
+    @contextmanager
+    def transaction(self) -> Iterator[Unit]:
+        """A unit of work committed on success and discarded on an exception."""
+        self.state.refresh_if_stale()
+        unit = self.state.begin()
+        yield unit
+        self.state.commit(unit)
+
+    def read(self) -> Unit:
+        """A unit for reading the current state; never commit it."""
+        self.state.refresh_if_stale()
+        return self.state.begin()
+
+    def goals(self) -> GoalBook:
+        """The goal tree, for reading."""
+        return GoalBook(self.read(), self.clock, self.settings)
+
+    def projects(self) -> ProjectDesk:
+        """The projects, for reading."""
+        return ProjectDesk(self.read(), self.clock, self.settings)
+
+    def session_memory(self) -> SessionMemory:
+        """The session memory."""
+        return self.read().doc(SessionMemory)
+
+    def status(self, loop: LoopSnapshot | None = None) -> dict[str, Any]:
+        """What ``get_system_status`` reports, without counting as a tool call."""
+        return build_status(self.read(), self.clock, self.settings, loop or LoopSnapshot())
+
+    def set_user_system_prompt(self, text: str) -> None:
+        """Set the user's system prompt; only hosts and operators can (no tool can)."""
+        with self.transaction() as unit:
+            PromptDesk(unit, self.clock, self.settings).set_user_prompt(text)
+
+    def record_context_usage(
+        self, tokens: int, source: Literal["estimate", "provider"] = "provider"
+    ) -> None:
+        """Record how many tokens the context window holds (from the provider or an estimate)."""
+        if tokens < 0:
+            raise ValueError(f"Token count must be >= 0, got {tokens!r}")
+        with self.transaction() as unit:
+            unit.put_doc(
+                ContextUsage(estimated_used=tokens, source=source, recorded_at=self._now())
+            )
+
+    def start_session(self) -> None:
+        """Begin a new session: metrics restart from zero at the current time."""
+        with self.transaction() as unit:
+            unit.put_doc(SessionMetrics(session_start=self._now()))
+
+    def _now(self) -> str:
+        return format_time(self.clock.now())

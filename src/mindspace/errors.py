@@ -1,0 +1,148 @@
+"""The mindspace exception tree.
+
+Two families live here, and they are kept apart on purpose:
+
+* ``ToolError`` and its subclasses are errors the *model* can recover from. The tool
+  framework turns them into tool results in the spec's error shape
+  (``{"success": False, "error": ..., "suggestion": ..., **extra}``) so the model can
+  rephrase or retry. They are never raised out of ``Assistant.call_tool``.
+* Everything else is for the *developer*: misconfiguration, storage failures, a
+  provider that keeps failing. Their messages say what to do next.
+
+::
+
+    MindspaceError
+    ├── ConfigError                  bad or missing settings
+    ├── StorageError                 the database failed or is unusable
+    │   ├── MigrationError           schema cannot be brought up to date
+    │   └── ConcurrencyError         another process changed the assistant mid-call
+    ├── AssistantNotFoundError       no assistant with that key (and create=False)
+    ├── ComponentError               prompt component id collides or slots are full
+    ├── ToolExecutionError           a tool crashed (a bug, not bad input); has __cause__
+    ├── LLMError                     the language model could not answer
+    │   ├── LLMConnectionError       network failure or timeout reaching the provider
+    │   ├── LLMRateLimitError        429 after the bounded retries
+    │   ├── LLMProviderError         5xx or another provider-side failure
+    │   ├── LLMAuthenticationError   the key was refused
+    │   └── LLMResponseError         the reply could not be understood
+    └── ToolError                    recoverable: sent back to the model as a result
+        ├── UnknownToolError         no such tool (lists the closest names)
+        ├── InvalidArgumentsError    arguments failed validation
+        ├── NotFoundError            a goal, project or entry id does not exist
+        ├── ConflictError            the thing already exists (duplicate key)
+        ├── InvalidStateError        the operation does not apply in this state
+        ├── PersonaViolationError    content references the assistant itself
+        └── ToolFailedError          the tool ran but could not do its job
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class MindspaceError(Exception):
+    """Base class of every error raised by mindspace."""
+
+
+class ConfigError(MindspaceError):
+    """A setting is missing or invalid."""
+
+
+class StorageError(MindspaceError):
+    """The store failed or holds data that cannot be used."""
+
+
+class MigrationError(StorageError):
+    """The database schema cannot be brought up to date."""
+
+
+class ConcurrencyError(StorageError):
+    """Another writer changed the assistant's state while a call was running."""
+
+
+class AssistantNotFoundError(MindspaceError):
+    """No assistant exists under the requested key."""
+
+
+class ComponentError(MindspaceError):
+    """A prompt component id collides with another or its slot range is full."""
+
+
+class ToolExecutionError(MindspaceError):
+    """A tool raised an unexpected exception; the original is chained as ``__cause__``."""
+
+
+class LLMError(MindspaceError):
+    """The language model could not produce an answer."""
+
+
+class LLMConnectionError(LLMError):
+    """The provider could not be reached, or did not answer in time."""
+
+
+class LLMRateLimitError(LLMError):
+    """The provider kept answering 429 after the bounded retries."""
+
+
+class LLMProviderError(LLMError):
+    """The provider answered with a server error or another failure."""
+
+
+class LLMAuthenticationError(LLMError):
+    """The provider refused the API key."""
+
+
+class LLMResponseError(LLMError):
+    """The provider's reply could not be understood."""
+
+
+class ToolError(MindspaceError):
+    """An error the model can recover from; becomes a tool result in the spec's shape.
+
+    Args:
+        error: What went wrong, quoting the offending values.
+        suggestion: What the caller should do next.
+        **extra: Further fields for the result (``available_projects``, ...).
+    """
+
+    def __init__(self, error: str, suggestion: str = "", **extra: Any) -> None:
+        super().__init__(error)
+        self.error = error
+        self.suggestion = suggestion
+        self.extra = extra
+
+    def to_result(self) -> dict[str, Any]:
+        """The tool result in the spec's error shape."""
+        result: dict[str, Any] = {"success": False, "error": self.error}
+        if self.suggestion:
+            result["suggestion"] = self.suggestion
+        result.update(self.extra)
+        return result
+
+
+class UnknownToolError(ToolError):
+    """No tool has the requested name."""
+
+
+class InvalidArgumentsError(ToolError):
+    """The arguments failed validation against the tool's schema."""
+
+
+class NotFoundError(ToolError):
+    """A referenced goal, project or entry does not exist."""
+
+
+class ConflictError(ToolError):
+    """The thing to be created already exists."""
+
+
+class InvalidStateError(ToolError):
+    """The operation does not apply to the current state."""
+
+
+class PersonaViolationError(ToolError):
+    """Content refers to the assistant's own actions or identity."""
+
+
+class ToolFailedError(ToolError):
+    """The tool ran but could not complete its job (for example, the LLM's reply was unusable)."""

@@ -1,0 +1,201 @@
+"""The offline model: a deterministic, rule-based stand-in for an LLM.
+
+It runs when no LLM is configured, so tests and demos exercise every path without a
+network. It never pretends to be a language model: it logs a notice when it starts and
+reports ``mindspace-offline`` as its model name. Its abilities are *skills*, functions
+that recognise one kind of request (by the prompt mindspace itself sends) and answer
+it; the first skill that answers wins.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Callable, Iterable, Sequence
+
+from mindspace.llm.port import LLMResponse, Message, ToolSchema, Usage
+
+__all__ = ["OFFLINE_MODEL_NAME", "OFFLINE_NOTICE", "OfflineLLM", "Skill", "decompose_skill"]
+
+logger = logging.getLogger("mindspace.llm.offline")
+
+OFFLINE_MODEL_NAME = "mindspace-offline"
+OFFLINE_NOTICE = (
+    "mindspace is using its offline model: a deterministic, rule-based stand-in, not an LLM. "
+    "Set MINDSPACE_LLM_BASE_URL and MINDSPACE_LLM_MODEL to use a real model."
+)
+
+Skill = Callable[[Sequence[Message], Sequence[ToolSchema]], str | LLMResponse | None]
+"""Answers a request it recognises (text or a full response), or returns None."""
+
+
+class OfflineLLM:
+    """The rule-based stand-in model.
+
+    Args:
+        skills: Extra skills, tried before the built-in ones.
+        announce: Log :data:`OFFLINE_NOTICE` on creation (the default).
+    """
+
+    model = OFFLINE_MODEL_NAME
+    notice = OFFLINE_NOTICE
+
+    def __init__(self, skills: Iterable[Skill] = (), *, announce: bool = True) -> None:
+        self.skills: list[Skill] = [*skills, decompose_skill]
+        if announce:
+            logger.warning(OFFLINE_NOTICE)
+
+    def add_skill(self, skill: Skill, *, first: bool = True) -> None:
+        """Teach the model another kind of request."""
+        if first:
+            self.skills.insert(0, skill)
+        else:
+            self.skills.append(skill)
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSchema] = (),
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> LLMResponse:
+        """Answer with the first skill that recognises the request."""
+        for skill in self.skills:
+            answer = skill(messages, tools)
+            if answer is None:
+                continue
+            if isinstance(answer, str):
+                answer = LLMResponse(text=answer)
+            return LLMResponse(
+                text=answer.text,
+                tool_calls=answer.tool_calls,
+                usage=answer.usage or _usage(messages, answer.text),
+                model=OFFLINE_MODEL_NAME,
+            )
+        text = "(offline model) No rule of the offline model matches this request."
+        return LLMResponse(text=text, usage=_usage(messages, text), model=OFFLINE_MODEL_NAME)
+
+
+def _usage(messages: Sequence[Message], text: str | None) -> Usage:
+    prompt = sum(len((m.content or "").split()) for m in messages)
+    return Usage(prompt_tokens=prompt, completion_tokens=len((text or "").split()))
+
+
+def last_user_text(messages: Sequence[Message]) -> str:
+    """The content of the last user message, or an empty string."""
+    for message in reversed(messages):
+        if message.role == "user" and message.content:
+            return message.content
+    return ""
+
+
+# -- goal decomposition ----------------------------------------------------------------
+
+_GOAL_LINE = re.compile(r"^Goal:\s*(.+)$", re.MULTILINE)
+_LIST_SPLIT = re.compile(r"\s*(?:,|;|\band\b|\bthen\b)\s*", re.IGNORECASE)
+
+_FAMILIES: tuple[tuple[frozenset[str], tuple[str, ...]], ...] = (
+    (
+        frozenset({"build", "construct", "create", "make", "craft", "set", "establish", "open"}),
+        (
+            "Decide the requirements for {obj}",
+            "Choose a location and plan the layout of {obj}",
+            "Gather the materials needed for {obj}",
+            "Construct the main structure of {obj}",
+            "Furnish and finish {obj}",
+            "Inspect {obj} and fix what is missing",
+        ),
+    ),
+    (
+        frozenset({"design", "write", "draft", "compose", "plan", "outline", "prepare"}),
+        (
+            "Collect ideas and references for {obj}",
+            "Outline the structure of {obj}",
+            "Draft {obj}",
+            "Review the draft of {obj} with those involved",
+            "Revise and finalise {obj}",
+        ),
+    ),
+    (
+        frozenset({"find", "explore", "search", "investigate", "locate", "discover", "map"}),
+        (
+            "List where {obj} could be",
+            "Gather clues from people who know about {obj}",
+            "Search the most likely places for {obj}",
+            "Record what was found about {obj}",
+        ),
+    ),
+    (
+        frozenset({"fix", "repair", "restore", "mend", "solve", "resolve", "debug"}),
+        (
+            "Inspect {obj} to find what is wrong",
+            "Gather what the repair of {obj} needs",
+            "Repair {obj}",
+            "Test that {obj} works again",
+        ),
+    ),
+    (
+        frozenset({"learn", "study", "research", "understand", "master"}),
+        (
+            "Find sources about {obj}",
+            "Study the basics of {obj}",
+            "Practise {obj} on a small example",
+            "Summarise what was learned about {obj}",
+        ),
+    ),
+    (
+        frozenset({"organize", "organise", "host", "run", "arrange", "hold", "throw"}),
+        (
+            "Set the date, place and purpose of {obj}",
+            "Invite the people who should attend {obj}",
+            "Arrange supplies for {obj}",
+            "Run {obj}",
+            "Follow up with attendees after {obj}",
+        ),
+    ),
+)
+
+_GENERIC = (
+    "Clarify what '{goal}' requires",
+    "Plan the steps to {goal_lower}",
+    "Gather what is needed to {goal_lower}",
+    "Carry out the main work to {goal_lower}",
+    "Check the result against the request",
+)
+
+
+def decompose_skill(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> str | None:
+    """Answer decompose_goal's prompt with a JSON array of 3-7 subtasks."""
+    text = last_user_text(messages)
+    if not text.startswith("Break down this goal into"):
+        return None
+    found = _GOAL_LINE.search(text)
+    goal = found.group(1).strip().rstrip(".") if found else "the goal"
+    return json.dumps(decompose_text(goal))
+
+
+def decompose_text(goal: str) -> list[str]:
+    """Deterministic subtasks for ``goal``: its own listed parts, or a plan by its verb."""
+    words = goal.split()
+    verb = words[0].lower() if words else ""
+    obj = " ".join(words[1:]) or goal
+    listed = _listed_parts(obj)
+    if listed:
+        steps = [f"Plan how to {goal[0].lower() + goal[1:]}"]
+        steps += [f"{verb.capitalize()} {part}" if verb else part for part in listed]
+        steps.append("Check that everything is finished")
+        return steps[:7]
+    for verbs, templates in _FAMILIES:
+        if verb in verbs:
+            return [t.format(obj=obj) for t in templates]
+    lower = goal[0].lower() + goal[1:] if goal else goal
+    return [t.format(goal=goal, goal_lower=lower) for t in _GENERIC]
+
+
+def _listed_parts(obj: str) -> list[str]:
+    # "a bar, a kitchen and three guest rooms" -> three parts; a single noun phrase -> none.
+    tail = obj.split(" with ", 1)[1] if " with " in obj else obj
+    parts = [p.strip(" .") for p in _LIST_SPLIT.split(tail) if p.strip(" .")]
+    return parts if 3 <= len(parts) <= 5 else []

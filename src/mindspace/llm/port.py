@@ -1,0 +1,73 @@
+"""The LLM port: chat messages in, text and tool calls out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+__all__ = ["LLM", "LLMResponse", "Message", "Role", "ToolCall", "ToolSchema", "Usage"]
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+ToolSchema = dict[str, Any]
+"""A tool as offered to the model, in the chat-completions ``tools`` format."""
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A tool call requested by the model; ``arguments`` is the raw JSON text it sent."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class Message:
+    """One chat message."""
+
+    role: Role
+    content: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts reported by the provider for one request."""
+
+    prompt_tokens: int
+    completion_tokens: int
+
+    @property
+    def total_tokens(self) -> int:
+        """Prompt plus completion tokens."""
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass(frozen=True)
+class LLMResponse:
+    """The model's answer: text, tool calls, or both."""
+
+    text: str | None = None
+    tool_calls: tuple[ToolCall, ...] = field(default=())
+    usage: Usage | None = None
+    model: str = ""
+
+
+@runtime_checkable
+class LLM(Protocol):
+    """A chat model. Adapters map vendor errors to :class:`mindspace.errors.LLMError`."""
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSchema] = (),
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> LLMResponse:
+        """Answer the conversation, optionally calling some of ``tools``."""
+        ...

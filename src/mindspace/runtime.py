@@ -1,0 +1,68 @@
+"""The composition root: builds stores, models and assistants from settings.
+
+The core never imports adapters; hosts (the CLI, the HTTP server, Evennia) call these
+functions instead of wiring adapters themselves.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mindspace.clock import Clock
+from mindspace.config import Settings
+from mindspace.engine.assistant import Assistant
+from mindspace.errors import ConfigError
+from mindspace.llm.offline import OfflineLLM
+from mindspace.llm.port import LLM
+from mindspace.storage.sql import SqlStore
+
+__all__ = ["build_llm", "open_assistant", "open_store"]
+
+
+def open_store(settings: Settings, db: str | Path | None = None) -> SqlStore:
+    """The store named by ``db`` (a file path or SQLAlchemy URL) or by the settings."""
+    if db is None:
+        return SqlStore(settings.resolved_database_url())
+    text = str(db)
+    return SqlStore(text) if "://" in text else SqlStore.from_path(text)
+
+
+def build_llm(settings: Settings) -> LLM:
+    """The configured LLM, or the offline model when none is configured.
+
+    Raises:
+        ConfigError: an LLM URL is set but no model name.
+    """
+    if not settings.llm_configured:
+        return OfflineLLM()
+    if not settings.llm_model:
+        raise ConfigError(
+            f"MINDSPACE_LLM_BASE_URL is set to {settings.llm_base_url!r} but "
+            "MINDSPACE_LLM_MODEL is not; set the model name the endpoint serves."
+        )
+    raise ConfigError(
+        "This mindspace has no OpenAI-compatible adapter yet; unset MINDSPACE_LLM_BASE_URL "
+        "to use the offline model."
+    )
+
+
+def open_assistant(
+    key: str | None = None,
+    *,
+    settings: Settings | None = None,
+    db: str | Path | None = None,
+    llm: LLM | None = None,
+    clock: Clock | None = None,
+    create: bool = True,
+) -> Assistant:
+    """Open (or create) an assistant with everything built from settings."""
+    settings = settings or Settings()
+    store = open_store(settings, db)
+    return Assistant.open(
+        store,
+        key or settings.assistant_key,
+        create=create,
+        llm=llm or build_llm(settings),
+        clock=clock,
+        settings=settings,
+    )

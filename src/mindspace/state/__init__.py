@@ -1,0 +1,27 @@
+"""Ports and the unit of work over an assistant's persisted state."""
+
+from mindspace.state.models import DOC_KIND, Document, Record
+from mindspace.state.port import (
+    AssistantDirectory,
+    AssistantInfo,
+    Change,
+    RecordStore,
+    Store,
+    StoredRecord,
+)
+from mindspace.state.unit import StateCache, Unit, topic_of
+
+__all__ = [
+    "DOC_KIND",
+    "AssistantDirectory",
+    "AssistantInfo",
+    "Change",
+    "Document",
+    "Record",
+    "RecordStore",
+    "StateCache",
+    "Store",
+    "StoredRecord",
+    "Unit",
+    "topic_of",
+]

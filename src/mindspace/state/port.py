@@ -1,0 +1,79 @@
+"""The Store ports: where an assistant's records are kept.
+
+A store persists *records* (rows of a kind, keyed within one assistant) and nothing
+else; it knows no domain rules. The core reaches it only through these two protocols,
+so the SQL implementation in ``mindspace.storage`` can be swapped for another.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = ["AssistantDirectory", "AssistantInfo", "Change", "RecordStore", "Store", "StoredRecord"]
+
+StoredRecord = dict[str, Any]
+"""One record as the store sees it: JSON-compatible values keyed by field name."""
+
+
+@dataclass(frozen=True)
+class AssistantInfo:
+    """An assistant known to the store."""
+
+    id: int
+    key: str
+    created_at: str
+    revision: int
+
+
+@dataclass(frozen=True)
+class Change:
+    """One write: put ``record`` under (``kind``, ``key``), or delete it when ``record`` is None."""
+
+    kind: str
+    key: str
+    record: StoredRecord | None
+
+
+@runtime_checkable
+class RecordStore(Protocol):
+    """Loads and commits the records of one assistant."""
+
+    def load(self, assistant_id: int, kind: str) -> list[StoredRecord]:
+        """All records of ``kind`` for the assistant, in insertion order."""
+        ...
+
+    def commit(self, assistant_id: int, expected_revision: int, changes: Sequence[Change]) -> int:
+        """Apply ``changes`` in one transaction and return the new revision.
+
+        Raises:
+            ConcurrencyError: the assistant's revision is no longer ``expected_revision``.
+        """
+        ...
+
+    def revision(self, assistant_id: int) -> int:
+        """The assistant's current revision (bumped by every commit)."""
+        ...
+
+
+@runtime_checkable
+class AssistantDirectory(Protocol):
+    """Finds and creates assistants by key."""
+
+    def open_assistant(self, key: str, *, create: bool) -> AssistantInfo:
+        """The assistant stored under ``key``; created when absent and ``create`` is set.
+
+        Raises:
+            AssistantNotFoundError: absent and ``create`` is False.
+        """
+        ...
+
+    def list_assistants(self) -> list[AssistantInfo]:
+        """Every assistant in the store, by key."""
+        ...
+
+
+@runtime_checkable
+class Store(RecordStore, AssistantDirectory, Protocol):
+    """A complete store: records plus the directory of assistants."""

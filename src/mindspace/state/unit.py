@@ -1,0 +1,264 @@
+"""The unit of work: buffered reads and writes over one assistant's state.
+
+Why buffered: a tool call (and later a whole tick) must be atomic, yet it may await an
+LLM for seconds in the middle. Holding a database write lock across that await would
+stall every other writer of a SQLite file. So a :class:`Unit` keeps its writes in
+memory, reads its own writes, nests like savepoints (:meth:`Unit.child`), and only
+:meth:`StateCache.commit` touches the database: one short transaction that also checks
+the assistant's revision, so a concurrent writer is detected instead of overwritten.
+
+The :class:`StateCache` is the per-process copy of what is committed. Records in it are
+frozen models, shared safely with every unit that reads them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, TypeVar, cast
+
+from mindspace.state.models import DOC_KIND, Document, Record
+from mindspace.state.port import Change, RecordStore
+
+__all__ = ["StateCache", "Unit", "topic_of"]
+
+R = TypeVar("R", bound=Record)
+D = TypeVar("D", bound=Document)
+
+_Entry = Record | Document | None  # None marks a deletion
+_Slot = tuple[str, str]  # (kind, key)
+
+
+def topic_of(kind: str, key: str) -> str:
+    """The invalidation topic of a write: the kind, or ``doc:<name>`` for documents."""
+    return f"{DOC_KIND}:{key}" if kind == DOC_KIND else kind
+
+
+class StateCache:
+    """The committed state of one assistant in this process, loaded lazily per kind.
+
+    Args:
+        store: Where records are loaded from and committed to.
+        assistant_id: The assistant's id in the store.
+        revision: The revision the cache starts at.
+    """
+
+    def __init__(self, store: RecordStore, assistant_id: int, revision: int) -> None:
+        self._store = store
+        self.assistant_id = assistant_id
+        self.revision = revision
+        self._kinds: dict[str, dict[str, Record]] = {}
+        self._docs: dict[str, dict[str, Any]] | None = None
+        self._doc_models: dict[str, Document] = {}
+        self._versions: dict[str, int] = {}
+        self.epoch = 0
+
+    # -- reads -------------------------------------------------------------------------
+    def records(self, model: type[R]) -> dict[str, R]:
+        """Committed records of ``model.kind`` by key, loading them on first use."""
+        kind = model.kind
+        if kind not in self._kinds:
+            rows = self._store.load(self.assistant_id, kind)
+            loaded = (model.from_stored(row) for row in rows)
+            self._kinds[kind] = {record.record_key(): record for record in loaded}
+        # One model class is registered per kind, so the records are instances of it.
+        return cast("dict[str, R]", self._kinds[kind])
+
+    def document(self, model: type[D]) -> D:
+        """The committed document, or its defaults when it was never written."""
+        cached = self._doc_models.get(model.name)
+        if isinstance(cached, model):
+            return cached
+        if self._docs is None:
+            rows = self._store.load(self.assistant_id, DOC_KIND)
+            self._docs = {str(row["name"]): dict(row["value"]) for row in rows}
+        value = self._docs.get(model.name)
+        doc = model.from_value(value) if value is not None else model()
+        self._doc_models[model.name] = doc
+        return doc
+
+    def version(self, topic: str) -> tuple[int, int]:
+        """A token that changes whenever ``topic`` is written (or the cache is reloaded)."""
+        return (self.epoch, self._versions.get(topic, 0))
+
+    # -- units -------------------------------------------------------------------------
+    def begin(self) -> Unit:
+        """A new top-level unit of work over this cache."""
+        return Unit(self, None)
+
+    def refresh_if_stale(self) -> bool:
+        """Drop cached state if another process committed since; returns whether it did."""
+        current = self._store.revision(self.assistant_id)
+        if current == self.revision:
+            return False
+        self._forget(current)
+        return True
+
+    def commit(self, unit: Unit) -> int:
+        """Write a top-level unit's changes in one transaction; returns the new revision."""
+        if unit.parent is not None:
+            raise ValueError("only a top-level unit can be committed; merge() a child unit")
+        changes = unit.pending_changes()
+        if not changes:
+            return self.revision
+        stored = [
+            Change(kind, key, None if entry is None else entry.to_stored())
+            for (kind, key), entry in changes.items()
+        ]
+        try:
+            self.revision = self._store.commit(self.assistant_id, self.revision, stored)
+        except Exception:
+            # What we hold may be behind the database now; reload lazily next time.
+            self._forget(self.revision)
+            raise
+        for (kind, key), entry in changes.items():
+            self._apply(kind, key, entry)
+            topic = topic_of(kind, key)
+            self._versions[topic] = self._versions.get(topic, 0) + 1
+        unit.clear()
+        return self.revision
+
+    def _apply(self, kind: str, key: str, entry: _Entry) -> None:
+        if kind == DOC_KIND:
+            self._doc_models.pop(key, None)
+            if self._docs is not None:
+                if isinstance(entry, Document):
+                    self._docs[key] = entry.model_dump(mode="json")
+                    self._doc_models[key] = entry
+                else:
+                    self._docs.pop(key, None)
+            return
+        records = self._kinds.get(kind)
+        if records is None:
+            return  # not loaded here; the next load reads it from the store
+        if isinstance(entry, Record):
+            records[key] = entry
+        else:
+            records.pop(key, None)
+
+    def _forget(self, revision: int) -> None:
+        self._kinds.clear()
+        self._docs = None
+        self._doc_models.clear()
+        self._versions.clear()
+        self.epoch += 1
+        self.revision = revision
+
+
+class Unit:
+    """Buffered changes over a :class:`StateCache`, optionally nested in a parent unit.
+
+    Reads see this unit's own writes, then its parents', then the committed state.
+    A child unit is a savepoint: :meth:`merge` folds it into its parent, and dropping
+    it discards its writes.
+    """
+
+    def __init__(self, cache: StateCache, parent: Unit | None) -> None:
+        self.cache = cache
+        self.parent = parent
+        self._changes: dict[_Slot, _Entry] = {}
+
+    # -- nesting -----------------------------------------------------------------------
+    def child(self) -> Unit:
+        """A nested unit whose writes reach this one only through :meth:`merge`."""
+        return Unit(self.cache, self)
+
+    def merge(self) -> None:
+        """Fold this child's writes into its parent."""
+        if self.parent is None:
+            raise ValueError("a top-level unit is committed through StateCache.commit()")
+        self.parent._changes.update(self._changes)
+        self._changes.clear()
+
+    def clear(self) -> None:
+        """Forget every buffered write."""
+        self._changes.clear()
+
+    # -- reads -------------------------------------------------------------------------
+    def _lookup(self, slot: _Slot) -> tuple[bool, _Entry]:
+        unit: Unit | None = self
+        while unit is not None:
+            if slot in unit._changes:
+                return True, unit._changes[slot]
+            unit = unit.parent
+        return False, None
+
+    def get(self, model: type[R], key: str) -> R | None:
+        """The record of ``model`` under ``key``, or None."""
+        found, entry = self._lookup((model.kind, key))
+        if found:
+            return entry if isinstance(entry, model) else None
+        return self.cache.records(model).get(key)
+
+    def all(self, model: type[R]) -> list[R]:
+        """Every record of ``model``: committed ones in order, then ones added here."""
+        overlay = self._flattened(model.kind)
+        base = self.cache.records(model)
+        if not overlay:
+            return list(base.values())
+        result: list[R] = []
+        for key, record in base.items():
+            if key in overlay:
+                replaced = overlay[key]
+                if isinstance(replaced, model):
+                    result.append(replaced)
+            else:
+                result.append(record)
+        result.extend(
+            entry for key, entry in overlay.items() if key not in base and isinstance(entry, model)
+        )
+        return result
+
+    def doc(self, model: type[D]) -> D:
+        """The document ``model`` as this unit sees it (defaults when never written)."""
+        found, entry = self._lookup((DOC_KIND, model.name))
+        if found and isinstance(entry, model):
+            return entry
+        return self.cache.document(model)
+
+    def _flattened(self, kind: str) -> dict[str, _Entry]:
+        chain: list[Unit] = []
+        unit: Unit | None = self
+        while unit is not None:
+            chain.append(unit)
+            unit = unit.parent
+        merged: dict[str, _Entry] = {}
+        for layer in reversed(chain):
+            for (slot_kind, key), entry in layer._changes.items():
+                if slot_kind == kind:
+                    merged[key] = entry
+        return merged
+
+    # -- writes ------------------------------------------------------------------------
+    def put(self, record: Record) -> None:
+        """Insert or replace ``record``."""
+        self._changes[(record.kind, record.record_key())] = record
+
+    def put_all(self, records: Iterable[Record]) -> None:
+        """Insert or replace several records."""
+        for record in records:
+            self.put(record)
+
+    def delete(self, model: type[Record], key: str) -> None:
+        """Delete the record of ``model`` under ``key`` (no error when absent)."""
+        self._changes[(model.kind, key)] = None
+
+    def put_doc(self, doc: Document) -> None:
+        """Replace a document."""
+        self._changes[(DOC_KIND, doc.name)] = doc
+
+    # -- introspection -----------------------------------------------------------------
+    def pending_changes(self) -> dict[_Slot, _Entry]:
+        """Writes buffered here and in every parent, the innermost winning."""
+        chain: list[Unit] = []
+        unit: Unit | None = self
+        while unit is not None:
+            chain.append(unit)
+            unit = unit.parent
+        merged: dict[_Slot, _Entry] = {}
+        for layer in reversed(chain):
+            merged.update(layer._changes)
+        return merged
+
+    def touched_topics(self) -> set[str]:
+        """Invalidation topics written by this unit or its parents and not yet committed."""
+        return {topic_of(kind, key) for kind, key in self.pending_changes()}

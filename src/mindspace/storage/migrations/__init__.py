@@ -1,0 +1,66 @@
+"""Versioned schema migrations, applied in order and recorded in ``schema_migrations``.
+
+Each migration is a module with ``NAME`` and ``upgrade(op)``, where ``op`` is Alembic's
+``Operations`` bound to the connection, so the DDL is portable across SQLite and
+PostgreSQL. A migration is never edited once released; a change is a new version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from alembic.migration import MigrationContext
+from alembic.operations import Operations
+from sqlalchemy import Connection, select
+
+from mindspace.clock import format_time
+from mindspace.errors import MigrationError
+from mindspace.storage.migrations import v0001_core
+from mindspace.storage.tables import schema_migrations
+
+__all__ = ["MIGRATIONS", "Migration", "migrate"]
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One schema version."""
+
+    version: int
+    name: str
+    upgrade: Callable[[Operations], None]
+
+
+MIGRATIONS: tuple[Migration, ...] = (Migration(1, v0001_core.NAME, v0001_core.upgrade),)
+
+
+def migrate(connection: Connection) -> list[int]:
+    """Bring the schema up to date on ``connection``; returns the versions applied.
+
+    Raises:
+        MigrationError: the database was written by a newer mindspace.
+    """
+    schema_migrations.create(connection, checkfirst=True)
+    applied = set(connection.execute(select(schema_migrations.c.version)).scalars())
+    newest = MIGRATIONS[-1].version
+    if applied and max(applied) > newest:
+        raise MigrationError(
+            f"The database has schema version {max(applied)!r} but this mindspace knows up to "
+            f"{newest!r}; upgrade mindspace, or point MINDSPACE_DATABASE_URL at another database."
+        )
+    done: list[int] = []
+    op = Operations(MigrationContext.configure(connection))
+    for migration in MIGRATIONS:
+        if migration.version in applied:
+            continue
+        migration.upgrade(op)
+        connection.execute(
+            schema_migrations.insert().values(
+                version=migration.version,
+                name=migration.name,
+                applied_at=format_time(datetime.now(UTC)),
+            )
+        )
+        done.append(migration.version)
+    return done

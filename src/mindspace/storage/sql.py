@@ -1,0 +1,219 @@
+"""The SQL store on SQLAlchemy 2: SQLite by default, PostgreSQL through the same schema.
+
+Only portable SQL is issued (Core ``insert``/``update``/``delete``/``select``); the one
+place that knows about a dialect is :func:`_tune_sqlite`, which turns on WAL, foreign
+keys and a busy timeout for SQLite files, and takes over ``BEGIN`` from the driver (the
+recipe in SQLAlchemy's pysqlite notes) so DDL is transactional and a writing transaction
+takes the write lock up front (``BEGIN IMMEDIATE``) instead of failing on a stale
+snapshot when another process wrote first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, Engine, create_engine, delete, event, insert, select, update
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
+
+from mindspace.clock import format_time
+from mindspace.errors import AssistantNotFoundError, ConcurrencyError, StorageError
+from mindspace.state.port import AssistantInfo, Change, StoredRecord
+from mindspace.storage.migrations import migrate
+from mindspace.storage.tables import KINDS, KindTable, assistants
+
+__all__ = ["SqlStore"]
+
+_KEY_MAX = 128
+
+
+class SqlStore:
+    """A :class:`~mindspace.state.Store` on any SQLAlchemy database.
+
+    Args:
+        url: A SQLAlchemy URL such as ``sqlite:///path/to/mindspace.db``.
+        migrate_schema: Bring the schema up to date on open (the default).
+    """
+
+    def __init__(self, url: str, *, migrate_schema: bool = True) -> None:
+        self.url = url
+        parsed = make_url(url)
+        if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
+            Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.engine: Engine = create_engine(url)
+        except (SQLAlchemyError, ImportError) as exc:
+            raise StorageError(
+                f"Cannot open database {url!r}: {exc}. Check MINDSPACE_DATABASE_URL or --db."
+            ) from exc
+        if self.engine.dialect.name == "sqlite":
+            event.listen(self.engine, "connect", _tune_sqlite)
+            event.listen(self.engine, "begin", _begin_sqlite)
+        if migrate_schema:
+            with self._transaction(f"migrating {url!r}", write=True) as conn:
+                migrate(conn)
+
+    @classmethod
+    def from_path(cls, path: str | Path) -> SqlStore:
+        """A store on the SQLite file at ``path`` (created with its directory if needed)."""
+        return cls(f"sqlite:///{Path(path).expanduser()}")
+
+    def close(self) -> None:
+        """Release every pooled connection."""
+        self.engine.dispose()
+
+    @contextmanager
+    def _transaction(self, doing: str, *, write: bool = False) -> Iterator[Connection]:
+        engine = self.engine.execution_options(mindspace_write=True) if write else self.engine
+        try:
+            with engine.begin() as conn:
+                yield conn
+        except (StorageError, AssistantNotFoundError):
+            raise
+        except SQLAlchemyError as exc:
+            raise StorageError(f"Database error while {doing}: {exc}") from exc
+
+    # -- AssistantDirectory ------------------------------------------------------------
+    def open_assistant(self, key: str, *, create: bool) -> AssistantInfo:
+        """The assistant stored under ``key``, created when absent and ``create`` is set."""
+        if not key or len(key) > _KEY_MAX or key != key.strip():
+            raise ValueError(
+                f"Invalid assistant key {key!r}: use 1-{_KEY_MAX} characters without "
+                "leading or trailing spaces."
+            )
+        with self._transaction(f"opening assistant {key!r}") as conn:
+            found = _find(conn, key)
+        if found is not None:
+            return found
+        if not create:
+            raise AssistantNotFoundError(
+                f"No assistant {key!r} in {self.url!r}; create it first (commands that act "
+                "on an assistant create it, e.g. `mindspace status --assistant KEY`) or check --db."
+            )
+        with self._transaction(f"creating assistant {key!r}", write=True) as conn:
+            found = _find(conn, key)  # another process may have created it meanwhile
+            if found is None:
+                conn.execute(
+                    insert(assistants).values(
+                        key=key, created_at=format_time(datetime.now(UTC)), revision=0
+                    )
+                )
+                found = _find(conn, key)
+        if found is None:  # pragma: no cover - the insert above makes it
+            raise StorageError(f"Assistant {key!r} vanished while being created")
+        return found
+
+    def list_assistants(self) -> list[AssistantInfo]:
+        """Every assistant in the store, by key."""
+        with self._transaction("listing assistants") as conn:
+            rows = conn.execute(select(assistants).order_by(assistants.c.key)).mappings()
+            return [_info(row) for row in rows]
+
+    # -- RecordStore -------------------------------------------------------------------
+    def revision(self, assistant_id: int) -> int:
+        """The assistant's current revision."""
+        with self._transaction("reading a revision") as conn:
+            value = conn.execute(
+                select(assistants.c.revision).where(assistants.c.id == assistant_id)
+            ).scalar_one_or_none()
+        if value is None:
+            raise AssistantNotFoundError(f"Assistant id {assistant_id!r} no longer exists")
+        return int(value)
+
+    def load(self, assistant_id: int, kind: str) -> list[StoredRecord]:
+        """All records of ``kind`` for the assistant, in insertion order."""
+        spec = _kind(kind)
+        table = spec.table
+        columns = [table.c[name] for name in spec.value_columns]
+        query = (
+            select(*columns).where(table.c.assistant_id == assistant_id).order_by(table.c.row_id)
+        )
+        with self._transaction(f"loading {kind!r} records") as conn:
+            return [dict(row) for row in conn.execute(query).mappings()]
+
+    def commit(self, assistant_id: int, expected_revision: int, changes: Sequence[Change]) -> int:
+        """Apply ``changes`` in one transaction after checking the revision."""
+        with self._transaction("committing changes", write=True) as conn:
+            bumped = conn.execute(
+                update(assistants)
+                .where(assistants.c.id == assistant_id)
+                .where(assistants.c.revision == expected_revision)
+                .values(revision=expected_revision + 1)
+            )
+            if bumped.rowcount != 1:
+                raise ConcurrencyError(
+                    f"Assistant id {assistant_id!r} was changed by another writer since "
+                    f"revision {expected_revision!r}; its state was reloaded - retry the call."
+                )
+            inserts: dict[str, list[dict[str, Any]]] = {}
+            for change in changes:
+                spec = _kind(change.kind)
+                table = spec.table
+                where = (table.c.assistant_id == assistant_id) & (
+                    table.c[spec.key_column] == change.key
+                )
+                if change.record is None:
+                    conn.execute(delete(table).where(where))
+                    continue
+                row = _row(spec, change.record)
+                if conn.execute(update(table).where(where).values(**row)).rowcount == 0:
+                    inserts.setdefault(change.kind, []).append(
+                        {"assistant_id": assistant_id, **row}
+                    )
+            for kind, rows in inserts.items():
+                conn.execute(insert(_kind(kind).table), rows)
+        return expected_revision + 1
+
+
+def _kind(kind: str) -> KindTable:
+    try:
+        return KINDS[kind]
+    except KeyError:
+        raise StorageError(
+            f"Unknown record kind {kind!r}; known kinds: {sorted(KINDS)!r}"
+        ) from None
+
+
+def _row(spec: KindTable, record: StoredRecord) -> dict[str, Any]:
+    unknown = set(record) - set(spec.value_columns)
+    if unknown:
+        raise StorageError(
+            f"Record for table {spec.table.name!r} has fields {sorted(unknown)!r} with no column; "
+            "add a migration for them."
+        )
+    return {name: record.get(name) for name in spec.value_columns}
+
+
+def _find(conn: Connection, key: str) -> AssistantInfo | None:
+    row = conn.execute(select(assistants).where(assistants.c.key == key)).mappings().first()
+    return _info(row) if row is not None else None
+
+
+def _info(row: Any) -> AssistantInfo:
+    return AssistantInfo(
+        id=int(row["id"]),
+        key=str(row["key"]),
+        created_at=str(row["created_at"]),
+        revision=int(row["revision"]),
+    )
+
+
+def _tune_sqlite(dbapi_connection: Any, _record: Any) -> None:
+    dbapi_connection.isolation_level = None  # we emit BEGIN ourselves in _begin_sqlite
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA busy_timeout=10000")
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+    finally:
+        cursor.close()
+
+
+def _begin_sqlite(conn: Connection) -> None:
+    write = conn.get_execution_options().get("mindspace_write", False)
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")

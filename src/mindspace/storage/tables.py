@@ -1,0 +1,117 @@
+"""The current schema as SQLAlchemy Core tables, and which kind lives in which table.
+
+Migrations in ``mindspace.storage.migrations`` create this schema step by step; a test
+checks that a migrated database matches these definitions. Timestamps are ISO-8601
+UTC strings (``2025-12-06T10:00:00Z``) so they read the same in every database and
+sort as text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Column,
+    Float,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+__all__ = ["KINDS", "KindTable", "assistants", "metadata", "schema_migrations"]
+
+metadata = MetaData()
+
+schema_migrations = Table(
+    "schema_migrations",
+    metadata,
+    Column("version", Integer, primary_key=True, autoincrement=False),
+    Column("name", String(128), nullable=False),
+    Column("applied_at", String(32), nullable=False),
+)
+
+assistants = Table(
+    "assistants",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("key", String(128), nullable=False, unique=True),
+    Column("created_at", String(32), nullable=False),
+    Column("revision", Integer, nullable=False, default=0),
+)
+
+
+def _owned(name: str, key: Column[str], *columns: Column[object]) -> Table:
+    """A table of records owned by an assistant, unique per (assistant, key)."""
+    return Table(
+        name,
+        metadata,
+        Column("row_id", Integer, primary_key=True, autoincrement=True),
+        Column(
+            "assistant_id",
+            Integer,
+            ForeignKey("assistants.id", ondelete="CASCADE"),
+            nullable=False,
+            index=True,
+        ),
+        key,
+        *columns,
+        UniqueConstraint("assistant_id", key.name, name=f"uq_{name}_assistant_{key.name}"),
+    )
+
+
+docs = _owned(
+    "docs",
+    Column("name", String(64), nullable=False),
+    Column("value", JSON, nullable=False),
+)
+
+projects = _owned(
+    "projects",
+    Column("key", String(64), nullable=False),
+    Column("summary", Text, nullable=False),
+    Column("context", Text, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("created_at", String(32), nullable=False),
+    Column("last_active", String(32), nullable=False),
+)
+
+goals = _owned(
+    "goals",
+    Column("id", String(64), nullable=False),
+    Column("description", Text, nullable=False),
+    Column("priority", String(8), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("progress", Float, nullable=False),
+    Column("created", String(32), nullable=False),
+    Column("updated", String(32), nullable=False),
+    Column("parent_id", String(64), nullable=True),
+    Column("subtask_ids", JSON, nullable=False),
+    Column("auto_generated", Boolean, nullable=False),
+)
+
+
+@dataclass(frozen=True)
+class KindTable:
+    """Where the records of one kind are stored and which column is their key."""
+
+    table: Table
+    key_column: str
+
+    @property
+    def value_columns(self) -> tuple[str, ...]:
+        """The columns that hold a record's fields (not the row id or the owner)."""
+        return tuple(c.name for c in self.table.columns if c.name not in {"row_id", "assistant_id"})
+
+
+KINDS: dict[str, KindTable] = {
+    "doc": KindTable(docs, "name"),
+    "project": KindTable(projects, "key"),
+    "goal": KindTable(goals, "id"),
+}
+"""Every record kind the store knows, by the kind name the core uses."""

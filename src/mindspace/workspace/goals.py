@@ -1,0 +1,342 @@
+"""The goal tree: ids, progress rollup to every ancestor, auto-completion, decomposition.
+
+Invariants kept after every operation (and checked by a property test):
+
+* a goal with subtasks has ``progress`` = mean of its subtasks' progress (two decimals,
+  clamped to 0-100), and
+* it is ``completed`` exactly when every one of its subtasks is. An abandoned subtask is
+  not completed, as in the spec, so a parent with one stays open until it is resolved.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from mindspace.clock import Clock, format_time
+from mindspace.config import Settings
+from mindspace.errors import (
+    InvalidArgumentsError,
+    InvalidStateError,
+    LLMError,
+    NotFoundError,
+    ToolFailedError,
+)
+from mindspace.llm.port import LLM, Message
+from mindspace.state.unit import Unit
+from mindspace.workspace.limits import bounded_text
+from mindspace.workspace.records import Counters, Goal, GoalPriority, GoalStatus
+from mindspace.workspace.session_memory import record_completed_tasks
+
+__all__ = [
+    "DECOMPOSE_PROMPT",
+    "MAX_SUBTASKS",
+    "MIN_SUBTASKS",
+    "GoalBook",
+    "GoalUpdate",
+    "parse_subtasks",
+]
+
+MIN_SUBTASKS = 3
+MAX_SUBTASKS = 7
+
+DECOMPOSE_SYSTEM = "You plan work. You answer with JSON only."
+DECOMPOSE_PROMPT = """Break down this goal into 3-7 actionable subtasks:
+Goal: {description}
+Return JSON array of subtask descriptions."""
+
+
+@dataclass
+class GoalUpdate:
+    """What an update changed: the goal, the ancestors rolled up, and completions."""
+
+    goal: Goal
+    ancestors: list[Goal] = field(default_factory=list)
+    newly_completed: list[Goal] = field(default_factory=list)
+
+
+class GoalBook:
+    """Goal operations within one unit of work.
+
+    Args:
+        unit: Where reads and writes go.
+        clock: The time source for ``created``/``updated``.
+        settings: Limits on descriptions and completed tasks.
+    """
+
+    def __init__(self, unit: Unit, clock: Clock, settings: Settings) -> None:
+        self.unit = unit
+        self.clock = clock
+        self.settings = settings
+
+    # -- reads -------------------------------------------------------------------------
+    def all(self) -> list[Goal]:
+        """Every goal, in creation order."""
+        return self.unit.all(Goal)
+
+    def active(self) -> list[Goal]:
+        """Goals still active."""
+        return [g for g in self.all() if g.status == "active"]
+
+    def get(self, goal_id: str) -> Goal:
+        """The goal ``goal_id``.
+
+        Raises:
+            NotFoundError: with the ids of active goals to choose from.
+        """
+        goal = self.unit.get(Goal, goal_id)
+        if goal is None:
+            known = [g.id for g in self.active()][:20]
+            raise NotFoundError(
+                f"Goal {goal_id!r} does not exist",
+                "Use one of the active goal ids, or add_goal to create it.",
+                goal_id=goal_id,
+                active_goal_ids=known,
+            )
+        return goal
+
+    def tree(self) -> Iterator[tuple[Goal, int]]:
+        """Goals depth-first from each root, with their depth."""
+        goals = {g.id: g for g in self.all()}
+
+        def walk(goal: Goal, depth: int) -> Iterator[tuple[Goal, int]]:
+            yield goal, depth
+            for child_id in goal.subtask_ids:
+                child = goals.get(child_id)
+                if child is not None:
+                    yield from walk(child, depth + 1)
+
+        for goal in goals.values():
+            if goal.parent_id is None or goal.parent_id not in goals:
+                yield from walk(goal, 0)
+
+    # -- writes ------------------------------------------------------------------------
+    def add(
+        self,
+        description: str,
+        priority: GoalPriority = "medium",
+        *,
+        parent_id: str | None = None,
+        auto_generated: bool = False,
+    ) -> Goal:
+        """Add a goal (a subtask when ``parent_id`` is given) and roll up its ancestors."""
+        text = bounded_text(description, "description", self.settings.max_goal_description_chars)
+        parent = self.get(parent_id) if parent_id is not None else None
+        now = format_time(self.clock.now())
+        goal = Goal(
+            id=self._next_id(),
+            description=text,
+            priority=priority,
+            created=now,
+            updated=now,
+            parent_id=parent_id,
+            auto_generated=auto_generated,
+        )
+        self.unit.put(goal)
+        if parent is not None:
+            self.unit.put(
+                parent.model_copy(
+                    update={"subtask_ids": (*parent.subtask_ids, goal.id), "updated": now}
+                )
+            )
+            self._rollup(parent.id)
+        return goal
+
+    def update(
+        self,
+        goal_id: str,
+        *,
+        status: GoalStatus | None = None,
+        progress: float | None = None,
+    ) -> GoalUpdate:
+        """Change a goal's status and/or progress, then roll up every ancestor.
+
+        Raises:
+            InvalidArgumentsError: nothing to change, or completed with progress below 100.
+            InvalidStateError: the change would break the tree's invariants.
+        """
+        if status is None and progress is None:
+            raise InvalidArgumentsError(
+                "update_goal needs 'status' or 'progress'",
+                "Pass status ('active', 'completed', 'abandoned') and/or progress (0-100).",
+            )
+        goal = self.get(goal_id)
+        before = {g.id: g.status for g in self.all()}
+        if goal.subtask_ids:
+            self._check_parent_update(goal, status, progress)
+        if status == "completed":
+            if progress is not None and progress != 100:
+                raise InvalidArgumentsError(
+                    f"A completed goal has progress 100, not {progress!r}",
+                    "Omit progress when completing a goal, or pass 100.",
+                )
+            progress = 100.0
+        changes: dict[str, object] = {"updated": format_time(self.clock.now())}
+        if status is not None:
+            changes["status"] = status
+        if progress is not None and not goal.subtask_ids:
+            changes["progress"] = _clamp(progress)
+        updated = goal.model_copy(update=changes)
+        self.unit.put(updated)
+        ancestors = self._rollup(goal.parent_id)
+        newly = [
+            g for g in (updated, *ancestors) if g.status == "completed" and before[g.id] != g.status
+        ]
+        record_completed_tasks(self.unit, newly, self.clock, self.settings.max_completed_tasks)
+        return GoalUpdate(updated, ancestors, newly)
+
+    async def decompose(self, goal_id: str, llm: LLM) -> list[Goal]:
+        """Ask the LLM for 3-7 subtasks of ``goal_id`` and add them under it.
+
+        Raises:
+            InvalidStateError: the goal is not active, or already has subtasks.
+            ToolFailedError: the LLM failed or gave fewer than three usable subtasks.
+        """
+        goal = self.get(goal_id)
+        if goal.status != "active":
+            raise InvalidStateError(
+                f"Goal {goal_id!r} is {goal.status}; only active goals can be decomposed",
+                "Decompose an active goal, or add_goal for new work.",
+                goal_id=goal_id,
+                status=goal.status,
+            )
+        if goal.subtask_ids:
+            raise InvalidStateError(
+                f"Goal {goal_id!r} already has {len(goal.subtask_ids)} subtasks",
+                "Decompose one of its subtasks instead, or add_goal with parent_id to add one.",
+                goal_id=goal_id,
+                subtask_ids=list(goal.subtask_ids),
+            )
+        prompt = DECOMPOSE_PROMPT.format(description=goal.description)
+        try:
+            response = await llm.complete(
+                [Message("system", DECOMPOSE_SYSTEM), Message("user", prompt)]
+            )
+        except LLMError as exc:
+            raise ToolFailedError(
+                f"The language model could not decompose goal {goal_id!r}: {exc}",
+                "Try again later, or add the subtasks yourself with add_goal(parent_id=...).",
+            ) from exc
+        limit = self.settings.max_goal_description_chars
+        subtasks = [s[:limit] for s in parse_subtasks(response.text or "")][:MAX_SUBTASKS]
+        if len(subtasks) < MIN_SUBTASKS:
+            raise ToolFailedError(
+                f"The language model gave {len(subtasks)} usable subtasks for goal "
+                f"{goal_id!r}; at least {MIN_SUBTASKS} are needed",
+                "Call decompose_goal again, or add the subtasks with add_goal(parent_id=...).",
+                llm_reply=(response.text or "")[:500],
+            )
+        return [
+            self.add(text, goal.priority, parent_id=goal_id, auto_generated=True)
+            for text in subtasks
+        ]
+
+    # -- internals ---------------------------------------------------------------------
+    def _next_id(self) -> str:
+        tick = self.unit.doc(Counters).tick_count
+        index = len(self.all())
+        while self.unit.get(Goal, f"goal_{tick}_{index}") is not None:
+            index += 1
+        return f"goal_{tick}_{index}"
+
+    def _check_parent_update(
+        self, goal: Goal, status: GoalStatus | None, progress: float | None
+    ) -> None:
+        if progress is not None:
+            raise InvalidStateError(
+                f"Goal {goal.id!r} has subtasks, so its progress is their average",
+                "Update the subtasks' progress instead: " + ", ".join(goal.subtask_ids),
+                goal_id=goal.id,
+                subtask_ids=list(goal.subtask_ids),
+            )
+        subtasks = [self.get(i) for i in goal.subtask_ids]
+        open_ids = [s.id for s in subtasks if s.status != "completed"]
+        if status == "completed" and open_ids:
+            raise InvalidStateError(
+                f"Goal {goal.id!r} cannot be completed while subtasks {open_ids!r} are not",
+                "Complete those subtasks first; the goal completes itself when they are done.",
+                goal_id=goal.id,
+                incomplete_subtask_ids=open_ids,
+            )
+        if status in ("active", "abandoned") and not open_ids:
+            raise InvalidStateError(
+                f"Every subtask of goal {goal.id!r} is completed, so the goal is completed",
+                "Reopen a subtask with update_goal(status='active') to reopen this goal.",
+                goal_id=goal.id,
+            )
+
+    def _rollup(self, parent_id: str | None) -> list[Goal]:
+        changed: list[Goal] = []
+        now = format_time(self.clock.now())
+        while parent_id is not None:
+            parent = self.unit.get(Goal, parent_id)
+            if parent is None:
+                break
+            subtasks = [s for s in (self.unit.get(Goal, i) for i in parent.subtask_ids) if s]
+            if subtasks:
+                mean = sum(s.progress for s in subtasks) / len(subtasks)
+                all_done = all(s.status == "completed" for s in subtasks)
+                status: GoalStatus = parent.status
+                if all_done:
+                    status = "completed"
+                elif parent.status == "completed":
+                    status = "active"
+                parent = parent.model_copy(
+                    update={"progress": _clamp(round(mean, 2)), "status": status, "updated": now}
+                )
+                self.unit.put(parent)
+                changed.append(parent)
+            parent_id = parent.parent_id
+        return changed
+
+
+def _clamp(progress: float) -> float:
+    return min(100.0, max(0.0, float(progress)))
+
+
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)]|[a-z][.)])\s+(.+?)\s*$", re.IGNORECASE)
+
+
+def parse_subtasks(text: str) -> list[str]:
+    """Subtask descriptions from an LLM reply: a JSON array, or else a bulleted list.
+
+    Array items may be strings or objects with a ``description``, ``title`` or ``task``.
+    Blank and repeated items are dropped.
+    """
+    items: list[str] = []
+    array = _json_array(text)
+    if array is not None:
+        for item in array:
+            if isinstance(item, str):
+                items.append(item)
+            elif isinstance(item, dict):
+                value = item.get("description") or item.get("title") or item.get("task")
+                if isinstance(value, str):
+                    items.append(value)
+    else:
+        items = [m.group(1) for line in text.splitlines() if (m := _BULLET.match(line))]
+    seen: set[str] = set()
+    result: list[str] = []
+    for item in items:
+        clean = " ".join(item.split()).strip(" .\"'")
+        if clean and clean.lower() not in seen:
+            seen.add(clean.lower())
+            result.append(clean)
+    return result
+
+
+def _json_array(text: str) -> list[object] | None:
+    candidates = [text.strip()]
+    found = re.search(r"\[.*\]", text, re.DOTALL)
+    if found:
+        candidates.append(found.group(0))
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate)
+        except (json.JSONDecodeError, ValueError):
+            continue
+        if isinstance(value, list):
+            return value
+    return None

@@ -1,0 +1,112 @@
+"""Self-monitoring: token usage, the advisory level, loop and session state (spec 000 §4)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from mindspace.clock import Clock, format_time
+from mindspace.config import Settings
+from mindspace.context.tokens import estimate_tokens
+from mindspace.state.unit import Unit
+from mindspace.workspace.records import (
+    ContextUsage,
+    Goal,
+    Project,
+    ProjectsState,
+    SessionMemory,
+    SessionMetrics,
+    SystemPrompts,
+)
+
+__all__ = ["AdvisoryLevel", "LoopSnapshot", "advisory", "build_status", "estimate_state_tokens"]
+
+AdvisoryLevel = Literal["normal", "warning", "critical"]
+
+_MESSAGES: dict[AdvisoryLevel, str] = {
+    "normal": "Sufficient context available",
+    "warning": "Context filling - consider wrapping up",
+    "critical": "Near the context limit - respond immediately",
+}
+
+
+@dataclass(frozen=True)
+class LoopSnapshot:
+    """Where the ReAct loop is; outside a loop, the defaults describe an idle one."""
+
+    iteration: int = 0
+    max_iterations: int = 5
+    tools_this_cycle: tuple[str, ...] = ()
+    in_chain: bool = False
+    chain_depth: int = 0
+    pending_tools: tuple[str, ...] = ()
+
+
+def advisory(percent: float, settings: Settings) -> dict[str, Any]:
+    """The token advisory: normal below 60%, warning from 60% to 80%, critical above 80%."""
+    level: AdvisoryLevel
+    if percent > settings.token_critical_percent:
+        level, threshold = "critical", settings.token_critical_percent
+    elif percent >= settings.token_warning_percent:
+        level, threshold = "warning", settings.token_critical_percent
+    else:
+        level, threshold = "normal", settings.token_warning_percent
+    return {"level": level, "message": _MESSAGES[level], "threshold": _number(threshold)}
+
+
+def estimate_state_tokens(unit: Unit) -> int:
+    """Estimated tokens of the state that every prompt carries (prompts, memory, goals, project)."""
+    prompts = unit.doc(SystemPrompts)
+    memory = unit.doc(SessionMemory)
+    texts = [prompts.user_system_prompt, prompts.assistant_system_prompt]
+    texts += [*memory.key_facts, *memory.learned_patterns]
+    texts += [g.description for g in unit.all(Goal) if g.status == "active"]
+    active = unit.doc(ProjectsState).active
+    project = unit.get(Project, active) if active else None
+    if project is not None:
+        texts += [project.summary, project.context]
+    return sum(estimate_tokens(t) for t in texts if t)
+
+
+def build_status(
+    unit: Unit, clock: Clock, settings: Settings, loop: LoopSnapshot
+) -> dict[str, Any]:
+    """The ``get_system_status`` result."""
+    usage = unit.doc(ContextUsage)
+    used = usage.estimated_used if usage.estimated_used is not None else estimate_state_tokens(unit)
+    limit = settings.model_limit
+    percent = used / limit * 100
+    metrics = unit.doc(SessionMetrics)
+    return {
+        "success": True,
+        "timestamp": format_time(clock.now()),
+        "token_usage": {
+            "estimated_used": used,
+            "model_limit": limit,
+            "available": max(0, limit - used),
+            "usage_percentage": round(percent, 1),
+            "source": usage.source if usage.estimated_used is not None else "estimate",
+        },
+        "token_advisory": advisory(percent, settings),
+        "loop_state": {
+            "iteration": loop.iteration,
+            "max_iterations": loop.max_iterations,
+            "tools_this_cycle": list(loop.tools_this_cycle),
+            "tool_count_this_cycle": len(loop.tools_this_cycle),
+        },
+        "session_metrics": {
+            "total_tool_calls": metrics.total_tool_calls,
+            "successful_calls": metrics.successful_calls,
+            "failed_calls": metrics.failed_calls,
+            "session_start": metrics.session_start,
+        },
+        "chain_state": {
+            "in_chain": loop.in_chain,
+            "chain_depth": loop.chain_depth,
+            "pending_tools": list(loop.pending_tools),
+        },
+    }
+
+
+def _number(value: float) -> int | float:
+    return int(value) if float(value).is_integer() else value
