@@ -1,0 +1,110 @@
+"""Shared fixtures: a real SQLite file per test, a manual clock, and assistants on them."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mindspace import Assistant, ManualClock, ScriptedLLM, Settings
+from mindspace.llm import OfflineLLM
+from mindspace.storage import SqlStore
+
+START = datetime(2025, 12, 6, 10, 0, tzinfo=UTC)
+
+# Bookkeeping that legitimately changes on every call, failed or not: the per-call
+# metrics (failed calls are counted) and the optimistic-concurrency revision.
+_BOOKKEEPING_DOCS = ("session_metrics",)
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    """A clock standing at 2025-12-06 10:00 UTC."""
+    return ManualClock(START)
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    """Where this test's database file lives."""
+    return tmp_path / "mindspace.db"
+
+
+@pytest.fixture
+def store(db_path: Path) -> Iterator[SqlStore]:
+    """A migrated SQLite store on a fresh file."""
+    s = SqlStore.from_path(db_path)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    """Default settings with the data directory inside the test's temp dir."""
+    return Settings(data_dir=tmp_path)
+
+
+@pytest.fixture
+def scripted() -> ScriptedLLM:
+    """A scripted LLM with nothing queued."""
+    return ScriptedLLM()
+
+
+@pytest.fixture
+def make_assistant(
+    store: SqlStore, clock: ManualClock, settings: Settings
+) -> Callable[..., Assistant]:
+    """Open an assistant on the test store (offline model unless ``llm`` is given)."""
+
+    def make(key: str = "barkeep", **kwargs: Any) -> Assistant:
+        kwargs.setdefault("llm", OfflineLLM(announce=False))
+        kwargs.setdefault("clock", clock)
+        kwargs.setdefault("settings", settings)
+        return Assistant.open(store, key, **kwargs)
+
+    return make
+
+
+@pytest.fixture
+def assistant(make_assistant: Callable[..., Assistant]) -> Assistant:
+    """The assistant 'barkeep' with the offline model."""
+    return make_assistant()
+
+
+@pytest.fixture
+def stored(db_path: Path) -> Callable[[], dict[str, list[tuple[Any, ...]]]]:
+    """A function that reads every stored row straight from the SQLite file.
+
+    Bookkeeping that changes on every call (call metrics, the revision) is left out,
+    so two snapshots are equal exactly when no state was stored or changed.
+    """
+
+    def snapshot() -> dict[str, list[tuple[Any, ...]]]:
+        con = sqlite3.connect(db_path)
+        try:
+            tables = [
+                r[0]
+                for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")
+                if r[0] not in ("schema_migrations", "sqlite_sequence")
+            ]
+            result: dict[str, list[tuple[Any, ...]]] = {}
+            for table in sorted(tables):
+                if table == "assistants":
+                    rows = con.execute("SELECT id, key, created_at FROM assistants ORDER BY id")
+                elif table == "docs":
+                    marks = ",".join("?" for _ in _BOOKKEEPING_DOCS)
+                    rows = con.execute(
+                        f"SELECT * FROM docs WHERE name NOT IN ({marks}) ORDER BY row_id",
+                        _BOOKKEEPING_DOCS,
+                    )
+                else:
+                    rows = con.execute(f"SELECT * FROM {table} ORDER BY row_id")
+                result[table] = list(rows)
+            return result
+        finally:
+            con.close()
+
+    return snapshot

@@ -1,0 +1,60 @@
+"""The unit of work: read-your-writes, savepoints, one commit, and cache sharing."""
+
+from __future__ import annotations
+
+from mindspace.state import StateCache
+from mindspace.storage import SqlStore
+from mindspace.workspace import Goal, SessionMemory
+
+
+def _goal(goal_id: str, description: str = "d") -> Goal:
+    return Goal(id=goal_id, description=description, created="t", updated="t")
+
+
+def test_reads_see_own_and_parent_writes_and_children_merge_or_vanish(store: SqlStore) -> None:
+    info = store.open_assistant("a", create=True)
+    cache = StateCache(store, info.id, info.revision)
+    unit = cache.begin()
+    unit.put(_goal("g1"))
+
+    kept = unit.child()
+    kept.put(_goal("g2"))
+    assert [g.id for g in kept.all(Goal)] == ["g1", "g2"]
+    kept.merge()
+
+    dropped = unit.child()
+    dropped.put(_goal("g3"))
+    dropped.delete(Goal, "g1")
+    assert [g.id for g in dropped.all(Goal)] == ["g2", "g3"]
+    # Dropping the child is the rollback: nothing of it reaches the parent.
+    assert [g.id for g in unit.all(Goal)] == ["g1", "g2"]
+
+    assert store.load(info.id, "goal") == []  # nothing written before the commit
+    cache.commit(unit)
+    assert [row["id"] for row in store.load(info.id, "goal")] == ["g1", "g2"]
+
+
+def test_committed_records_are_shared_and_replacements_keep_order(store: SqlStore) -> None:
+    info = store.open_assistant("a", create=True)
+    cache = StateCache(store, info.id, info.revision)
+    unit = cache.begin()
+    unit.put_all([_goal("g1"), _goal("g2"), _goal("g3")])
+    unit.put_doc(SessionMemory(key_facts=("The gate closes at midnight",)))
+    cache.commit(unit)
+
+    reader = cache.begin()
+    writer = cache.begin()
+    writer.put(_goal("g2", "changed"))
+    assert [g.description for g in writer.all(Goal)] == ["d", "changed", "d"]
+    assert [g.description for g in reader.all(Goal)] == ["d", "d", "d"]
+    cache.commit(writer)
+    fresh = StateCache(store, info.id, store.revision(info.id)).begin()
+    assert [g.description for g in fresh.all(Goal)] == ["d", "changed", "d"]
+    assert fresh.doc(SessionMemory).key_facts == ("The gate closes at midnight",)
+
+
+def test_an_empty_unit_commits_nothing(store: SqlStore) -> None:
+    info = store.open_assistant("a", create=True)
+    cache = StateCache(store, info.id, info.revision)
+    assert cache.commit(cache.begin()) == info.revision
+    assert store.revision(info.id) == info.revision
