@@ -1,0 +1,1 @@
+"""Hosts: where an assistant lives (the terminal CLI, the HTTP API, Evennia)."""

@@ -1,0 +1,1 @@
+"""The ``mindspace`` command-line host (Typer + Rich); the entry point is ``app.main``."""

@@ -1,0 +1,253 @@
+"""The ``mindspace`` command: call tools, inspect an assistant's workspace, run the demo.
+
+Every command that opens an assistant takes ``--db`` and ``--assistant``; without them
+the database and key come from the ``MINDSPACE_*`` settings. Problems the user can fix
+print one ``error: ...`` line on stderr and exit with status 1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from mindspace import __version__
+from mindspace.errors import MindspaceError
+from mindspace.hosts.cli.common import (
+    AssistantOption,
+    CliError,
+    DbOption,
+    database_location,
+    load_settings,
+    open_cli_assistant,
+    print_error,
+)
+from mindspace.hosts.cli.demo import run_demo
+from mindspace.hosts.cli.render import goal_tree, projects_table, status_view, tools_table
+from mindspace.llm.offline import OFFLINE_NOTICE, OfflineLLM
+from mindspace.tools import ToolCategory, default_registry
+from mindspace.tools.registry import describe_parameters
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="mindspace",
+    help="Run and inspect mindspace assistants: call their tools, read their goals, "
+    "projects and status, or run the offline demo.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+    rich_markup_mode="rich",
+)
+# User data (goal descriptions, summaries, keys) is printed as-is: no markup, no emoji codes.
+console = Console(markup=False, emoji=False, highlight=False)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"mindspace {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Show the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Run and inspect mindspace assistants."""
+
+
+@app.command("tool")
+def tool_command(
+    name: Annotated[
+        str,
+        typer.Argument(metavar="NAME", help="The tool to call, or 'list' to list every tool."),
+    ],
+    args: Annotated[
+        str,
+        typer.Option("--args", metavar="JSON", help="The tool's arguments as one JSON object."),
+    ] = "{}",
+    db: DbOption = None,
+    assistant: AssistantOption = None,
+) -> None:
+    """Call a tool and print its JSON result, or list the tools with [bold]tool list[/].
+
+    Example: mindspace tool add_goal --args '{"description": "Fix the gate"}'
+
+    A failed tool prints its result on stdout, one [bold]error:[/] line on stderr, exits 1.
+    """
+    if name == "list":
+        console.print(tools_table(default_registry().tools()))
+        return
+    parsed = _parse_args(name, args)
+    settings = load_settings()
+    opened = open_cli_assistant(settings, db, assistant)
+    result = asyncio.run(opened.call_tool(name, parsed))
+    typer.echo(json.dumps(result, indent=2, ensure_ascii=False, default=str))
+    if result.get("success") is not True:
+        message = str(result.get("error", f"Tool {name!r} failed"))
+        if result.get("suggestion"):
+            message += f" - {result['suggestion']}"
+        print_error(message)
+        raise typer.Exit(1)
+    tool = opened.tools.get(name)
+    if tool.category == ToolCategory.ASYNC_REQUIRED and isinstance(opened.llm, OfflineLLM):
+        typer.echo(f"note: {OFFLINE_NOTICE}", err=True)
+
+
+def _parse_args(name: str, raw: str) -> dict[str, Any]:
+    registry = default_registry()
+    takes = (
+        f" {name!r} takes: {describe_parameters(registry.get(name))}." if name in registry else ""
+    )
+    try:
+        parsed = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise CliError(
+            f"--args is not valid JSON ({exc.msg} at position {exc.pos}): {raw!r}. "
+            f'Pass one JSON object, e.g. --args \'{{"key": "value"}}\'.{takes}'
+        ) from exc
+    if not isinstance(parsed, dict):
+        raise CliError(
+            f"--args must be a JSON object, not {type(parsed).__name__}: {raw!r}. "
+            f"Wrap the arguments in {{...}}.{takes}"
+        )
+    return parsed
+
+
+@app.command("status")
+def status_command(
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the raw status dict as JSON.")
+    ] = False,
+    db: DbOption = None,
+    assistant: AssistantOption = None,
+) -> None:
+    """Show token usage and its advisory level, the loop state and session metrics."""
+    settings = load_settings()
+    opened = open_cli_assistant(settings, db, assistant)
+    status = opened.status()
+    if as_json:
+        typer.echo(json.dumps(status, indent=2, ensure_ascii=False))
+        return
+    model = settings.llm_model or "(configured model)"
+    if isinstance(opened.llm, OfflineLLM):
+        model = (
+            f"{OfflineLLM.model} (the offline stand-in; set MINDSPACE_LLM_BASE_URL for a real one)"
+        )
+    console.print(
+        status_view(
+            status,
+            assistant=opened.key,
+            model=model,
+            database=database_location(settings, db),
+        )
+    )
+
+
+@app.command("goals")
+def goals_command(
+    show_all: Annotated[
+        bool,
+        typer.Option(
+            "--all",
+            help="Also show completed and abandoned goals (by default they are hidden unless "
+            "an active goal sits below them, which keeps the tree connected; closed goals "
+            "are dimmed).",
+        ),
+    ] = False,
+    db: DbOption = None,
+    assistant: AssistantOption = None,
+) -> None:
+    """Show the goal tree with ids, a progress bar, status and priority per goal.
+
+    By default only active goals are shown, with any closed ancestor they sit under dimmed.
+
+    Pass [bold]--all[/] to include completed and abandoned goals.
+    """
+    settings = load_settings()
+    opened = open_cli_assistant(settings, db, assistant)
+    book = opened.goals()
+    if not book.all():
+        console.print(
+            Text(
+                f"Assistant {opened.key!r} has no goals yet. Add one with: mindspace tool "
+                'add_goal --args \'{"description": "Fix the gate"}\'',
+            )
+        )
+        return
+    tree, hidden = goal_tree(book, title=f"Goals of {opened.key!r}", show_all=show_all)
+    if hidden and not tree.children:
+        console.print(
+            f"Assistant {opened.key!r} has no active goals; {hidden} completed or abandoned "
+            "ones are hidden - show them with --all."
+        )
+        return
+    console.print(tree)
+    if hidden:
+        console.print(
+            Text(f"{hidden} completed or abandoned goals hidden - show them with --all.", "dim")
+        )
+
+
+@app.command("projects")
+def projects_command(db: DbOption = None, assistant: AssistantOption = None) -> None:
+    """List the projects: key, status, summary and last activity, the active one marked."""
+    settings = load_settings()
+    opened = open_cli_assistant(settings, db, assistant)
+    desk = opened.projects()
+    projects = desk.all()
+    if not projects:
+        console.print(
+            f"Assistant {opened.key!r} has no projects yet. Create one with: mindspace tool "
+            'create_project --args \'{"project_key": "build_tavern", "summary": "Build a '
+            "tavern\"}'",
+            soft_wrap=True,
+        )
+        return
+    console.print(projects_table(projects, desk.active_key(), title=f"Projects of {opened.key!r}"))
+
+
+@app.command("demo")
+def demo_command(
+    db: DbOption = None,
+    assistant: Annotated[
+        str,
+        typer.Option(
+            "--assistant",
+            "-a",
+            metavar="KEY",
+            help="Base key of the demo assistant; each run takes the first of KEY, KEY-2, "
+            "KEY-3... that has no goals or projects yet, so the demo can run again and again.",
+        ),
+    ] = "barkeep",
+) -> None:
+    """Run the scripted tavern-keeper scenario through every tool family, offline.
+
+    It uses the offline model and a manual clock starting 2025-12-06 18:00 UTC.
+
+    It prints each tool call and a summary, and leaves the assistant in the database.
+    """
+    run_demo(load_settings(), db, assistant, console)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run the ``mindspace`` command line; user-fixable errors exit 1 with one line."""
+    try:
+        app(args=list(argv) if argv is not None else None, prog_name="mindspace")
+    except (MindspaceError, CliError) as exc:
+        print_error(str(exc))
+        raise SystemExit(1) from None
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,142 @@
+"""What every CLI command shares: settings, opening stores and assistants, errors, options."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from pydantic import ValidationError
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+
+from mindspace.clock import Clock
+from mindspace.config import Settings
+from mindspace.engine.assistant import Assistant
+from mindspace.llm.offline import OfflineLLM
+from mindspace.llm.port import LLM
+from mindspace.runtime import open_assistant, open_store
+from mindspace.storage.sql import SqlStore
+
+__all__ = [
+    "AssistantOption",
+    "CliError",
+    "DbOption",
+    "database_location",
+    "load_settings",
+    "offline_llm",
+    "open_cli_assistant",
+    "open_cli_store",
+    "print_error",
+]
+
+DbOption = Annotated[
+    str | None,
+    typer.Option(
+        "--db",
+        metavar="PATH_OR_URL",
+        help="SQLite file or SQLAlchemy URL. Default: MINDSPACE_DATABASE_URL, else "
+        "mindspace.db in MINDSPACE_DATA_DIR.",
+        show_default=False,
+    ),
+]
+AssistantOption = Annotated[
+    str | None,
+    typer.Option(
+        "--assistant",
+        "-a",
+        metavar="KEY",
+        help="Assistant to open (created when absent). Default: MINDSPACE_ASSISTANT_KEY, "
+        "else 'default'.",
+        show_default=False,
+    ),
+]
+
+
+class CliError(Exception):
+    """A problem the user can fix; printed as one ``error:`` line, exit status 1."""
+
+
+_URL_PASSWORD = re.compile(r"(://[^:/@\s]+:)[^@\s]+@")
+
+
+def print_error(message: str) -> None:
+    """Print ``error: <message>`` to stderr as one line, with URL passwords masked."""
+    one_line = " ".join(part.strip() for part in message.splitlines() if part.strip())
+    masked = _URL_PASSWORD.sub(r"\1***@", one_line)
+    typer.echo(f"error: {masked}", err=True)
+
+
+def load_settings() -> Settings:
+    """Settings from the ``MINDSPACE_*`` environment, with bad values as a CliError."""
+    try:
+        return Settings()
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"MINDSPACE_{'_'.join(str(p) for p in err['loc']).upper()}: {err['msg']}"
+            + (f" (got {err['input']!r})" if "input" in err else "")
+            for err in exc.errors()
+        )
+        raise CliError(f"Invalid setting: {problems}. Fix or unset that variable.") from exc
+
+
+def offline_llm(settings: Settings) -> LLM | None:
+    """A quiet offline model when no LLM is configured; None lets the runtime build one."""
+    return None if settings.llm_configured else OfflineLLM(announce=False)
+
+
+def open_cli_store(settings: Settings, db: str | None) -> SqlStore:
+    """The store named by ``--db`` or the settings, with unusable paths as a CliError."""
+    try:
+        return open_store(settings, db)
+    except OSError as exc:
+        raise _cannot_open(settings, db, exc) from exc
+
+
+def open_cli_assistant(
+    settings: Settings,
+    db: str | None,
+    key: str | None,
+    *,
+    clock: Clock | None = None,
+    create: bool = True,
+) -> Assistant:
+    """Open the assistant ``key`` (or the default one) on ``db`` (or the default database)."""
+    if key is not None and not key.strip():
+        raise CliError(f"--assistant {key!r} is blank; pass a key such as 'barkeep', or omit it.")
+    try:
+        return open_assistant(
+            key,
+            settings=settings,
+            db=db,
+            llm=offline_llm(settings),
+            clock=clock,
+            create=create,
+        )
+    except OSError as exc:
+        raise _cannot_open(settings, db, exc) from exc
+    except ValueError as exc:  # the store rejects malformed assistant keys with ValueError
+        raise CliError(f"{exc} Pass another --assistant.") from exc
+
+
+def database_location(settings: Settings, db: str | None) -> str:
+    """Where the database is, for people: an absolute file path, or the URL without password."""
+    if db is not None and "://" not in db:
+        return str(Path(db).expanduser().resolve())
+    url = db if db is not None else settings.resolved_database_url()
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return url
+    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
+        return str(Path(str(parsed.database)).expanduser().resolve())
+    return parsed.render_as_string(hide_password=True)
+
+
+def _cannot_open(settings: Settings, db: str | None, exc: OSError) -> CliError:
+    # SqlStore creates the SQLite file's directory and lets OSError through.
+    return CliError(
+        f"Cannot open database {database_location(settings, db)!r}: {exc.strerror or exc}. "
+        "Pass a writable path with --db or set MINDSPACE_DATA_DIR."
+    )
