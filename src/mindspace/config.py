@@ -60,6 +60,42 @@ class Settings(BaseSettings):
         default=80.0, description="Usage above which the advisory is 'critical'."
     )
 
+    # Engine: ticks, events, the ReAct loop
+    tick_rate_awake: float = Field(default=5.0, gt=0, description="Seconds between awake ticks.")
+    tick_rate_sleep: float = Field(default=60.0, gt=0, description="Seconds between sleep ticks.")
+    autonomous_interval: float = Field(
+        default=60.0,
+        ge=0,
+        description="Least seconds between two autonomous (goal-driven) ticks.",
+    )
+    max_event_attempts: int = Field(
+        default=3, ge=1, description="Ticks an event may crash before it is marked failed."
+    )
+    context_buffer_size: int = Field(
+        default=20, ge=1, description="Ambient messages kept in the context buffer."
+    )
+    llm_max_tokens: int = Field(default=1024, gt=0, description="Most tokens per LLM reply.")
+    llm_temperature: float | None = Field(
+        default=None, ge=0, le=2, description="Sampling temperature (provider default if unset)."
+    )
+    context_token_budget: int = Field(
+        default=32_000,
+        gt=0,
+        description="Tokens a prompt may use unless its context type sets its own budget.",
+    )
+    component_token_budgets: dict[str, int] = Field(
+        default_factory=lambda: {
+            "character_context": 2_000,
+            "entity_context": 1_500,
+            "semantic_memories": 1_500,
+            "context_buffer": 800,
+            "goals": 1_500,
+            "conversation_history": 8_000,
+            "tool_result": 1_000,
+        },
+        description="Per-component token budgets (JSON object in the environment).",
+    )
+
     # Tools
     tool_cache_ttl: float = Field(
         default=60.0, gt=0, description="Seconds a cacheable tool's result is reused."
@@ -73,6 +109,24 @@ class Settings(BaseSettings):
     max_system_prompt_chars: int = Field(default=8_000, gt=0)
     max_completed_tasks: int = Field(
         default=50, gt=0, description="Completed tasks kept in session memory."
+    )
+
+    # Journal (spec 004); max_entries and the reflection threshold live per assistant
+    # in its journal documents (defaults 100 and 150, as in the spec).
+    max_journal_entry_chars: int = Field(
+        default=10_000, gt=0, description="Longest journal entry (or synthesis) accepted."
+    )
+    episodic_alpha_recency: float = Field(
+        default=1.0, ge=0, description="Weight of recency in episodic search scores."
+    )
+    episodic_alpha_importance: float = Field(
+        default=1.0, ge=0, description="Weight of importance in episodic search scores."
+    )
+    episodic_alpha_relevance: float = Field(
+        default=1.0, ge=0, description="Weight of keyword relevance in episodic search scores."
+    )
+    episodic_decay_rate: float = Field(
+        default=0.99, ge=0, description="Recency decay per hour of age: exp(-rate * hours)."
     )
 
     @field_validator("llm_base_url", "llm_model", "database_url", mode="before")

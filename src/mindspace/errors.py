@@ -12,7 +12,7 @@ Two families live here, and they are kept apart on purpose:
 ::
 
     MindspaceError
-    ├── ConfigError                  bad or missing settings
+    ├── ConfigError                  bad or missing settings (also a ValueError)
     ├── StorageError                 the database failed or is unusable
     │   ├── MigrationError           schema cannot be brought up to date
     │   └── ConcurrencyError         another process changed the assistant mid-call
@@ -44,8 +44,8 @@ class MindspaceError(Exception):
     """Base class of every error raised by mindspace."""
 
 
-class ConfigError(MindspaceError):
-    """A setting is missing or invalid."""
+class ConfigError(MindspaceError, ValueError):
+    """A setting or an identifier given by the developer is missing or invalid."""
 
 
 class StorageError(MindspaceError):

@@ -13,6 +13,7 @@ from mindspace.config import Settings
 from mindspace.engine.assistant import Assistant
 from mindspace.errors import ConfigError
 from mindspace.llm.offline import OfflineLLM
+from mindspace.llm.openai_compat import OpenAICompatibleLLM
 from mindspace.llm.port import LLM
 from mindspace.storage.sql import SqlStore
 
@@ -40,9 +41,13 @@ def build_llm(settings: Settings) -> LLM:
             f"MINDSPACE_LLM_BASE_URL is set to {settings.llm_base_url!r} but "
             "MINDSPACE_LLM_MODEL is not; set the model name the endpoint serves."
         )
-    raise ConfigError(
-        "This mindspace has no OpenAI-compatible adapter yet; unset MINDSPACE_LLM_BASE_URL "
-        "to use the offline model."
+    key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+    return OpenAICompatibleLLM(
+        base_url=str(settings.llm_base_url),
+        model=settings.llm_model,
+        api_key=key,
+        timeout=settings.llm_timeout,
+        max_retries=settings.llm_max_retries,
     )
 
 

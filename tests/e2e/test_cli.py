@@ -192,7 +192,9 @@ def test_unusable_database_path_is_one_error_line(cli: Cli, tmp_path: Path) -> N
     blocker.write_text("not a directory")
     process = cli("status", "--db", str(blocker / "sub" / "x.db"), use_db=False)
     assert process.returncode == 1
-    assert "Cannot open database" in _error_line(process)
+    line = _error_line(process)
+    assert "Cannot create the directory" in line
+    assert "MINDSPACE_DATA_DIR or --db" in line
 
 
 def test_bad_setting_is_one_error_line(cli: Cli, cli_env: dict[str, str]) -> None:

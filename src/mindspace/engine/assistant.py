@@ -10,12 +10,18 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Literal
 
 from mindspace.clock import Clock, SystemClock, format_time
 from mindspace.config import Settings
+from mindspace.engine.prompting import PromptBuilder
+from mindspace.engine.records import Approval, Event
+from mindspace.engine.tick import Ticker, TickResult
+from mindspace.engine.world import World, world_tools
+from mindspace.errors import NotFoundError, ToolExecutionError
 from mindspace.llm.offline import OfflineLLM
 from mindspace.llm.port import LLM
 from mindspace.state.port import AssistantInfo, Store
@@ -31,6 +37,8 @@ from mindspace.workspace.records import ContextUsage, SessionMemory, SessionMetr
 from mindspace.workspace.status import LoopSnapshot, build_status
 
 __all__ = ["Assistant"]
+
+logger = logging.getLogger("mindspace.engine")
 
 
 class Assistant:
@@ -70,7 +78,10 @@ class Assistant:
         self.runner = ToolRunner(
             self.tools, ToolResultCache(self.clock, self.settings.tool_cache_ttl)
         )
-        self._lock = asyncio.Lock()
+        self.prompt_builder = PromptBuilder(self.settings)
+        self.world: World | None = None
+        self.lock = asyncio.Lock()
+        self._ticker = Ticker(self)
 
     @classmethod
     def open(
@@ -142,7 +153,7 @@ class Assistant:
         """
         if unit is not None:
             return await self._run(unit, name, args, loop or LoopSnapshot())
-        async with self._lock:
+        async with self.lock:
             self.state.refresh_if_stale()
             own = self.state.begin()
             try:
@@ -183,6 +194,134 @@ class Assistant:
                 }
             )
         )
+
+    async def loop_tool_runner(
+        self, name: str, arguments: str, unit: Unit, loop: LoopSnapshot
+    ) -> tuple[bool, dict[str, Any]]:
+        """Run a tool for the ReAct loop inside the tick's unit; a crash becomes an error."""
+        try:
+            outcome = await self.run_tool(name, arguments, unit=unit, loop=loop)
+        except ToolExecutionError as exc:
+            logger.exception("Tool %r crashed during a tick", name)
+            return False, {
+                "success": False,
+                "error": f"Tool {name!r} failed with an internal error: {exc.__cause__!r}",
+                "suggestion": "Try a different approach; the error was logged for the developer.",
+            }
+        return outcome.ok, outcome.result
+
+    # -- world, events and ticks ---------------------------------------------------------
+    def attach_world(self, world: World) -> None:
+        """Connect the host's world: replies go through it and its tools are offered."""
+        self.world = world
+        for tool in world_tools(world):
+            if tool.name not in self.tools:
+                self.tools.register(tool)
+
+    def enqueue_event(
+        self,
+        content: str,
+        *,
+        type: str = "message",
+        source_entity: str | None = None,
+        location: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Event:
+        """Add an event to the persistent queue; the next tick takes it.
+
+        Raises:
+            InvalidArgumentsError: the event is malformed (the message says why).
+        """
+        return self._ticker.queue.enqueue(
+            content, type=type, source_entity=source_entity, location=location, metadata=metadata
+        )
+
+    def event(self, event_id: str) -> Event | None:
+        """An event by id, with its status and reply."""
+        return self._ticker.queue.get(event_id)
+
+    def retry_event(self, event_id: str) -> Event:
+        """Put a failed event back in the queue.
+
+        Raises:
+            NotFoundError: no such event.
+        """
+        queue = self._ticker.queue
+        event = queue.get(event_id)
+        if event is None:
+            raise NotFoundError(f"Event {event_id!r} does not exist", "Check the event id.")
+        return queue.mark(event, status="pending", attempts=0, error=None)
+
+    async def tick(self) -> TickResult:
+        """Run one awake tick (see :class:`~mindspace.engine.tick.Ticker`)."""
+        return await self._ticker.tick()
+
+    async def run_context(self, context_type: str, *, task: str, entity: str = "") -> TickResult:
+        """Run one LLM session in another context type (reflection, pre_compaction...).
+
+        Raises:
+            KeyError: an unknown context type.
+            LLMError: never; a failing model gives a result with status ``failed``.
+        """
+        return await self._ticker.run_context(context_type, task=task, entity=entity)
+
+    # -- approvals -----------------------------------------------------------------------
+    def pending_approvals(self) -> list[Approval]:
+        """DANGEROUS tool calls waiting for a decision."""
+        return [a for a in self.read().all(Approval) if a.status == "pending"]
+
+    async def approve(self, approval_id: str, decided_by: str) -> dict[str, Any]:
+        """Approve a pending call: it runs now, and its result is returned and stored.
+
+        Raises:
+            NotFoundError: no pending approval with that id.
+        """
+        async with self.lock:
+            self.state.refresh_if_stale()
+            unit = self.state.begin()
+            approval = self._pending(unit, approval_id)
+            outcome = await self._run(unit, approval.tool, approval.arguments, LoopSnapshot())
+            unit.put(
+                approval.model_copy(
+                    update={
+                        "status": "approved" if outcome.ok else "failed",
+                        "decided_by": decided_by,
+                        "decided_at": self._now(),
+                        "result": outcome.result,
+                    }
+                )
+            )
+            self.state.commit(unit)
+            return outcome.result
+
+    def reject(self, approval_id: str, decided_by: str, reason: str = "") -> None:
+        """Reject a pending call; it never runs.
+
+        Raises:
+            NotFoundError: no pending approval with that id.
+        """
+        with self.transaction() as unit:
+            approval = self._pending(unit, approval_id)
+            unit.put(
+                approval.model_copy(
+                    update={
+                        "status": "rejected",
+                        "decided_by": decided_by,
+                        "decided_at": self._now(),
+                        "result": {"success": False, "error": reason or "Rejected"},
+                    }
+                )
+            )
+
+    def _pending(self, unit: Unit, approval_id: str) -> Approval:
+        approval = unit.get(Approval, approval_id)
+        if approval is None or approval.status != "pending":
+            raise NotFoundError(
+                f"No pending approval {approval_id!r}",
+                "List them with Assistant.pending_approvals().",
+                pending=[a.id for a in unit.all(Approval) if a.status == "pending"],
+            )
+        return approval
 
     # -- state for hosts -----------------------------------------------------------------
     @contextmanager

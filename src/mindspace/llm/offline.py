@@ -14,6 +14,7 @@ import logging
 import re
 from collections.abc import Callable, Iterable, Sequence
 
+from mindspace.llm.offline_journal import JOURNAL_SKILLS
 from mindspace.llm.port import LLMResponse, Message, ToolSchema, Usage
 
 __all__ = ["OFFLINE_MODEL_NAME", "OFFLINE_NOTICE", "OfflineLLM", "Skill", "decompose_skill"]
@@ -42,7 +43,7 @@ class OfflineLLM:
     notice = OFFLINE_NOTICE
 
     def __init__(self, skills: Iterable[Skill] = (), *, announce: bool = True) -> None:
-        self.skills: list[Skill] = [*skills, decompose_skill]
+        self.skills: list[Skill] = [*skills, decompose_skill, *JOURNAL_SKILLS]
         if announce:
             logger.warning(OFFLINE_NOTICE)
 

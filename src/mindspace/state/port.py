@@ -11,7 +11,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["AssistantDirectory", "AssistantInfo", "Change", "RecordStore", "Store", "StoredRecord"]
+__all__ = [
+    "AssistantDirectory",
+    "AssistantInfo",
+    "Change",
+    "EventInbox",
+    "RecordStore",
+    "Store",
+    "StoredRecord",
+]
 
 StoredRecord = dict[str, Any]
 """One record as the store sees it: JSON-compatible values keyed by field name."""
@@ -75,5 +83,31 @@ class AssistantDirectory(Protocol):
 
 
 @runtime_checkable
-class Store(RecordStore, AssistantDirectory, Protocol):
-    """A complete store: records plus the directory of assistants."""
+class EventInbox(Protocol):
+    """Host events for an assistant, written without bumping its revision.
+
+    Hosts enqueue while a tick runs; if enqueueing bumped the revision, every running
+    tick would lose its commit. A tick marks its event done through an ordinary
+    ``Change`` of kind ``"event"`` in its own commit.
+    """
+
+    def enqueue(self, assistant_id: int, event: StoredRecord) -> None:
+        """Store a new event."""
+        ...
+
+    def open_events(self, assistant_id: int, limit: int) -> list[StoredRecord]:
+        """Events still ``pending`` or ``processing``, oldest first."""
+        ...
+
+    def find_event(self, assistant_id: int, event_id: str) -> StoredRecord | None:
+        """One event by id, whatever its status."""
+        ...
+
+    def update_event(self, assistant_id: int, event_id: str, fields: StoredRecord) -> None:
+        """Change some fields of one event (status, attempts, error)."""
+        ...
+
+
+@runtime_checkable
+class Store(RecordStore, AssistantDirectory, EventInbox, Protocol):
+    """A complete store: records, the directory of assistants and the event inbox."""

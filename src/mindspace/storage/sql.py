@@ -21,10 +21,10 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
 from mindspace.clock import format_time
-from mindspace.errors import AssistantNotFoundError, ConcurrencyError, StorageError
+from mindspace.errors import AssistantNotFoundError, ConcurrencyError, ConfigError, StorageError
 from mindspace.state.port import AssistantInfo, Change, StoredRecord
 from mindspace.storage.migrations import migrate
-from mindspace.storage.tables import KINDS, KindTable, assistants
+from mindspace.storage.tables import KINDS, KindTable, assistants, events
 
 __all__ = ["SqlStore"]
 
@@ -40,15 +40,33 @@ class SqlStore:
     """
 
     def __init__(self, url: str, *, migrate_schema: bool = True) -> None:
-        self.url = url
-        parsed = make_url(url)
-        if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
-            Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
         try:
-            self.engine: Engine = create_engine(url)
+            parsed = make_url(url)
+        except SQLAlchemyError as exc:
+            raise ConfigError(
+                f"{url!r} is not a database URL; give a file path or a URL such as "
+                "'sqlite:///mindspace.db' (MINDSPACE_DATABASE_URL or --db)."
+            ) from exc
+        self.url = parsed.render_as_string(hide_password=True)
+        if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
+            path = Path(parsed.database).expanduser()
+            if path.is_dir():
+                raise StorageError(
+                    f"{str(path)!r} is a directory; give a database file inside it, "
+                    f"e.g. {str(path / 'mindspace.db')!r}."
+                )
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StorageError(
+                    f"Cannot create the directory for {str(path)!r}: {exc.strerror}. "
+                    "Choose a writable location with MINDSPACE_DATA_DIR or --db."
+                ) from exc
+        try:
+            self.engine: Engine = create_engine(parsed)
         except (SQLAlchemyError, ImportError) as exc:
             raise StorageError(
-                f"Cannot open database {url!r}: {exc}. Check MINDSPACE_DATABASE_URL or --db."
+                f"Cannot open database {self.url!r}: {exc}. Check MINDSPACE_DATABASE_URL or --db."
             ) from exc
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _tune_sqlite)
@@ -75,13 +93,17 @@ class SqlStore:
         except (StorageError, AssistantNotFoundError):
             raise
         except SQLAlchemyError as exc:
-            raise StorageError(f"Database error while {doing}: {exc}") from exc
+            detail = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+            raise StorageError(
+                f"Database error while {doing} in {self.url!r}: {detail}. Check that the "
+                "database is reachable and writable."
+            ) from exc
 
     # -- AssistantDirectory ------------------------------------------------------------
     def open_assistant(self, key: str, *, create: bool) -> AssistantInfo:
         """The assistant stored under ``key``, created when absent and ``create`` is set."""
         if not key or len(key) > _KEY_MAX or key != key.strip():
-            raise ValueError(
+            raise ConfigError(
                 f"Invalid assistant key {key!r}: use 1-{_KEY_MAX} characters without "
                 "leading or trailing spaces."
             )
@@ -167,6 +189,48 @@ class SqlStore:
             for kind, rows in inserts.items():
                 conn.execute(insert(_kind(kind).table), rows)
         return expected_revision + 1
+
+    # -- EventInbox --------------------------------------------------------------------
+    def enqueue(self, assistant_id: int, event: StoredRecord) -> None:
+        """Store a new event (no revision bump: hosts enqueue while ticks run)."""
+        row = _row(KINDS["event"], event)
+        with self._transaction("enqueueing an event", write=True) as conn:
+            conn.execute(insert(events).values(assistant_id=assistant_id, **row))
+
+    def open_events(self, assistant_id: int, limit: int) -> list[StoredRecord]:
+        """Events still pending or processing, oldest first."""
+        columns = [events.c[name] for name in KINDS["event"].value_columns]
+        query = (
+            select(*columns)
+            .where(events.c.assistant_id == assistant_id)
+            .where(events.c.status.in_(("pending", "processing")))
+            .order_by(events.c.row_id)
+            .limit(limit)
+        )
+        with self._transaction("reading open events") as conn:
+            return [dict(row) for row in conn.execute(query).mappings()]
+
+    def find_event(self, assistant_id: int, event_id: str) -> StoredRecord | None:
+        """One event by id."""
+        columns = [events.c[name] for name in KINDS["event"].value_columns]
+        query = select(*columns).where(
+            (events.c.assistant_id == assistant_id) & (events.c.id == event_id)
+        )
+        with self._transaction("reading an event") as conn:
+            row = conn.execute(query).mappings().first()
+        return dict(row) if row is not None else None
+
+    def update_event(self, assistant_id: int, event_id: str, fields: StoredRecord) -> None:
+        """Change some fields of one event."""
+        unknown = set(fields) - set(KINDS["event"].value_columns)
+        if unknown:
+            raise StorageError(f"Events have no fields {sorted(unknown)!r}")
+        with self._transaction("updating an event", write=True) as conn:
+            conn.execute(
+                update(events)
+                .where((events.c.assistant_id == assistant_id) & (events.c.id == event_id))
+                .values(**fields)
+            )
 
 
 def _kind(kind: str) -> KindTable:

@@ -95,6 +95,65 @@ goals = _owned(
     Column("auto_generated", Boolean, nullable=False),
 )
 
+events = _owned(
+    "events",
+    Column("id", String(40), nullable=False),
+    Column("type", String(32), nullable=False),
+    Column("source_entity", String(128), nullable=True),
+    Column("content", Text, nullable=False),
+    Column("location", String(128), nullable=True),
+    Column("metadata", JSON, nullable=False),
+    Column("created_at", String(32), nullable=False),
+    Column("updated_at", String(32), nullable=False),
+    Column("status", String(16), nullable=False, index=True),
+    Column("attempts", Integer, nullable=False),
+    Column("error", Text, nullable=True),
+    Column("reply", Text, nullable=True),
+)
+
+messages = _owned(
+    "messages",
+    Column("id", String(40), nullable=False),
+    Column("entity", String(128), nullable=False),
+    Column("role", String(16), nullable=False),
+    Column("content", Text, nullable=True),
+    Column("tool_calls", JSON, nullable=False),
+    Column("tool_call_id", String(64), nullable=True),
+    Column("created_at", String(32), nullable=False),
+)
+
+approvals = _owned(
+    "approvals",
+    Column("id", String(40), nullable=False),
+    Column("tool", String(64), nullable=False),
+    Column("arguments", Text, nullable=False),
+    Column("event_id", String(40), nullable=True),
+    Column("requested_at", String(32), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("decided_by", String(128), nullable=True),
+    Column("decided_at", String(32), nullable=True),
+    Column("result", JSON, nullable=True),
+)
+
+journal_entries = _owned(
+    "journal_entries",
+    Column("key", String(16), nullable=False),
+    Column("id", Integer, nullable=False),
+    Column("timestamp", String(32), nullable=False),
+    Column("content", Text, nullable=False),
+    Column("source_type", String(16), nullable=False),
+    Column("source_trust", Float, nullable=False),
+    Column("source_entity", String(128), nullable=True),
+    Column("importance", Integer, nullable=False),
+    Column("importance_method", String(16), nullable=False),
+    Column("tags", JSON, nullable=False),
+    Column("related_projects", JSON, nullable=False),
+    Column("consolidated", Boolean, nullable=False),
+    Column("consolidated_at", String(32), nullable=True),
+    Column("evidence_ids", JSON, nullable=False),
+    Column("scoring_attempts", Integer, nullable=False),
+)
+
 
 @dataclass(frozen=True)
 class KindTable:
@@ -113,5 +172,9 @@ KINDS: dict[str, KindTable] = {
     "doc": KindTable(docs, "name"),
     "project": KindTable(projects, "key"),
     "goal": KindTable(goals, "id"),
+    "journal_entry": KindTable(journal_entries, "key"),
+    "event": KindTable(events, "id"),
+    "message": KindTable(messages, "id"),
+    "approval": KindTable(approvals, "id"),
 }
 """Every record kind the store knows, by the kind name the core uses."""

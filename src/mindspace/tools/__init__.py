@@ -2,6 +2,12 @@
 
 from mindspace.tools.base import NoArgs, Tool, ToolArgs, ToolCategory, ToolContext
 from mindspace.tools.goals import AddGoal, DecomposeGoal, UpdateGoal
+from mindspace.tools.journal import (
+    AddJournalEntry,
+    ReviewJournal,
+    SearchEpisodicMemory,
+    SearchJournal,
+)
 from mindspace.tools.projects import CreateProject, ListProjects, SwapProject, UpdateProject
 from mindspace.tools.registry import ToolRegistry
 from mindspace.tools.runner import ToolOutcome, ToolResultCache, ToolRunner
@@ -35,6 +41,10 @@ def default_registry() -> ToolRegistry:
             DecomposeGoal(),
             AddSessionMemory(),
             CompactSessionMemory(),
+            AddJournalEntry(),
+            SearchJournal(),
+            ReviewJournal(),
+            SearchEpisodicMemory(),
             GetSystemStatus(),
             UpdateSystemPrompt(),
             Noop(),

@@ -8,7 +8,8 @@ from alembic.operations import Operations
 NAME = "core workspace"
 
 
-def _owner() -> list[sa.Column[int]]:
+def owner_columns() -> list[sa.Column[int]]:
+    """The row id and owning assistant every owned table starts with."""
     return [
         sa.Column("row_id", sa.Integer, primary_key=True, autoincrement=True),
         sa.Column(
@@ -32,14 +33,14 @@ def upgrade(op: Operations) -> None:
     )
     op.create_table(
         "docs",
-        *_owner(),
+        *owner_columns(),
         sa.Column("name", sa.String(64), nullable=False),
         sa.Column("value", sa.JSON, nullable=False),
         sa.UniqueConstraint("assistant_id", "name", name="uq_docs_assistant_name"),
     )
     op.create_table(
         "projects",
-        *_owner(),
+        *owner_columns(),
         sa.Column("key", sa.String(64), nullable=False),
         sa.Column("summary", sa.Text, nullable=False),
         sa.Column("context", sa.Text, nullable=False),
@@ -50,7 +51,7 @@ def upgrade(op: Operations) -> None:
     )
     op.create_table(
         "goals",
-        *_owner(),
+        *owner_columns(),
         sa.Column("id", sa.String(64), nullable=False),
         sa.Column("description", sa.Text, nullable=False),
         sa.Column("priority", sa.String(8), nullable=False),

@@ -1,0 +1,125 @@
+"""The persistent event queue: hosts enqueue, ticks take urgent events first.
+
+Processing is at-least-once and never redoes a completed event: a tick marks its
+event ``processing`` (and counts the attempt) before working, and marks it ``done`` in
+the same commit as everything the tick changed. A crash in between leaves the event
+``processing`` with nothing of the tick stored, so the next tick runs it again from the
+start; after ``max_event_attempts`` crashes it is marked ``failed``.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from mindspace.clock import Clock, format_time
+from mindspace.engine.records import Event
+from mindspace.errors import InvalidArgumentsError
+from mindspace.state.port import Store
+
+__all__ = ["EVENT_TYPE_PATTERN", "EventQueue", "urgency_order"]
+
+EVENT_TYPE_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
+MAX_EVENT_CHARS = 16_000
+MAX_ENTITY_CHARS = 128
+
+
+def urgency_order(event: Event, position: int) -> tuple[int, int, int]:
+    """Sort key: urgent events first, then higher priority, then arrival order."""
+    return (0 if event.urgent else 1, -event.priority, position)
+
+
+class EventQueue:
+    """The event inbox of one assistant.
+
+    Args:
+        store: Where events live.
+        assistant_id: Whose events.
+        clock: The time source for timestamps.
+    """
+
+    def __init__(self, store: Store, assistant_id: int, clock: Clock) -> None:
+        self.store = store
+        self.assistant_id = assistant_id
+        self.clock = clock
+
+    def enqueue(
+        self,
+        content: str,
+        *,
+        type: str = "message",
+        source_entity: str | None = None,
+        location: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Event:
+        """Validate and store a new pending event.
+
+        Raises:
+            InvalidArgumentsError: empty or oversized content, a malformed type or
+                entity, or metadata with an invalid ``priority``/``urgent``.
+        """
+        text = content.strip()
+        if not text:
+            raise InvalidArgumentsError("Event content is empty", "Send the text of the event.")
+        if len(text) > MAX_EVENT_CHARS:
+            raise InvalidArgumentsError(
+                f"Event content is {len(text):,} characters; the limit is {MAX_EVENT_CHARS:,}",
+                "Split the event or shorten it.",
+            )
+        if not re.match(EVENT_TYPE_PATTERN, type):
+            raise InvalidArgumentsError(
+                f"Invalid event type {type!r}",
+                "Use a lowercase word such as 'message', 'say', 'whisper' or 'arrival'.",
+            )
+        for name, value in (("source_entity", source_entity), ("location", location)):
+            if value is not None and (not value.strip() or len(value) > MAX_ENTITY_CHARS):
+                raise InvalidArgumentsError(
+                    f"Invalid {name} {value!r}",
+                    f"Give {name} as 1-{MAX_ENTITY_CHARS} characters, or omit it.",
+                )
+        meta = dict(metadata or {})
+        priority = meta.get("priority", 5)
+        if isinstance(priority, bool) or not isinstance(priority, int) or not 0 <= priority <= 10:
+            raise InvalidArgumentsError(
+                f"metadata.priority must be a whole number 0-10, not {priority!r}",
+                "Use 8 or more for urgent events, 5 for normal ones.",
+            )
+        if "urgent" in meta and not isinstance(meta["urgent"], bool):
+            raise InvalidArgumentsError(
+                f"metadata.urgent must be true or false, not {meta['urgent']!r}",
+                "Send a JSON boolean.",
+            )
+        now = format_time(self.clock.now())
+        event = Event(
+            id=f"evt_{uuid.uuid4().hex[:16]}",
+            type=type,
+            source_entity=source_entity,
+            content=text,
+            location=location,
+            metadata=meta,
+            created_at=now,
+            updated_at=now,
+        )
+        self.store.enqueue(self.assistant_id, event.to_stored())
+        return event
+
+    def open(self, limit: int = 500) -> list[Event]:
+        """Open events (pending or interrupted), most urgent first."""
+        events = [
+            Event.from_stored(row) for row in self.store.open_events(self.assistant_id, limit)
+        ]
+        return [e for _, e in sorted(enumerate(events), key=lambda p: urgency_order(p[1], p[0]))]
+
+    def get(self, event_id: str) -> Event | None:
+        """One event by id."""
+        row = self.store.find_event(self.assistant_id, event_id)
+        return Event.from_stored(row) if row is not None else None
+
+    def mark(self, event: Event, **changes: Any) -> Event:
+        """Update an event outside a tick's commit (attempts, failure)."""
+        updated = event.model_copy(update={**changes, "updated_at": format_time(self.clock.now())})
+        fields = {k: v for k, v in updated.to_stored().items() if k in {*changes, "updated_at"}}
+        self.store.update_event(self.assistant_id, event.id, fields)
+        return updated

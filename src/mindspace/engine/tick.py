@@ -1,0 +1,318 @@
+"""The awake tick: take the next event (or work on goals), run the loop, commit once.
+
+A tick is one unit of work. Everything it changes - the tools' writes, conversation
+history, metrics, and the event's ``done`` mark - is committed together at the end, so
+a crash mid-tick stores nothing of it and the event runs again from the start.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, Literal
+
+from mindspace.clock import format_time, parse_time
+from mindspace.context.assembly import AssembledPrompt
+from mindspace.context.contexts import ContextConfig, get_context_config
+from mindspace.context.patterns import (
+    ExecutionConfig,
+    ExecutionPattern,
+    select_execution_pattern,
+    token_pressure,
+)
+from mindspace.engine.events import EventQueue
+from mindspace.engine.loop import LoopResult, run_react_loop
+from mindspace.engine.prompting import PromptInputs
+from mindspace.engine.records import (
+    BufferedMessage,
+    ContextBuffer,
+    ConversationMessage,
+    EngineState,
+    Event,
+    StoredToolCall,
+)
+from mindspace.errors import LLMError
+from mindspace.llm.port import Message
+from mindspace.state.unit import Unit
+from mindspace.workspace.records import ContextUsage, Counters, Goal
+
+if TYPE_CHECKING:
+    from mindspace.engine.assistant import Assistant
+
+__all__ = ["AUTONOMOUS_TASK", "TickResult", "Ticker"]
+
+logger = logging.getLogger("mindspace.engine")
+
+AUTONOMOUS_TASK = (
+    "No event is pending. Work toward your active goals: take the most useful next step "
+    "with your tools and update the goals' progress. If nothing can be done now, call noop."
+)
+
+TickKind = Literal["event", "autonomous", "context", "idle"]
+
+
+@dataclass
+class TickResult:
+    """What one tick did."""
+
+    kind: TickKind
+    status: Literal["done", "failed", "idle"] = "idle"
+    event_id: str | None = None
+    reply: str | None = None
+    reply_target: str | None = None
+    context_type: str | None = None
+    pattern: ExecutionPattern | None = None
+    prompt: AssembledPrompt | None = None
+    loop: LoopResult | None = None
+    error: str | None = None
+    ambient_buffered: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def tool_calls(self) -> list[tuple[str, bool]]:
+        """(name, ok) of every tool call in the tick."""
+        return [(c.name, c.ok) for c in self.loop.calls] if self.loop else []
+
+
+class Ticker:
+    """Runs ticks for one assistant."""
+
+    def __init__(self, assistant: Assistant) -> None:
+        self.assistant = assistant
+
+    @property
+    def queue(self) -> EventQueue:
+        """The assistant's event queue."""
+        a = self.assistant
+        return EventQueue(a.store, a.info.id, a.clock)
+
+    async def tick(self) -> TickResult:
+        """One awake tick: an event if one is pending, else goals if due, else idle."""
+        a = self.assistant
+        async with a.lock:
+            a.state.refresh_if_stale()
+            events = self.queue.open()
+            buffered = self._buffer_ambient([e for e in events if e.ambient])
+            actionable = [e for e in events if not e.ambient]
+            if actionable:
+                result = await self._tick_event(actionable[0])
+            elif self._autonomous_due():
+                result = await self._tick_autonomous()
+            else:
+                result = TickResult(kind="idle")
+            result.ambient_buffered = buffered
+        await self._deliver(result)
+        return result
+
+    async def run_context(self, context_type: str, *, task: str, entity: str = "") -> TickResult:
+        """Run one LLM session in ``context_type`` (reflection, pre_compaction...) now."""
+        async with self.assistant.lock:
+            self.assistant.state.refresh_if_stale()
+            return await self._run(context_type, entity, task=task)
+
+    # -- events ----------------------------------------------------------------------
+    def _buffer_ambient(self, ambient: list[Event]) -> int:
+        if not ambient:
+            return 0
+        a = self.assistant
+        now = format_time(a.clock.now())
+        with a.transaction() as unit:
+            buffer = unit.doc(ContextBuffer)
+            added = tuple(
+                BufferedMessage(at=e.created_at, source=e.source_entity, text=e.content)
+                for e in ambient
+            )
+            keep = a.settings.context_buffer_size
+            unit.put_doc(ContextBuffer(messages=(*buffer.messages, *added)[-keep:]))
+            for event in ambient:
+                unit.put(event.model_copy(update={"status": "done", "updated_at": now}))
+        return len(ambient)
+
+    async def _tick_event(self, event: Event) -> TickResult:
+        a = self.assistant
+        queue = self.queue
+        if event.attempts >= a.settings.max_event_attempts:
+            error = (
+                f"Gave up on event {event.id!r} after {event.attempts} interrupted attempts; "
+                "retry it with Assistant.retry_event() once the cause is fixed."
+            )
+            queue.mark(event, status="failed", error=error)
+            logger.error(error)
+            return TickResult(kind="event", status="failed", event_id=event.id, error=error)
+        event = queue.mark(event, status="processing", attempts=event.attempts + 1)
+        entity = event.source_entity or ""
+        result = await self._run(
+            "tick_event", entity, event=event, assessment=_event_assessment(event)
+        )
+        if result.status == "failed":
+            queue.mark(event, status="failed", error=result.error)
+            logger.error("Event %r failed: %s", event.id, result.error)
+        return result
+
+    def _autonomous_due(self) -> bool:
+        a = self.assistant
+        unit = a.read()
+        if not any(g.status == "active" for g in unit.all(Goal)):
+            return False
+        last = unit.doc(EngineState).last_autonomous_at
+        if last is None:
+            return True
+        interval = timedelta(seconds=a.settings.autonomous_interval)
+        return a.clock.now() - parse_time(last) >= interval
+
+    async def _tick_autonomous(self) -> TickResult:
+        return await self._run("tick_autonomous", "", task=AUTONOMOUS_TASK)
+
+    # -- the shared path -------------------------------------------------------------
+    async def _run(
+        self,
+        context_type: str,
+        entity: str,
+        *,
+        event: Event | None = None,
+        task: str | None = None,
+        assessment: dict[str, Any] | None = None,
+    ) -> TickResult:
+        a = self.assistant
+        config = get_context_config(context_type)
+        kind: TickKind = (
+            "event" if event else ("autonomous" if task == AUTONOMOUS_TASK else "context")
+        )
+        unit = a.state.begin()
+        counters = unit.doc(Counters)
+        unit.put_doc(counters.model_copy(update={"tick_count": counters.tick_count + 1}))
+        pattern = self.compose(unit, config, assessment)
+        inputs = PromptInputs(
+            unit=unit,
+            settings=a.settings,
+            clock=a.clock,
+            config=config,
+            assistant_key=a.key,
+            entity=entity,
+            event=event,
+            task=task,
+        )
+        prompt = a.prompt_builder.build(inputs)
+        unit.put_doc(
+            ContextUsage(
+                estimated_used=prompt.estimated_tokens,
+                source="estimate",
+                recorded_at=format_time(a.clock.now()),
+            )
+        )
+        try:
+            loop = await run_react_loop(
+                llm=a.llm,
+                messages=list(prompt.messages),
+                registry=a.tools,
+                config=config,
+                pattern=pattern,
+                unit=unit,
+                run_tool=a.loop_tool_runner,
+                clock=a.clock,
+                max_tokens=a.settings.llm_max_tokens,
+                temperature=a.settings.llm_temperature,
+                event_id=event.id if event else None,
+            )
+        except LLMError as exc:
+            # Nothing of the tick is kept; the event is marked failed by the caller.
+            return TickResult(
+                kind=kind,
+                status="failed",
+                event_id=event.id if event else None,
+                context_type=context_type,
+                pattern=pattern,
+                prompt=prompt,
+                error=f"{type(exc).__name__}: {exc}",
+            )
+        now = format_time(a.clock.now())
+        self._remember(unit, entity, event, loop)
+        state = unit.doc(EngineState)
+        updates: dict[str, Any] = {"recent_errors": loop.recent_errors}
+        if loop.last_tool_result is not None:
+            updates["last_tool_result"] = loop.last_tool_result
+        if kind == "autonomous":
+            updates["last_autonomous_at"] = now
+        unit.put_doc(state.model_copy(update=updates))
+        if event is not None:
+            unit.put(
+                event.model_copy(update={"status": "done", "reply": loop.reply, "updated_at": now})
+            )
+        a.state.commit(unit)
+        return TickResult(
+            kind=kind,
+            status="done",
+            event_id=event.id if event else None,
+            reply=loop.reply,
+            reply_target=_reply_target(event),
+            context_type=context_type,
+            pattern=pattern,
+            prompt=prompt,
+            loop=loop,
+        )
+
+    def compose(
+        self, unit: Unit, config: ContextConfig, assessment: dict[str, Any] | None
+    ) -> ExecutionPattern:
+        """The execution pattern for ``config`` with the runtime signals of this moment."""
+        a = self.assistant
+        static = unit.doc(ExecutionConfig).as_static_config()
+        usage = unit.doc(ContextUsage).estimated_used or 0
+        signals = {
+            "token_pressure": token_pressure(usage / a.settings.model_limit * 100),
+            "recent_errors": unit.doc(EngineState).recent_errors,
+        }
+        merged = dict(assessment or {})
+        merged["context_signals"] = {**signals, **dict(merged.get("context_signals") or {})}
+        return select_execution_pattern(static, config, merged)
+
+    def _remember(self, unit: Unit, entity: str, event: Event | None, loop: LoopResult) -> None:
+        now = format_time(self.assistant.clock.now())
+        state = unit.doc(EngineState)
+        number = state.next_message
+        new: list[Message] = []
+        if event is not None:
+            new.append(Message("user", event.content))
+        new.extend(loop.transcript)
+        for message in new:
+            number += 1
+            unit.put(
+                ConversationMessage(
+                    id=f"m{number}",
+                    entity=entity,
+                    role=message.role,
+                    content=message.content,
+                    tool_calls=tuple(
+                        StoredToolCall(id=c.id, tool=c.name, arguments=c.arguments)
+                        for c in message.tool_calls
+                    ),
+                    tool_call_id=message.tool_call_id,
+                    created_at=now,
+                )
+            )
+        unit.put_doc(state.model_copy(update={"next_message": number}))
+
+    async def _deliver(self, result: TickResult) -> None:
+        world = self.assistant.world
+        if world is None or not result.reply:
+            return
+        try:
+            await world.say(result.reply, target=result.reply_target)
+        except Exception:  # the host failed; the reply is kept on the event
+            logger.exception("The host could not deliver the reply to %r", result.reply_target)
+
+
+def _reply_target(event: Event | None) -> str | None:
+    if event is None:
+        return None
+    private = event.type == "whisper" or event.classification == "direct_message"
+    return event.source_entity if private else None
+
+
+def _event_assessment(event: Event) -> dict[str, Any] | None:
+    # A host (or a classifier) may tell the engine what kind of event this is.
+    event_class = event.metadata.get("event_class")
+    if isinstance(event_class, str):
+        return {"context_signals": {"event_class": event_class}}
+    return None

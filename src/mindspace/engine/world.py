@@ -1,0 +1,102 @@
+"""The World port: what the assistant can perceive and do in its host.
+
+A host implements :class:`World` (``say`` and ``look`` are required; ``emote`` and
+others raise ``NotImplementedError`` naming the class until a host provides them) and
+attaches it to an assistant, which then offers the world tools below to the model.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import Field
+
+from mindspace.errors import ToolFailedError
+from mindspace.tools.base import NoArgs, Tool, ToolArgs, ToolCategory, ToolContext
+
+__all__ = ["EmoteTool", "LookTool", "SayTool", "World", "WorldBase", "world_tools"]
+
+
+@runtime_checkable
+class World(Protocol):
+    """The assistant's surroundings in its host."""
+
+    async def say(self, text: str, *, target: str | None = None) -> None:
+        """Say ``text`` aloud, or privately to ``target`` when given."""
+        ...
+
+    async def look(self) -> str:
+        """Describe where the assistant is and who is around."""
+        ...
+
+
+class WorldBase:
+    """Convenience base for hosts: optional abilities raise until implemented."""
+
+    async def emote(self, text: str) -> None:
+        """Perform an action others can see (``"waves"``)."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement emote()")
+
+
+class SayArgs(ToolArgs):
+    text: str = Field(description="What to say.")
+    target: str | None = Field(default=None, description="Say it privately to this entity.")
+
+
+class SayTool(Tool[SayArgs]):
+    name = "say"
+    description = "Say something aloud where you are, or privately to one entity."
+    category = ToolCategory.SAFE_CHAIN
+    args_model = SayArgs
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+
+    async def execute(self, ctx: ToolContext, args: SayArgs) -> dict[str, Any]:
+        text = args.text.strip()
+        if not text:
+            raise ToolFailedError("Nothing to say: 'text' is empty", "Pass the words to say.")
+        await self.world.say(text, target=args.target)
+        return {"success": True, "said": text, "target": args.target}
+
+
+class EmoteArgs(ToolArgs):
+    text: str = Field(description="The action, e.g. 'polishes a glass'.")
+
+
+class EmoteTool(Tool[EmoteArgs]):
+    name = "emote"
+    description = "Perform a visible action, e.g. 'polishes a glass'."
+    category = ToolCategory.SAFE_CHAIN
+    args_model = EmoteArgs
+
+    def __init__(self, world: WorldBase) -> None:
+        self.world = world
+
+    async def execute(self, ctx: ToolContext, args: EmoteArgs) -> dict[str, Any]:
+        text = args.text.strip()
+        if not text:
+            raise ToolFailedError("Nothing to emote: 'text' is empty", "Describe the action.")
+        await self.world.emote(text)
+        return {"success": True, "emoted": text}
+
+
+class LookTool(Tool[NoArgs]):
+    name = "look"
+    description = "Look around: where you are and who is here."
+    category = ToolCategory.SAFE_CHAIN
+    args_model = NoArgs
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+
+    async def execute(self, ctx: ToolContext, args: NoArgs) -> dict[str, Any]:
+        return {"success": True, "description": await self.world.look()}
+
+
+def world_tools(world: World) -> list[Tool[Any]]:
+    """The tools a world supports: say and look always, emote when it has one."""
+    tools: list[Tool[Any]] = [SayTool(world), LookTool(world)]
+    if isinstance(world, WorldBase):
+        tools.append(EmoteTool(world))
+    return tools
