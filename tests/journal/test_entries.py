@@ -206,8 +206,7 @@ def test_overflow_pruning_never_drops_synthesis_while_they_fit(
     assert len(kept) == max(min(len(entries), max_entries), 1)
     assert newest in {e.id for e in kept}
     synthesis = [e for e in entries if e.is_synthesis and e.id != newest]
-    room = max_entries - (0 if entries[-1].is_synthesis else 1)
-    if len(synthesis) <= room:
+    if len(synthesis) <= max_entries - 1:  # the newest entry takes one place
         assert all(not e.is_synthesis for e in dropped)
     ordinary_dropped = [e for e in dropped if not e.is_synthesis]
     ordinary_kept = [e for e in kept if not e.is_synthesis and e.id != newest]

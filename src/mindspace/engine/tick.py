@@ -162,7 +162,15 @@ class Ticker:
         return a.clock.now() - parse_time(last) >= interval
 
     async def _tick_autonomous(self) -> TickResult:
-        return await self._run("tick_autonomous", "", task=AUTONOMOUS_TASK)
+        result = await self._run("tick_autonomous", "", task=AUTONOMOUS_TASK)
+        if result.status == "failed":
+            # A failing model must not turn the rate limit into a hot retry loop.
+            logger.error("Autonomous tick failed: %s", result.error)
+            with self.assistant.transaction() as unit:
+                state = unit.doc(EngineState)
+                now = format_time(self.assistant.clock.now())
+                unit.put_doc(state.model_copy(update={"last_autonomous_at": now}))
+        return result
 
     # -- the shared path -------------------------------------------------------------
     async def _run(

@@ -146,7 +146,7 @@ async def score_importance_llm(llm: LLM, content: str, fallback: int) -> Importa
 
 @dataclass
 class PendingScoring:
-    """What one run of :func:`score_pending_entries` did."""
+    """What one run of :func:`score_pending_entries` did; ``remaining`` are still pending."""
 
     scored: list[dict[str, Any]] = field(default_factory=list)
     remaining: int = 0
@@ -176,6 +176,7 @@ async def score_pending_entries(unit: Unit, llm: LLM, max_per_tick: int = 3) -> 
         key=lambda e: (e.scoring_attempts, e.id),
     )
     outcome = PendingScoring()
+    settled = 0  # entries that leave the pending set in this run
     batch = pending[: max(0, max_per_tick)]
     for entry in batch:
         try:
@@ -195,8 +196,11 @@ async def score_pending_entries(unit: Unit, llm: LLM, max_per_tick: int = 3) -> 
             unit.put(
                 entry.model_copy(update={"importance": rating.score, "importance_method": "llm"})
             )
+            settled += 1
         else:
-            unit.put(entry.model_copy(update={"scoring_attempts": entry.scoring_attempts + 1}))
+            attempts = entry.scoring_attempts + 1
+            unit.put(entry.model_copy(update={"scoring_attempts": attempts}))
+            settled += attempts >= MAX_SCORING_ATTEMPTS
         outcome.scored.append(report)
-    outcome.remaining = len(pending) - len(outcome.scored)
+    outcome.remaining = len(pending) - settled
     return outcome

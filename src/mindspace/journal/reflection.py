@@ -291,7 +291,8 @@ def _cited(values: Any, known: set[str]) -> tuple[str, ...]:
     return tuple(cited)
 
 
-_CITATION = re.compile(r"\s*[\[(](?:evidence|sources?|cites?)?:?\s*[\w\s,#]*?[\])]\s*$", re.I)
+_TRAILING_GROUP = re.compile(r"\s*[\[(]([^\[\]()]*)[\])]\s*$")
+_CITATION_LABEL = re.compile(r"^\s*(?:evidence|sources?|cites?|citations?)\b", re.IGNORECASE)
 
 
 def parse_insights(text: str, known_ids: set[str]) -> list[Insight]:
@@ -319,9 +320,9 @@ def _from_line(line: str, known_ids: set[str]) -> Insight:
     ids = tuple(dict.fromkeys(re.findall(r"journal_\d+", line)))
     cited = tuple(i for i in ids if i in known_ids)
     body = line
-    while True:
-        trimmed = _CITATION.sub("", body)
-        if trimmed == body:
-            break
-        body = trimmed
+    # Drop trailing "[journal_1, journal_2]" / "(evidence: journal_3)"; keep "(in winter)".
+    while (group := _TRAILING_GROUP.search(body)) is not None and (
+        "journal_" in group.group(1) or _CITATION_LABEL.match(group.group(1))
+    ):
+        body = body[: group.start()]
     return Insight(" ".join(body.split()).strip(" \"'"), cited)

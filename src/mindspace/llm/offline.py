@@ -14,8 +14,9 @@ import logging
 import re
 from collections.abc import Callable, Iterable, Sequence
 
+from mindspace.llm.offline_chat import chat_skill
 from mindspace.llm.offline_journal import JOURNAL_SKILLS
-from mindspace.llm.port import LLMResponse, Message, ToolSchema, Usage
+from mindspace.llm.port import LLMResponse, Message, ToolSchema
 
 __all__ = ["OFFLINE_MODEL_NAME", "OFFLINE_NOTICE", "OfflineLLM", "Skill", "decompose_skill"]
 
@@ -43,7 +44,7 @@ class OfflineLLM:
     notice = OFFLINE_NOTICE
 
     def __init__(self, skills: Iterable[Skill] = (), *, announce: bool = True) -> None:
-        self.skills: list[Skill] = [*skills, decompose_skill, *JOURNAL_SKILLS]
+        self.skills: list[Skill] = [*skills, decompose_skill, *JOURNAL_SKILLS, chat_skill]
         if announce:
             logger.warning(OFFLINE_NOTICE)
 
@@ -72,16 +73,11 @@ class OfflineLLM:
             return LLMResponse(
                 text=answer.text,
                 tool_calls=answer.tool_calls,
-                usage=answer.usage or _usage(messages, answer.text),
+                usage=answer.usage,
                 model=OFFLINE_MODEL_NAME,
             )
         text = "(offline model) No rule of the offline model matches this request."
-        return LLMResponse(text=text, usage=_usage(messages, text), model=OFFLINE_MODEL_NAME)
-
-
-def _usage(messages: Sequence[Message], text: str | None) -> Usage:
-    prompt = sum(len((m.content or "").split()) for m in messages)
-    return Usage(prompt_tokens=prompt, completion_tokens=len((text or "").split()))
+        return LLMResponse(text=text, model=OFFLINE_MODEL_NAME)
 
 
 def last_user_text(messages: Sequence[Message]) -> str:

@@ -37,7 +37,11 @@ __all__ = ["ChatCompletionsServer", "Hold", "Step"]
 
 @dataclass
 class Hold:
-    """A gate: the request that meets it waits until :meth:`release`."""
+    """A gate: the request that meets it waits until :meth:`release`, then gets a 503.
+
+    It stands in for a model that never answers, e.g. to kill a client mid-request; the
+    released request does not consume another step.
+    """
 
     arrived: threading.Event = field(default_factory=threading.Event)
     released: threading.Event = field(default_factory=threading.Event)
@@ -161,10 +165,10 @@ class ChatCompletionsServer:
     def _answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         self.requests.append(body)
         step = self._next()
-        while step is not None and step.hold is not None:
+        if step is not None and step.hold is not None:
             step.hold.arrived.set()
             step.hold.released.wait()
-            step = self._next()
+            return 503, _error("The held request was released without an answer")
         if step is None:
             return 500, _error("The scripted server has no reply left for this request")
         if step.delay:

@@ -18,6 +18,7 @@ from rich.text import Text
 
 from mindspace import __version__
 from mindspace.errors import MindspaceError
+from mindspace.hosts.cli.chat import run_chat
 from mindspace.hosts.cli.common import (
     AssistantOption,
     CliError,
@@ -28,6 +29,7 @@ from mindspace.hosts.cli.common import (
     print_error,
 )
 from mindspace.hosts.cli.demo import run_demo
+from mindspace.hosts.cli.journal import journal_app
 from mindspace.hosts.cli.render import goal_tree, projects_table, status_view, tools_table
 from mindspace.llm.offline import OFFLINE_NOTICE, OfflineLLM
 from mindspace.tools import ToolCategory, default_registry
@@ -217,6 +219,31 @@ def projects_command(db: DbOption = None, assistant: AssistantOption = None) -> 
     console.print(projects_table(projects, desk.active_key(), title=f"Projects of {opened.key!r}"))
 
 
+@app.command("chat")
+def chat_command(
+    user: Annotated[
+        str, typer.Option("--as", metavar="NAME", help="Who you are in the conversation.")
+    ] = "user",
+    db: DbOption = None,
+    assistant: AssistantOption = None,
+) -> None:
+    """Talk to an assistant in the terminal; /status, /goals and /quit inspect and leave.
+
+    The model comes from MINDSPACE_LLM_BASE_URL / MINDSPACE_LLM_MODEL, or the offline model.
+    """
+    if not user.strip():
+        raise CliError("--as is blank; pass your name, e.g. --as Alice.")
+    settings = load_settings()
+    opened = open_cli_assistant(settings, db, assistant)
+    run_chat(
+        opened,
+        user=user.strip(),
+        console=Console(highlight=False, emoji=False),
+        read_line=lambda: input("you> "),
+        database=database_location(settings, db),
+    )
+
+
 @app.command("demo")
 def demo_command(
     db: DbOption = None,
@@ -238,6 +265,9 @@ def demo_command(
     It prints each tool call and a summary, and leaves the assistant in the database.
     """
     run_demo(load_settings(), db, assistant, console)
+
+
+app.add_typer(journal_app, name="journal")
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -1,0 +1,118 @@
+"""A process killed mid-tick, then restarted, completes the event exactly once."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+from mindspace import Assistant
+from mindspace.engine.prompting import history_messages
+from mindspace.testing import ChatCompletionsServer
+
+WORKER = textwrap.dedent(
+    """
+    import asyncio, sys
+    from mindspace import Assistant
+    from mindspace.llm.openai_compat import OpenAICompatibleLLM
+    from mindspace.storage import SqlStore
+
+    async def main() -> None:
+        llm = OpenAICompatibleLLM(base_url=sys.argv[2], model="scripted", max_retries=0)
+        assistant = Assistant.open(SqlStore.from_path(sys.argv[1]), "npc", llm=llm)
+        while True:
+            result = await assistant.tick()
+            print("tick", result.kind, result.status, flush=True)
+            if result.kind != "event":
+                return
+
+    asyncio.run(main())
+    """
+)
+
+TOOL_ROUND = [
+    {
+        "name": "create_project",
+        "arguments": {"project_key": "cellar", "summary": "Restock the cellar"},
+    },
+    {"name": "add_goal", "arguments": {"description": "Buy ten barrels of ale"}},
+    {
+        "name": "add_session_memory",
+        "arguments": {"memory_type": "fact", "content": "The cellar holds twenty barrels"},
+    },
+]
+
+
+def _worker(db: Path, url: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", WORKER, str(db), url],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+async def test_sigkill_mid_tick_then_restart_completes_the_event_once(
+    db_path: Path,
+    chat_server: ChatCompletionsServer,
+    make_assistant: Callable[..., Assistant],
+) -> None:
+    observer = make_assistant("npc")
+    event = observer.enqueue_event("Please restock the cellar", source_entity="Cook")
+
+    # First run: the tools of round one run, then the model "hangs" and we kill the process.
+    chat_server.reply(tool_calls=TOOL_ROUND)
+    gate = chat_server.hold()
+    first = _worker(db_path, chat_server.url)
+    try:
+        assert gate.arrived.wait(timeout=60), "the worker never reached its second LLM call"
+        os.kill(first.pid, signal.SIGKILL)
+        first.wait(timeout=30)
+    finally:
+        gate.release()
+        if first.poll() is None:
+            first.kill()
+    assert first.returncode == -signal.SIGKILL
+
+    interrupted = observer.event(event.id)
+    assert interrupted is not None
+    assert (interrupted.status, interrupted.attempts) == ("processing", 1)
+    assert observer.goals().all() == []  # nothing of the killed tick was stored
+    assert observer.projects().all() == []
+
+    # Second run: the model answers; the event is processed from the start, once.
+    chat_server.reply(tool_calls=TOOL_ROUND)
+    chat_server.reply("The cellar will be full by tonight.")
+    second = _worker(db_path, chat_server.url)
+    out, err = second.communicate(timeout=60)
+    assert second.returncode == 0, err
+    assert out.splitlines()[0] == "tick event done"
+
+    done = observer.event(event.id)
+    assert done is not None
+    assert (done.status, done.attempts) == ("done", 2)
+    assert done.reply == "The cellar will be full by tonight."
+    assert [g.description for g in observer.goals().all()] == ["Buy ten barrels of ale"]
+    assert [p.key for p in observer.projects().all()] == ["cellar"]
+    assert observer.session_memory().key_facts == ("The cellar holds twenty barrels",)
+    roles = [m.role for m in history_messages(observer.read(), "Cook")]
+    assert roles == ["user", "assistant", "tool", "tool", "tool", "assistant"]
+
+
+async def test_an_event_that_keeps_crashing_is_given_up_with_a_reason(
+    make_assistant: Callable[..., Assistant],
+) -> None:
+    assistant = make_assistant("npc")
+    event = assistant.enqueue_event("Poison", source_entity="Mallory")
+    queue = assistant._ticker.queue
+    queue.mark(event, attempts=3, status="processing")  # as three crashed runs leave it
+    result = await assistant.tick()
+    assert result.status == "failed"
+    failed = assistant.event(event.id)
+    assert failed is not None
+    assert failed.status == "failed"
+    assert "after 3 interrupted attempts" in (failed.error or "")
