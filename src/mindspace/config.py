@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -96,6 +97,43 @@ class Settings(BaseSettings):
         description="Per-component token budgets (JSON object in the environment).",
     )
 
+    # Memory tiers
+    max_memory_chars: int = Field(
+        default=4_000, gt=0, description="Longest semantic memory accepted."
+    )
+    memory_relevance_threshold: float = Field(
+        default=0.7,
+        ge=0,
+        le=1,
+        description="Stage 1 of retrieve_relevant_memories: relevance must exceed this.",
+    )
+    memory_min_source_trust: float = Field(
+        default=0.5, ge=0, le=1, description="Stage 2: least source trust for the prompt."
+    )
+    memory_link_threshold: float = Field(
+        default=0.7, ge=0, le=1, description="Least similarity for an A-MEM link."
+    )
+    stale_conversation_minutes: float = Field(
+        default=30.0, gt=0, description="Idle minutes after which a conversation ends."
+    )
+
+    # Sleep cycle
+    wake_cooldown_minutes: float = Field(
+        default=60.0, ge=0, description="Minutes a woken assistant stays awake before it may sleep."
+    )
+    sleep_scoring_per_tick: int = Field(
+        default=3, ge=1, description="Journal entries given an LLM importance score per tick."
+    )
+    sleep_consolidation_per_tick: int = Field(
+        default=5, ge=1, description="Journal entries moved to semantic memory per sleep tick."
+    )
+    compact_sleep_threshold: float = Field(
+        default=70.0, gt=0, le=100, description="Usage (%) at which sleep compacts history."
+    )
+    compact_emergency_threshold: float = Field(
+        default=80.0, gt=0, le=100, description="Usage (%) at which an awake tick compacts."
+    )
+
     # Tools
     tool_cache_ttl: float = Field(
         default=60.0, gt=0, description="Seconds a cacheable tool's result is reused."
@@ -128,6 +166,30 @@ class Settings(BaseSettings):
     episodic_decay_rate: float = Field(
         default=0.99, ge=0, description="Recency decay per hour of age: exp(-rate * hours)."
     )
+
+    # Embeddings (the default is the offline all-MiniLM-L6-v2 model; nothing is downloaded)
+    embedder: Literal["minilm", "openai", "hashing", "none"] = Field(
+        default="minilm",
+        description=(
+            "Embedding model: 'minilm' (offline all-MiniLM-L6-v2, the default), 'openai' "
+            "(an OpenAI-compatible /v1/embeddings endpoint), 'hashing' (tests only, not "
+            "semantic) or 'none' (no dense vectors)."
+        ),
+    )
+    embedding_base_url: str | None = Field(
+        default=None, description="Embeddings base URL; required when embedder is 'openai'."
+    )
+    embedding_model: str | None = Field(
+        default=None, description="Embedding model name; required when embedder is 'openai'."
+    )
+    embedding_api_key: SecretStr | None = Field(
+        default=None, description="API key for the embeddings endpoint."
+    )
+
+    @field_validator("embedding_base_url", "embedding_model", mode="before")
+    @classmethod
+    def _blank_embedding_is_unset(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
 
     @field_validator("llm_base_url", "llm_model", "database_url", mode="before")
     @classmethod

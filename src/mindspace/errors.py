@@ -25,6 +25,7 @@ Two families live here, and they are kept apart on purpose:
     │   ├── LLMProviderError         5xx or another provider-side failure
     │   ├── LLMAuthenticationError   the key was refused
     │   └── LLMResponseError         the reply could not be understood
+    ├── EmbeddingError               the embeddings endpoint failed or answered badly
     └── ToolError                    recoverable: sent back to the model as a result
         ├── UnknownToolError         no such tool (lists the closest names)
         ├── InvalidArgumentsError    arguments failed validation
@@ -94,6 +95,10 @@ class LLMAuthenticationError(LLMError):
 
 class LLMResponseError(LLMError):
     """The provider's reply could not be understood."""
+
+
+class EmbeddingError(MindspaceError):
+    """The embeddings endpoint could not be reached, failed, or answered unusably."""
 
 
 class ToolError(MindspaceError):

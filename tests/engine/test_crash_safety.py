@@ -108,7 +108,7 @@ async def test_an_event_that_keeps_crashing_is_given_up_with_a_reason(
 ) -> None:
     assistant = make_assistant("npc")
     event = assistant.enqueue_event("Poison", source_entity="Mallory")
-    queue = assistant._ticker.queue
+    queue = assistant.ticker.queue
     queue.mark(event, attempts=3, status="processing")  # as three crashed runs leave it
     result = await assistant.tick()
     assert result.status == "failed"

@@ -77,7 +77,7 @@ def test_malformed_events_are_refused_and_nothing_is_queued(
     content = kwargs.pop("content")
     with pytest.raises(InvalidArgumentsError, match=expected):
         assistant.enqueue_event(content, **kwargs)
-    assert assistant._ticker.queue.open() == []
+    assert assistant.open_events() == []
 
 
 async def test_autonomous_ticks_work_on_goals_and_are_rate_limited(

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mindspace import Assistant, ManualClock
+from mindspace.errors import InvalidArgumentsError
 from mindspace.journal import (
     DEFAULT_TRUST,
     JournalBook,
@@ -142,12 +143,10 @@ async def test_the_quoted_value_and_next_step_for_a_bad_source_type(assistant: A
 
 
 def test_the_book_refuses_bad_values_from_python_callers(assistant: Assistant) -> None:
-    from mindspace.errors import InvalidArgumentsError
-
     book = JournalBook(assistant.read(), assistant.clock, assistant.settings)
     with pytest.raises(InvalidArgumentsError, match="'rumour'"):
         book.add("Alice arrived", source_type="rumour")
-    with pytest.raises(InvalidArgumentsError, match="got 1.5"):
+    with pytest.raises(InvalidArgumentsError, match=r"got 1\.5"):
         book.add("Alice arrived", source_trust=1.5)
     with pytest.raises(InvalidArgumentsError, match="got 0"):
         book.add("Alice arrived", importance=0)

@@ -147,7 +147,10 @@ def test_the_vectorised_scores_equal_the_per_entry_formula(
 def test_index_maintenance_matches_a_fresh_build() -> None:
     def entry(i: int, text: str, importance: int = 5) -> JournalEntry:
         return JournalEntry(
-            id=i, timestamp=format_time(NOW - timedelta(hours=i)), content=text, importance=importance
+            id=i,
+            timestamp=format_time(NOW - timedelta(hours=i)),
+            content=text,
+            importance=importance,
         )
 
     index = EpisodicIndex.build([entry(i, f"word{i % 7} common") for i in range(1, 201)])

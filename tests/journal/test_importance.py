@@ -133,7 +133,10 @@ async def test_pending_entries_are_upgraded_three_per_tick(
         ],
         "remaining": 1,
     }
-    entries = {e.id: e for e in JournalBook(assistant.read(), assistant.clock, assistant.settings).entries()}
+    entries = {
+        e.id: e
+        for e in JournalBook(assistant.read(), assistant.clock, assistant.settings).entries()
+    }
     assert [(entries[i].importance, entries[i].importance_method) for i in range(1, 6)] == [
         (3, "llm"),
         (9, "llm"),

@@ -269,7 +269,8 @@ async def test_reflection_end_to_end_with_the_offline_model(
     for round_ in range(4):
         for text in events:
             await assistant.call_tool(
-                "add_journal_entry", {"content": f"{text} (day {round_ + 1})", "source_type": "direct"}
+                "add_journal_entry",
+                {"content": f"{text} (day {round_ + 1})", "source_type": "direct"},
             )
             clock.advance(minutes=30)
     with assistant.transaction() as unit:
@@ -298,6 +299,7 @@ async def test_reflection_end_to_end_with_the_offline_model(
     assert all(e.importance == 8 for e in synthesis)
     assert all(e.tags == ("synthesis", "meta_learning") for e in synthesis)
     with reopened.transaction() as unit:
-        assert await reflect_if_due(
-            unit, clock, reopened.settings, reopened.llm, reopened.guard
-        ) is None
+        assert (
+            await reflect_if_due(unit, clock, reopened.settings, reopened.llm, reopened.guard)
+            is None
+        )

@@ -9,6 +9,7 @@ import pytest
 
 from mindspace import Assistant, ManualClock
 from mindspace.journal import JournalBook
+from mindspace.tools import default_registry
 
 Snapshot = Callable[[], dict[str, list[tuple[Any, ...]]]]
 
@@ -168,3 +169,43 @@ async def test_review_journal_without_saving_changes_nothing(
     assert refused["success"] is False
     assert "'synthesis' is empty" in refused["error"]
     assert stored() == before
+
+
+async def test_a_synthesis_too_long_is_refused_with_its_limit(
+    assistant: Assistant, stored: Snapshot
+) -> None:
+    before = stored()
+    result = await assistant.call_tool("review_journal", {"synthesis": "y" * 10_000})
+    assert result["success"] is False
+    assert "the limit is 9,988" in result["error"]  # 10,000 less "[SYNTHESIS] "
+    assert stored() == before
+
+
+def test_the_journal_tools_are_registered_as_the_spec_says() -> None:
+    registry = default_registry()
+    for name in ("add_journal_entry", "search_journal", "review_journal"):
+        assert registry.get(name).category == "SAFE_CHAIN"
+    search = registry.get("search_journal")
+    assert (search.cacheable, search.cache_ttl, search.reads) == (
+        True,
+        300.0,
+        frozenset({"journal_entry"}),
+    )
+    params = search.schema()["function"]["parameters"]["properties"]
+    assert set(params) == {"query", "tags", "days_back", "related_to_project", "limit", "semantic"}
+    assert params["limit"]["default"] == 10
+    review = registry.get("review_journal").schema()["function"]["parameters"]
+    assert review["required"] == ["synthesis"]
+    assert review["properties"]["days_back"]["default"] == 7
+    assert review["properties"]["save_as_entry"]["default"] is True
+    add = registry.get("add_journal_entry").schema()["function"]["parameters"]
+    assert add["required"] == ["content"]
+    assert set(add["properties"]) == {
+        "content",
+        "tags",
+        "related_projects",
+        "source_type",
+        "source_trust",
+        "source_entity",
+        "importance",
+    }

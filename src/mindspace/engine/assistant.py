@@ -17,6 +17,14 @@ from typing import Any, Literal
 
 from mindspace.clock import Clock, SystemClock, format_time
 from mindspace.config import Settings
+from mindspace.embeddings.port import Embedder
+from mindspace.engine.memory_context import install_memory_providers
+from mindspace.engine.modes import (
+    OperatingMode,
+    SleepSchedule,
+    perform_wake_transition,
+    transition_mode,
+)
 from mindspace.engine.prompting import PromptBuilder
 from mindspace.engine.records import Approval, Event
 from mindspace.engine.tick import Ticker, TickResult
@@ -24,6 +32,7 @@ from mindspace.engine.world import World, world_tools
 from mindspace.errors import NotFoundError, ToolExecutionError
 from mindspace.llm.offline import OfflineLLM
 from mindspace.llm.port import LLM
+from mindspace.memory.index import MemoryIndex
 from mindspace.state.port import AssistantInfo, Store
 from mindspace.state.unit import StateCache, Unit
 from mindspace.tools import ToolRegistry, default_registry
@@ -66,6 +75,7 @@ class Assistant:
         settings: Settings | None = None,
         tools: ToolRegistry | None = None,
         self_names: tuple[str, ...] = (),
+        embedder: Embedder | None = None,
     ) -> None:
         self.store = store
         self.info = info
@@ -75,13 +85,16 @@ class Assistant:
         self.tools = tools or default_registry()
         self.guard = PersonaGuard(self_names)
         self.state = StateCache(store, info.id, info.revision)
+        self.embedder = embedder
+        self.memory_index = MemoryIndex(self.state)
         self.runner = ToolRunner(
             self.tools, ToolResultCache(self.clock, self.settings.tool_cache_ttl)
         )
         self.prompt_builder = PromptBuilder(self.settings)
+        install_memory_providers(self.prompt_builder, self)
         self.world: World | None = None
         self.lock = asyncio.Lock()
-        self._ticker = Ticker(self)
+        self.ticker = Ticker(self)
 
     @classmethod
     def open(
@@ -95,6 +108,7 @@ class Assistant:
         settings: Settings | None = None,
         tools: ToolRegistry | None = None,
         self_names: tuple[str, ...] = (),
+        embedder: Embedder | None = None,
     ) -> Assistant:
         """Open the assistant ``key``, creating it when absent (unless ``create`` is False).
 
@@ -110,6 +124,7 @@ class Assistant:
             settings=settings,
             tools=tools,
             self_names=self_names,
+            embedder=embedder,
         )
         with assistant.transaction() as unit:
             metrics = unit.doc(SessionMetrics)
@@ -181,6 +196,8 @@ class Assistant:
             guard=self.guard,
             assistant_key=self.key,
             loop=loop,
+            embedder=self.embedder,
+            memory_index=self.memory_index,
         )
 
     def _count(self, unit: Unit, *, ok: bool) -> None:
@@ -232,13 +249,17 @@ class Assistant:
         Raises:
             InvalidArgumentsError: the event is malformed (the message says why).
         """
-        return self._ticker.queue.enqueue(
+        return self.ticker.queue.enqueue(
             content, type=type, source_entity=source_entity, location=location, metadata=metadata
         )
 
+    def open_events(self) -> list[Event]:
+        """Events not yet processed, most urgent first."""
+        return self.ticker.queue.open()
+
     def event(self, event_id: str) -> Event | None:
         """An event by id, with its status and reply."""
-        return self._ticker.queue.get(event_id)
+        return self.ticker.queue.get(event_id)
 
     def retry_event(self, event_id: str) -> Event:
         """Put a failed event back in the queue.
@@ -246,7 +267,7 @@ class Assistant:
         Raises:
             NotFoundError: no such event.
         """
-        queue = self._ticker.queue
+        queue = self.ticker.queue
         event = queue.get(event_id)
         if event is None:
             raise NotFoundError(f"Event {event_id!r} does not exist", "Check the event id.")
@@ -254,7 +275,7 @@ class Assistant:
 
     async def tick(self) -> TickResult:
         """Run one awake tick (see :class:`~mindspace.engine.tick.Ticker`)."""
-        return await self._ticker.tick()
+        return await self.ticker.tick()
 
     async def run_context(self, context_type: str, *, task: str, entity: str = "") -> TickResult:
         """Run one LLM session in another context type (reflection, pre_compaction...).
@@ -263,7 +284,42 @@ class Assistant:
             KeyError: an unknown context type.
             LLMError: never; a failing model gives a result with status ``failed``.
         """
-        return await self._ticker.run_context(context_type, task=task, entity=entity)
+        return await self.ticker.run_context(context_type, task=task, entity=entity)
+
+    # -- operating modes -----------------------------------------------------------------
+    def mode(self) -> OperatingMode:
+        """The operating mode and, while asleep, the sleep phase."""
+        return self.read().doc(OperatingMode)
+
+    def tick_rate(self) -> float:
+        """Seconds until the next tick should run, by the current mode."""
+        unit = self.read()
+        if unit.doc(OperatingMode).mode == "sleep":
+            return unit.doc(SleepSchedule).tick_rate_sleep
+        return self.settings.tick_rate_awake
+
+    def sleep(self, reason: str = "put to sleep", *, deep: bool = False) -> OperatingMode:
+        """Put the assistant to sleep now (a host, an admin or the CLI)."""
+        with self.transaction() as unit:
+            if unit.doc(OperatingMode).mode == "sleep":
+                return unit.doc(OperatingMode)
+            return transition_mode(
+                unit, self.clock, "sleep", reason, depth="deep" if deep else "light"
+            )
+
+    def wake(self, reason: str = "woken") -> OperatingMode:
+        """Wake the assistant now, even mid-phase (what is done so far is kept)."""
+        with self.transaction() as unit:
+            if unit.doc(OperatingMode).mode == "awake":
+                return unit.doc(OperatingMode)
+            return perform_wake_transition(
+                unit, self.clock, reason, cooldown_minutes=self.settings.wake_cooldown_minutes
+            )
+
+    def set_sleep_schedule(self, schedule: SleepSchedule) -> None:
+        """Replace the sleep schedule."""
+        with self.transaction() as unit:
+            unit.put_doc(schedule)
 
     # -- approvals -----------------------------------------------------------------------
     def pending_approvals(self) -> list[Approval]:

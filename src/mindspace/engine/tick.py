@@ -21,8 +21,15 @@ from mindspace.context.patterns import (
     select_execution_pattern,
     token_pressure,
 )
+from mindspace.engine.compaction import compact_conversation_history
 from mindspace.engine.events import EventQueue
 from mindspace.engine.loop import LoopResult, run_react_loop
+from mindspace.engine.modes import (
+    OperatingMode,
+    SleepSchedule,
+    check_sleep_schedule,
+    transition_mode,
+)
 from mindspace.engine.prompting import PromptInputs
 from mindspace.engine.records import (
     BufferedMessage,
@@ -32,8 +39,11 @@ from mindspace.engine.records import (
     Event,
     StoredToolCall,
 )
+from mindspace.engine.sleep import SleepCycle, SleepTickResult
 from mindspace.errors import LLMError
 from mindspace.llm.port import Message
+from mindspace.memory.entities import EntityBook
+from mindspace.memory.working import WorkingMemoryBook
 from mindspace.state.unit import Unit
 from mindspace.workspace.records import ContextUsage, Counters, Goal
 
@@ -49,7 +59,7 @@ AUTONOMOUS_TASK = (
     "with your tools and update the goals' progress. If nothing can be done now, call noop."
 )
 
-TickKind = Literal["event", "autonomous", "context", "idle"]
+TickKind = Literal["event", "autonomous", "context", "sleep", "idle"]
 
 
 @dataclass
@@ -67,6 +77,7 @@ class TickResult:
     loop: LoopResult | None = None
     error: str | None = None
     ambient_buffered: int = 0
+    sleep: SleepTickResult | None = None
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -80,6 +91,7 @@ class Ticker:
 
     def __init__(self, assistant: Assistant) -> None:
         self.assistant = assistant
+        self.sleep_cycle = SleepCycle(assistant)
 
     @property
     def queue(self) -> EventQueue:
@@ -88,11 +100,14 @@ class Ticker:
         return EventQueue(a.store, a.info.id, a.clock)
 
     async def tick(self) -> TickResult:
-        """One awake tick: an event if one is pending, else goals if due, else idle."""
+        """One tick: asleep, a sleep tick; awake, an event if pending, else goals, else idle."""
         a = self.assistant
         async with a.lock:
             a.state.refresh_if_stale()
             events = self.queue.open()
+            if a.read().doc(OperatingMode).mode == "sleep":
+                sleep = await self.sleep_cycle.tick(events)
+                return TickResult(kind="sleep", status="done", sleep=sleep)
             buffered = self._buffer_ambient([e for e in events if e.ambient])
             actionable = [e for e in events if not e.ambient]
             if actionable:
@@ -102,8 +117,22 @@ class Ticker:
             else:
                 result = TickResult(kind="idle")
             result.ambient_buffered = buffered
+            self._after_awake_tick(result)
         await self._deliver(result)
         return result
+
+    def _after_awake_tick(self, result: TickResult) -> None:
+        a = self.assistant
+        unit = a.read()
+        if not unit.doc(SleepSchedule).enabled:
+            return  # awake ticks are only counted for the schedule's min_awake_ticks
+        with a.transaction() as unit:
+            state = unit.doc(OperatingMode)
+            unit.put_doc(state.model_copy(update={"awake_ticks": state.awake_ticks + 1}))
+            due, target, reason = check_sleep_schedule(unit, a.clock)
+            if due and target == "sleep":
+                transition_mode(unit, a.clock, "sleep", reason, scheduled=True)
+                result.notes.append(f"fell asleep: {reason}")
 
     async def run_context(self, context_type: str, *, task: str, entity: str = "") -> TickResult:
         """Run one LLM session in ``context_type`` (reflection, pre_compaction...) now."""
@@ -190,38 +219,21 @@ class Ticker:
         unit = a.state.begin()
         counters = unit.doc(Counters)
         unit.put_doc(counters.model_copy(update={"tick_count": counters.tick_count + 1}))
-        pattern = self.compose(unit, config, assessment)
-        inputs = PromptInputs(
-            unit=unit,
-            settings=a.settings,
-            clock=a.clock,
-            config=config,
-            assistant_key=a.key,
-            entity=entity,
-            event=event,
-            task=task,
-        )
-        prompt = a.prompt_builder.build(inputs)
-        unit.put_doc(
-            ContextUsage(
-                estimated_used=prompt.estimated_tokens,
-                source="estimate",
-                recorded_at=format_time(a.clock.now()),
+        if event is not None and event.source_entity:
+            # First contact creates the profile; working memory follows the conversation.
+            EntityBook(unit, a.clock, a.settings, a.guard).meet(event.source_entity)
+            topic = event.metadata.get("topic")
+            WorkingMemoryBook(unit, a.clock).note_message(
+                event.source_entity, event.content, topic=topic if isinstance(topic, str) else None
             )
-        )
+        emergency = None
+        if kind in ("event", "autonomous"):
+            emergency = await compact_conversation_history(
+                unit, a.clock, a.settings, a.llm, threshold=a.settings.compact_emergency_threshold
+            )
         try:
-            loop = await run_react_loop(
-                llm=a.llm,
-                messages=list(prompt.messages),
-                registry=a.tools,
-                config=config,
-                pattern=pattern,
-                unit=unit,
-                run_tool=a.loop_tool_runner,
-                clock=a.clock,
-                max_tokens=a.settings.llm_max_tokens,
-                temperature=a.settings.llm_temperature,
-                event_id=event.id if event else None,
+            pattern, prompt, loop = await self.session(
+                unit, config, entity, event=event, task=task, assessment=assessment
             )
         except LLMError as exc:
             # Nothing of the tick is kept; the event is marked failed by the caller.
@@ -230,8 +242,7 @@ class Ticker:
                 status="failed",
                 event_id=event.id if event else None,
                 context_type=context_type,
-                pattern=pattern,
-                prompt=prompt,
+                pattern=self.compose(unit, config, assessment),
                 error=f"{type(exc).__name__}: {exc}",
             )
         now = format_time(a.clock.now())
@@ -248,7 +259,11 @@ class Ticker:
                 event.model_copy(update={"status": "done", "reply": loop.reply, "updated_at": now})
             )
         a.state.commit(unit)
+        notes = []
+        if emergency is not None and emergency.compacted:
+            notes.append(f"emergency compaction: {emergency.to_dict()['threads']}")
         return TickResult(
+            notes=notes,
             kind=kind,
             status="done",
             event_id=event.id if event else None,
@@ -259,6 +274,58 @@ class Ticker:
             prompt=prompt,
             loop=loop,
         )
+
+    async def session(
+        self,
+        unit: Unit,
+        config: ContextConfig,
+        entity: str,
+        *,
+        event: Event | None = None,
+        task: str | None = None,
+        assessment: dict[str, Any] | None = None,
+    ) -> tuple[ExecutionPattern, AssembledPrompt, LoopResult]:
+        """Compose, assemble and run the loop inside ``unit`` (the caller commits).
+
+        Raises:
+            LLMError: the model failed after the adapter's retries.
+        """
+        a = self.assistant
+        pattern = self.compose(unit, config, assessment)
+        present = event.metadata.get("present") if event is not None else None
+        inputs = PromptInputs(
+            unit=unit,
+            settings=a.settings,
+            clock=a.clock,
+            config=config,
+            assistant_key=a.key,
+            entity=entity,
+            event=event,
+            task=task,
+            present_entities=tuple(str(p) for p in present) if isinstance(present, list) else (),
+        )
+        prompt = a.prompt_builder.build(inputs)
+        unit.put_doc(
+            ContextUsage(
+                estimated_used=prompt.estimated_tokens,
+                source="estimate",
+                recorded_at=format_time(a.clock.now()),
+            )
+        )
+        loop = await run_react_loop(
+            llm=a.llm,
+            messages=list(prompt.messages),
+            registry=a.tools,
+            config=config,
+            pattern=pattern,
+            unit=unit,
+            run_tool=a.loop_tool_runner,
+            clock=a.clock,
+            max_tokens=a.settings.llm_max_tokens,
+            temperature=a.settings.llm_temperature,
+            event_id=event.id if event else None,
+        )
+        return pattern, prompt, loop
 
     def compose(
         self, unit: Unit, config: ContextConfig, assessment: dict[str, Any] | None

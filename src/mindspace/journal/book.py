@@ -73,6 +73,11 @@ class JournalBook:
         self.settings = settings
 
     # -- reads -------------------------------------------------------------------------
+    @property
+    def synthesis_limit(self) -> int:
+        """Longest synthesis text accepted: the entry limit less the ``[SYNTHESIS]`` prefix."""
+        return self.settings.max_journal_entry_chars - len(SYNTHESIS_PREFIX) - 1
+
     def meta(self) -> JournalMeta:
         """The journal's counters."""
         return self.unit.doc(JournalMeta)
@@ -176,7 +181,7 @@ class JournalBook:
         self, synthesis: str, *, evidence_ids: Sequence[str] = (), tags: Sequence[str] = ()
     ) -> AddedEntry:
         """Store a ``[SYNTHESIS]`` entry: importance 8, tags synthesis and meta_learning."""
-        text = bounded_text(synthesis, "synthesis", self.settings.max_journal_entry_chars)
+        text = bounded_text(synthesis, "synthesis", self.synthesis_limit)
         if not text.startswith(SYNTHESIS_PREFIX):
             text = f"{SYNTHESIS_PREFIX} {text}"
         extra = [t for t in tags if t.strip().casefold() not in SYNTHESIS_TAGS]

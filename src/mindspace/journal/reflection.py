@@ -170,9 +170,9 @@ async def run_reflection(
         elif insight.text.casefold() not in seen and len(accepted) < MAX_INSIGHTS:
             seen.add(insight.text.casefold())
             accepted.append(insight)
-    limit = settings.max_journal_entry_chars
     for insight in accepted:
-        added = book.add_synthesis(insight.text[:limit], evidence_ids=insight.evidence_ids)
+        text = insight.text[: book.synthesis_limit]
+        added = book.add_synthesis(text, evidence_ids=insight.evidence_ids)
         outcome.stored.append(added.entry)
     outcome.state = reset_reflection_state(unit, clock)
     outcome.success = True

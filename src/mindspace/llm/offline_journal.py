@@ -60,6 +60,15 @@ def _names(text: str) -> list[str]:
     return [t for t in tokens if t[:1].isupper() and t.isalpha() and t.lower() not in STOPWORDS]
 
 
+def _as_written(word: str, texts: Sequence[str]) -> str:
+    """``word`` as the texts mostly spell it ("Alice" rather than "alice")."""
+    forms = Counter(
+        token for text in texts for token in (t.strip(_STRIP) for t in text.split())
+        if token.lower() == word
+    )  # fmt: skip
+    return min(forms, key=lambda f: (-forms[f], f)) if forms else word
+
+
 def importance_skill(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> str | None:
     """Rate an event with the spec's heuristic (no source modifier)."""
     text = _user_text(messages)
@@ -82,7 +91,8 @@ def questions_skill(messages: Sequence[Message], tools: Sequence[ToolSchema]) ->
         names.update(set(_names(content)))
     ranked = sorted(weight, key=lambda w: (-weight[w], w))
     name = min(names, key=lambda n: (-names[n], n)) if names else None
-    themes = [w for w in ranked if name is None or w != name.lower()][:2]
+    contents = [content for _, _, content in _ENTRY.findall(text)]
+    themes = [_as_written(w, contents) for w in ranked if name is None or w != name.lower()][:2]
     if not themes:
         return json.dumps(list(_GENERIC_QUESTIONS))
     questions = [f"What patterns connect the events involving '{themes[0]}'?"]
@@ -122,9 +132,10 @@ def insights_skill(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> 
         theme = min(shared, key=lambda w: (-counts[w], w not in asked, w))
         used.add(theme)
         cited = [key for key, content in items if theme in _words(content)]
+        shown = _as_written(theme, [content for _, content in items])
         insights.append(
             {
-                "insight": f"Events involving '{theme}' recur: {len(cited)} of the "
+                "insight": f"Events involving '{shown}' recur: {len(cited)} of the "
                 f"{len(items)} entries gathered on this question mention it.",
                 "evidence": cited,
             }

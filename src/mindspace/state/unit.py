@@ -14,12 +14,12 @@ frozen models, shared safely with every unit that reads them.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast
 
 from mindspace.state.models import DOC_KIND, Document, Record
 from mindspace.state.port import Change, RecordStore
 
-__all__ = ["StateCache", "Unit", "topic_of"]
+__all__ = ["CacheListener", "StateCache", "Unit", "topic_of"]
 
 R = TypeVar("R", bound=Record)
 D = TypeVar("D", bound=Document)
@@ -31,6 +31,18 @@ _Slot = tuple[str, str]  # (kind, key)
 def topic_of(kind: str, key: str) -> str:
     """The invalidation topic of a write: the kind, or ``doc:<name>`` for documents."""
     return f"{DOC_KIND}:{key}" if kind == DOC_KIND else kind
+
+
+class CacheListener(Protocol):
+    """Keeps something derived (a search index) in step with committed records of a kind."""
+
+    def applied(self, key: str, record: Record | None) -> None:
+        """``record`` was committed under ``key`` (None: deleted)."""
+        ...
+
+    def reset(self) -> None:
+        """The cache was reloaded; drop everything derived."""
+        ...
 
 
 class StateCache:
@@ -50,7 +62,12 @@ class StateCache:
         self._docs: dict[str, dict[str, Any]] | None = None
         self._doc_models: dict[str, Document] = {}
         self._versions: dict[str, int] = {}
+        self._listeners: dict[str, list[CacheListener]] = {}
         self.epoch = 0
+
+    def listen(self, kind: str, listener: CacheListener) -> None:
+        """Tell ``listener`` about every committed write of ``kind`` from now on."""
+        self._listeners.setdefault(kind, []).append(listener)
 
     # -- reads -------------------------------------------------------------------------
     def records(self, model: type[R]) -> dict[str, R]:
@@ -112,6 +129,8 @@ class StateCache:
             raise
         for (kind, key), entry in changes.items():
             self._apply(kind, key, entry)
+            for listener in self._listeners.get(kind, ()):
+                listener.applied(key, entry if isinstance(entry, Record) else None)
             topic = topic_of(kind, key)
             self._versions[topic] = self._versions.get(topic, 0) + 1
         unit.clear()
@@ -142,6 +161,9 @@ class StateCache:
         self._versions.clear()
         self.epoch += 1
         self.revision = revision
+        for listeners in self._listeners.values():
+            for listener in listeners:
+                listener.reset()
 
 
 class Unit:
@@ -207,6 +229,13 @@ class Unit:
             entry for key, entry in overlay.items() if key not in base and isinstance(entry, model)
         )
         return result
+
+    def pending(self, model: type[R]) -> dict[str, R | None]:
+        """Uncommitted writes of ``model`` visible here (None marks a deletion)."""
+        return {
+            key: entry if isinstance(entry, model) else None
+            for key, entry in self._flattened(model.kind).items()
+        }
 
     def doc(self, model: type[D]) -> D:
         """The document ``model`` as this unit sees it (defaults when never written)."""

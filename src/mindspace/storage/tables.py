@@ -17,6 +17,7 @@ from sqlalchemy import (
     Float,
     ForeignKey,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -154,6 +155,43 @@ journal_entries = _owned(
     Column("scoring_attempts", Integer, nullable=False),
 )
 
+memories = _owned(
+    "memories",
+    Column("id", String(40), nullable=False),
+    Column("content", Text, nullable=False),
+    Column("source", String(32), nullable=False),
+    Column("entry_id", Integer, nullable=True),
+    Column("tags", JSON, nullable=False),
+    Column("source_type", String(16), nullable=False),
+    Column("source_trust", Float, nullable=False),
+    Column("source_entity", String(128), nullable=True),
+    Column("importance", Integer, nullable=False),
+    Column("importance_method", String(16), nullable=False),
+    Column("created_at", String(32), nullable=False),
+    Column("occurred_at", String(32), nullable=False),
+    Column("ref", String(128), nullable=True),
+    Column("embedder", String(64), nullable=True),
+    Column("embedding", LargeBinary, nullable=True),
+)
+
+memory_links = _owned(
+    "memory_links",
+    Column("memory_id", String(40), nullable=False),
+    Column("linked_to", JSON, nullable=False),
+    Column("processed_at", String(32), nullable=False),
+)
+
+entities = _owned(
+    "entities",
+    Column("entity_id", String(128), nullable=False),
+    Column("entity_type", String(32), nullable=False),
+    Column("attributes", JSON, nullable=False),
+    Column("observations", JSON, nullable=False),
+    Column("relationship", JSON, nullable=False),
+    Column("first_seen", String(32), nullable=False),
+    Column("last_seen", String(32), nullable=False),
+)
+
 
 @dataclass(frozen=True)
 class KindTable:
@@ -176,5 +214,8 @@ KINDS: dict[str, KindTable] = {
     "event": KindTable(events, "id"),
     "message": KindTable(messages, "id"),
     "approval": KindTable(approvals, "id"),
+    "memory": KindTable(memories, "id"),
+    "memory_links": KindTable(memory_links, "memory_id"),
+    "entity": KindTable(entities, "entity_id"),
 }
 """Every record kind the store knows, by the kind name the core uses."""

@@ -8,6 +8,7 @@ from mindspace.tools.journal import (
     SearchEpisodicMemory,
     SearchJournal,
 )
+from mindspace.tools.memory import RecallMemories, StoreMemory, UpdateEntityObservation
 from mindspace.tools.projects import CreateProject, ListProjects, SwapProject, UpdateProject
 from mindspace.tools.registry import ToolRegistry
 from mindspace.tools.runner import ToolOutcome, ToolResultCache, ToolRunner
@@ -45,6 +46,9 @@ def default_registry() -> ToolRegistry:
             SearchJournal(),
             ReviewJournal(),
             SearchEpisodicMemory(),
+            StoreMemory(),
+            RecallMemories(),
+            UpdateEntityObservation(),
             GetSystemStatus(),
             UpdateSystemPrompt(),
             Noop(),

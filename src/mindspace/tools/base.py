@@ -26,7 +26,12 @@ from pydantic import BaseModel, ConfigDict
 
 from mindspace.clock import Clock
 from mindspace.config import Settings
+from mindspace.embeddings.port import Embedder
+from mindspace.errors import ToolFailedError
 from mindspace.llm.port import LLM, ToolSchema
+from mindspace.memory.entities import EntityBook
+from mindspace.memory.index import MemoryIndex
+from mindspace.memory.semantic import SemanticMemory
 from mindspace.state.unit import Unit
 from mindspace.workspace.goals import GoalBook
 from mindspace.workspace.persona import PersonaGuard
@@ -72,6 +77,8 @@ class ToolContext:
     guard: PersonaGuard
     assistant_key: str
     loop: LoopSnapshot = field(default_factory=LoopSnapshot)
+    embedder: Embedder | None = None
+    memory_index: MemoryIndex | None = None
 
     @property
     def goals(self) -> GoalBook:
@@ -87,6 +94,23 @@ class ToolContext:
     def session_memory(self) -> SessionMemoryBook:
         """Session memory operations."""
         return SessionMemoryBook(self.unit, self.clock, self.settings, self.guard)
+
+    @property
+    def semantic(self) -> SemanticMemory:
+        """Semantic memory operations (tier 1)."""
+        if self.memory_index is None:
+            raise ToolFailedError(
+                "Semantic memory is not available to this assistant",
+                "Open the assistant through Assistant.open so its memory index exists.",
+            )
+        return SemanticMemory(
+            self.unit, self.clock, self.settings, self.embedder, self.memory_index
+        )
+
+    @property
+    def entities(self) -> EntityBook:
+        """Entity profile operations (tier 2)."""
+        return EntityBook(self.unit, self.clock, self.settings, self.guard)
 
     @property
     def prompts(self) -> PromptDesk:

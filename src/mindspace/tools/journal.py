@@ -155,8 +155,8 @@ class ReviewJournal(Tool[ReviewJournalArgs]):
     args_model = ReviewJournalArgs
 
     async def execute(self, ctx: ToolContext, args: ReviewJournalArgs) -> dict[str, Any]:
-        bounded_text(args.synthesis, "synthesis", ctx.settings.max_journal_entry_chars)
         book = _book(ctx)
+        bounded_text(args.synthesis, "synthesis", book.synthesis_limit)
         where = JournalFilter(tags=tuple(args.tags), any_tag=True, days_back=args.days_back)
         reviewed = filter_entries(ctx.unit, ctx.clock.now(), where)
         saved = None

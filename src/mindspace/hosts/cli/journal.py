@@ -147,17 +147,18 @@ def _table(entries: Sequence[JournalEntry], title: str) -> Table:
     table.add_column("Imp.", justify="right", no_wrap=True)
     table.add_column("Method", no_wrap=True)
     table.add_column("Trust", justify="right", no_wrap=True)
-    table.add_column("Tags", ratio=1, min_width=6, overflow="fold")
-    table.add_column("Content", ratio=3, min_width=20, overflow="fold")
+    table.add_column("Content and tags", min_width=20, overflow="fold")
     for entry in entries:
         style = "bold" if entry.importance >= 8 else ("dim" if entry.importance <= 3 else "")
+        content = Text(entry.content, style="cyan" if entry.is_synthesis else "")
+        if entry.tags:
+            content.append("\n" + " ".join(f"#{tag}" for tag in entry.tags), style="magenta")
         table.add_row(
             str(entry.id),
             entry.timestamp.replace("T", " ").removesuffix("Z")[:16],
             Text(str(entry.importance), style=style),
             entry.importance_method,
             f"{entry.source_trust:.2g}",
-            Text(", ".join(entry.tags), style="magenta"),
-            Text(entry.content, style="cyan" if entry.is_synthesis else ""),
+            content,
         )
     return table

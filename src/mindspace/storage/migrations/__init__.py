@@ -17,7 +17,12 @@ from sqlalchemy import Connection, select
 
 from mindspace.clock import format_time
 from mindspace.errors import MigrationError
-from mindspace.storage.migrations import v0001_core, v0002_journal, v0003_engine
+from mindspace.storage.migrations import (
+    v0001_core,
+    v0002_journal,
+    v0003_engine,
+    v0004_memory,
+)
 from mindspace.storage.tables import schema_migrations
 
 __all__ = ["MIGRATIONS", "Migration", "migrate"]
@@ -36,6 +41,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, v0001_core.NAME, v0001_core.upgrade),
     Migration(2, v0002_journal.NAME, v0002_journal.upgrade),
     Migration(3, v0003_engine.NAME, v0003_engine.upgrade),
+    Migration(4, v0004_memory.NAME, v0004_memory.upgrade),
 )
 
 

@@ -1,0 +1,208 @@
+"""Any OpenAI-compatible ``/v1/embeddings`` endpoint through the official ``openai`` SDK.
+
+Works with OpenAI, vLLM, Ollama, llama.cpp's server, LM Studio, text-embeddings-inference
+and anything else that speaks the OpenAI embeddings format. The port is synchronous, so
+this uses the SDK's sync client. As in the LLM adapter, the SDK's own retries are off and
+ours are the only ones: bounded, with exponential backoff, on 429, 5xx, timeouts and
+connection failures. Vendor errors become :class:`~mindspace.errors.EmbeddingError`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import openai
+
+from mindspace.embeddings.port import Vectors
+from mindspace.errors import ConfigError, EmbeddingError
+
+__all__ = ["OpenAICompatibleEmbedder"]
+
+logger = logging.getLogger("mindspace.embeddings.openai")
+
+_PROBE = "dimension probe"
+
+
+class OpenAICompatibleEmbedder:
+    """An embedding model behind an OpenAI-compatible endpoint.
+
+    Empty (or whitespace-only) texts are not sent, since OpenAI rejects them; they get
+    all-zero vectors, as the port allows.
+
+    Args:
+        base_url: The endpoint's base URL, e.g. ``http://127.0.0.1:11434/v1``.
+        model: The embedding model the endpoint serves; also the embedder's ``name``.
+        api_key: The key; local servers usually accept any value.
+        dim: The vectors' dimension if known; otherwise it is learned from the first
+            response (reading ``dim`` before any ``embed()`` sends one short request).
+            Every response is checked against it.
+        timeout: Seconds per request.
+        max_retries: Retries after the first attempt on 429, 5xx, timeouts and
+            connection failures.
+        batch_size: Most texts per request.
+        backoff: Seconds before the first retry; doubled each time, capped at 30 s.
+        sleep: How to wait between retries (tests pass a recorder instead of sleeping).
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        dim: int | None = None,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        batch_size: int = 256,
+        backoff: float = 0.5,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if dim is not None and dim < 1:
+            raise ConfigError(f"The embedding dimension must be >= 1, got {dim!r}")
+        if batch_size < 1:
+            raise ConfigError(f"The embedding batch_size must be >= 1, got {batch_size!r}")
+        self.name = model
+        self.model = model
+        self.base_url = base_url
+        self.batch_size = batch_size
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self._sleep = sleep
+        self._dim = dim
+        self._client = openai.OpenAI(
+            base_url=base_url,
+            api_key=api_key or "not-needed",
+            timeout=timeout,
+            max_retries=0,
+        )
+
+    @property
+    def dim(self) -> int:
+        """The vectors' dimension; asks the endpoint once if it was not given."""
+        if self._dim is None:
+            self._dim = int(self._request([_PROBE]).shape[1])
+        return self._dim
+
+    @dim.setter
+    def dim(self, value: int) -> None:
+        if value < 1:
+            raise ConfigError(f"The embedding dimension must be >= 1, got {value!r}")
+        self._dim = value
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Embed ``texts`` in batches; rows are L2-normalised."""
+        todo = [i for i, text in enumerate(texts) if text.strip()]
+        chunks: list[tuple[list[int], Vectors]] = []
+        for start in range(0, len(todo), self.batch_size):
+            rows = todo[start : start + self.batch_size]
+            chunks.append((rows, self._request([texts[i] for i in rows])))
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for rows, vectors in chunks:
+            out[rows] = vectors
+        return out
+
+    def _request(self, batch: list[str]) -> Vectors:
+        """One request for ``batch`` (retried when transient), as normalised float32 rows."""
+        attempt = 0
+        while True:
+            try:
+                response = self._client.embeddings.create(
+                    model=self.model, input=batch, encoding_format="float"
+                )
+            except openai.APIError as exc:
+                error = _map_error(exc, self.base_url)
+                if attempt < self.max_retries and _transient(exc):
+                    delay = _retry_after(exc) or min(30.0, self.backoff * 2**attempt)
+                    attempt += 1
+                    logger.warning(
+                        "Embedding request to %s failed (%s); retry %d/%d in %.1fs",
+                        self.base_url,
+                        error,
+                        attempt,
+                        self.max_retries,
+                        delay,
+                    )
+                    self._sleep(delay)
+                    continue
+                raise error from exc
+            return self._vectors(response, len(batch))
+
+    def _vectors(self, response: Any, expected: int) -> Vectors:
+        data = getattr(response, "data", None)
+        if not isinstance(data, list) or len(data) != expected:
+            got = len(data) if isinstance(data, list) else None
+            raise EmbeddingError(
+                f"The embeddings endpoint at {self.base_url!r} returned {got!r} vectors "
+                f"for {expected!r} inputs (model {self.model!r})"
+            )
+        try:
+            ordered = sorted(data, key=lambda item: int(item.index))
+            vectors = np.asarray([item.embedding for item in ordered], dtype=np.float32)
+        except (AttributeError, TypeError, ValueError) as exc:
+            raise EmbeddingError(
+                f"The embeddings endpoint at {self.base_url!r} sent vectors that are not "
+                f"lists of numbers (model {self.model!r}): {exc}"
+            ) from exc
+        if vectors.ndim != 2 or vectors.shape[1] == 0:
+            raise EmbeddingError(
+                f"The embeddings endpoint at {self.base_url!r} sent vectors of uneven or "
+                f"zero length (model {self.model!r})"
+            )
+        if self._dim is None:
+            self._dim = int(vectors.shape[1])
+        elif vectors.shape[1] != self._dim:
+            raise EmbeddingError(
+                f"The embeddings endpoint at {self.base_url!r} sent {vectors.shape[1]!r}-d "
+                f"vectors, expected {self._dim!r}-d (model {self.model!r}). Check "
+                "MINDSPACE_EMBEDDING_MODEL; vectors of different models cannot be mixed."
+            )
+        if not np.isfinite(vectors).all():
+            raise EmbeddingError(
+                f"The embeddings endpoint at {self.base_url!r} sent NaN or infinite values "
+                f"(model {self.model!r})"
+            )
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        np.divide(vectors, norms, out=vectors, where=norms > 0)
+        return vectors
+
+
+def _transient(exc: openai.APIError) -> bool:
+    if isinstance(exc, openai.APIConnectionError | openai.RateLimitError):
+        return True  # APITimeoutError is an APIConnectionError
+    return isinstance(exc, openai.APIStatusError) and exc.status_code >= 500
+
+
+def _retry_after(exc: openai.APIError) -> float | None:
+    response = getattr(exc, "response", None)
+    header = response.headers.get("retry-after") if response is not None else None
+    try:
+        return min(30.0, float(header)) if header is not None else None
+    except ValueError:
+        return None
+
+
+def _map_error(exc: openai.APIError, base_url: str) -> EmbeddingError:
+    where = f"The embeddings endpoint at {base_url!r}"
+    if isinstance(exc, openai.APITimeoutError):
+        return EmbeddingError(f"{where} did not answer in time")
+    if isinstance(exc, openai.APIConnectionError):
+        return EmbeddingError(
+            f"Cannot reach the embeddings endpoint at {base_url!r}: {exc}. "
+            "Check MINDSPACE_EMBEDDING_BASE_URL."
+        )
+    if isinstance(exc, openai.AuthenticationError):
+        return EmbeddingError(f"{where} refused the API key; check MINDSPACE_EMBEDDING_API_KEY.")
+    if isinstance(exc, openai.RateLimitError):
+        return EmbeddingError(f"{where} is rate limiting requests (429)")
+    if isinstance(exc, openai.NotFoundError):
+        return EmbeddingError(
+            f"{where} answered 404: {exc.message}. Check MINDSPACE_EMBEDDING_MODEL and "
+            "that the base URL ends in /v1."
+        )
+    if isinstance(exc, openai.APIStatusError):
+        return EmbeddingError(f"{where} answered {exc.status_code}: {exc.message}")
+    return EmbeddingError(f"{where} failed: {exc}")

@@ -1,0 +1,62 @@
+"""Prompt providers for the memory tiers: entity context and semantic memories."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mindspace.engine.prompting import PromptBuilder, PromptInputs
+from mindspace.memory.entities import EntityBook
+from mindspace.memory.semantic import SemanticMemory
+from mindspace.memory.working import WorkingMemoryBook
+from mindspace.workspace.goals import GoalBook
+
+if TYPE_CHECKING:
+    from mindspace.engine.assistant import Assistant
+
+__all__ = ["install_memory_providers", "memory_queries"]
+
+
+def memory_queries(inputs: PromptInputs) -> list[str]:
+    """What to look up for a prompt: the pending event (or task) and the active goals."""
+    queries = []
+    if inputs.event is not None:
+        queries.append(inputs.event.content)
+    elif inputs.task:
+        queries.append(inputs.task)
+    book = GoalBook(inputs.unit, inputs.clock, inputs.settings)
+    queries += [g.description for g in book.active()[:5]]
+    return queries
+
+
+def install_memory_providers(builder: PromptBuilder, assistant: Assistant) -> None:
+    """Fill entity_context and semantic_memories from the assistant's memory tiers."""
+
+    def entity_context(inputs: PromptInputs) -> str:
+        present = [inputs.entity] if inputs.entity else []
+        present += list(inputs.present_entities)
+        if inputs.event is not None:
+            extra = inputs.event.metadata.get("present")
+            if isinstance(extra, list):
+                present += [str(e) for e in extra]
+        book = EntityBook(inputs.unit, inputs.clock, inputs.settings, assistant.guard)
+        parts = [book.render(present)]
+        working = WorkingMemoryBook(inputs.unit, inputs.clock)
+        parts += [working.render(entity) for entity in dict.fromkeys(present)]
+        return "\n\n".join(p for p in parts if p)
+
+    def semantic_memories(inputs: PromptInputs) -> str:
+        memory = SemanticMemory(
+            inputs.unit, inputs.clock, inputs.settings, assistant.embedder, assistant.memory_index
+        )
+        found = memory.retrieve_relevant(
+            memory_queries(inputs), min_source_trust=inputs.settings.memory_min_source_trust
+        )
+        lines = []
+        for item in found:
+            m = item.memory
+            who = f" (from {m.source_entity})" if m.source_entity else ""
+            lines.append(f"- [{m.occurred_at[:10]}] {m.content}{who} trust {m.source_trust:.1f}")
+        return "\n".join(lines)
+
+    builder.provide("entity_context", entity_context)
+    builder.provide("semantic_memories", semantic_memories)

@@ -1,0 +1,365 @@
+"""The sleep tick: compacting, then dreaming (spec 003 §2-5, 004 §6).
+
+A sleep tick is one unit of work committed at its end, so a process killed halfway
+through a phase stores nothing of that tick and the next tick redoes it: every journal
+entry is scored and consolidated exactly once. Each operation returns a result dict;
+the tick returns all of them under their spec names.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from mindspace.clock import Clock, format_time
+from mindspace.config import Settings
+from mindspace.context.contexts import get_context_config
+from mindspace.engine.compaction import (
+    compact_conversation_history,
+    context_usage_percent,
+    split_for_compaction,
+    thread_messages,
+)
+from mindspace.engine.modes import OperatingMode, check_wake_conditions, perform_wake_transition
+from mindspace.engine.records import Event
+from mindspace.errors import LLMError, MindspaceError
+from mindspace.journal.book import JournalBook, prune_low_importance_entries
+from mindspace.journal.episodic import EpisodicWeights
+from mindspace.journal.evidence import Evidence, JournalEvidence
+from mindspace.journal.importance import score_pending_entries
+from mindspace.journal.records import JournalEntry
+from mindspace.journal.reflection import reflect_if_due
+from mindspace.llm.port import LLM, Message
+from mindspace.memory.entities import EntityBook
+from mindspace.memory.index import MemoryIndex
+from mindspace.memory.prompts import ENTITY_CONSOLIDATION_PROMPT
+from mindspace.memory.records import Memory, MemoryLink, MemoryLinks
+from mindspace.memory.semantic import MemoryDraft, SemanticMemory
+from mindspace.memory.working import WorkingMemoryBook
+from mindspace.state.unit import Unit
+from mindspace.workspace.persona import PersonaGuard
+
+if TYPE_CHECKING:
+    from mindspace.engine.assistant import Assistant
+
+__all__ = [
+    "PRE_COMPACTION_TASK",
+    "MemoryEvidence",
+    "SleepCycle",
+    "SleepTickResult",
+    "prune_orphaned_memory_links",
+    "run_dreaming_tick",
+    "run_entity_consolidation_batch",
+    "run_sleep_consolidation",
+]
+
+logger = logging.getLogger("mindspace.engine")
+
+PRE_COMPACTION_TASK = (
+    "Before this conversation history is compacted into a summary, journal any facts "
+    "about the world, the people and their preferences that are worth keeping "
+    "(add_journal_entry, update_entity_observation). Call noop when nothing is left."
+)
+
+
+@dataclass
+class SleepTickResult:
+    """What one sleep tick did."""
+
+    phase: str | None
+    phase_after: str | None
+    operations: dict[str, dict[str, Any]] = field(default_factory=dict)
+    woke: bool = False
+    wake_reason: str | None = None
+    deferred_wake: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The result as a plain dict."""
+        return {
+            "phase": self.phase,
+            "phase_after": self.phase_after,
+            "operations": self.operations,
+            "woke": self.woke,
+            "wake_reason": self.wake_reason,
+            "deferred_wake": self.deferred_wake,
+        }
+
+
+def run_sleep_consolidation(
+    unit: Unit,
+    clock: Clock,
+    settings: Settings,
+    memory: SemanticMemory,
+    max_entries_per_tick: int = 5,
+) -> dict[str, Any]:
+    """Move up to ``max_entries_per_tick`` unconsolidated journal entries into semantic memory."""
+    pending = [e for e in unit.all(JournalEntry) if not e.consolidated and not e.is_synthesis]
+    pending.sort(key=lambda e: e.id)
+    batch = pending[:max_entries_per_tick]
+    drafts = [
+        MemoryDraft(
+            content=e.content,
+            tags=e.tags,
+            source_type=e.source_type,
+            source_trust=e.source_trust,
+            source_entity=e.source_entity,
+            importance=e.importance,
+            importance_method=e.importance_method,
+            source="journal",
+            entry_id=e.id,
+            occurred_at=e.timestamp,
+            ref=next((t[4:] for t in e.tags if t.startswith("ref:")), None),
+        )
+        for e in batch
+    ]
+    stored = memory.store_many(drafts) if drafts else []
+    JournalBook(unit, clock, settings).mark_consolidated(e.id for e in batch)
+    remaining = len(pending) - len(batch)
+    return {
+        "processed": len(batch),
+        "entry_ids": [e.id for e in batch],
+        "memory_ids": [m.id for m in stored],
+        "remaining": remaining,
+        "completed": remaining == 0,
+    }
+
+
+def run_dreaming_tick(
+    unit: Unit, clock: Clock, index: MemoryIndex, threshold: float, batch_size: int = 5
+) -> dict[str, Any]:
+    """A-MEM links: for memories not yet processed, link those with similarity >= threshold."""
+    processed = {links.memory_id for links in unit.all(MemoryLinks)}
+    todo = [m for m in unit.all(Memory) if m.id not in processed][:batch_size]
+    now = format_time(clock.now())
+    created = 0
+    for memory in todo:
+        links: list[MemoryLink] = []
+        vector = memory.vector()
+        scores = index.dense_scores(vector) if vector is not None else None
+        if scores is not None:
+            keep = index.mask()
+            own = index.keys.index(memory.id) if memory.id in index.keys else -1
+            if own >= 0:
+                keep[own] = False
+            for row in index.top(np.where(scores >= threshold, scores, -np.inf), keep, 5):
+                links.append(MemoryLink(id=index.keys[row], score=round(float(scores[row]), 4)))
+        unit.put(MemoryLinks(memory_id=memory.id, linked_to=tuple(links), processed_at=now))
+        created += len(links)
+    remaining = len([m for m in unit.all(Memory) if m.id not in processed]) - len(todo)
+    return {"processed": len(todo), "links_created": created, "remaining": remaining}
+
+
+def prune_orphaned_memory_links(unit: Unit) -> dict[str, Any]:
+    """Drop links from or to memories that no longer exist."""
+    existing = {m.id for m in unit.all(Memory)}
+    removed_records = removed_links = 0
+    for links in unit.all(MemoryLinks):
+        if links.memory_id not in existing:
+            unit.delete(MemoryLinks, links.memory_id)
+            removed_records += 1
+            removed_links += len(links.linked_to)
+            continue
+        alive = tuple(link for link in links.linked_to if link.id in existing)
+        if len(alive) != len(links.linked_to):
+            removed_links += len(links.linked_to) - len(alive)
+            unit.put(links.model_copy(update={"linked_to": alive}))
+    return {"removed_records": removed_records, "removed_links": removed_links}
+
+
+async def run_entity_consolidation_batch(
+    unit: Unit,
+    clock: Clock,
+    settings: Settings,
+    llm: LLM,
+    guard: PersonaGuard,
+    batch_size: int = 3,
+) -> dict[str, Any]:
+    """Fold entities' raw observations (Pf) into attributes (Pa) through the LLM."""
+    book = EntityBook(unit, clock, settings, guard)
+    updated: dict[str, dict[str, str]] = {}
+    rejected: list[str] = []
+    errors: list[str] = []
+    for profile in book.pending_consolidation()[:batch_size]:
+        observations = [o.text for o in profile.observations if not o.consolidated]
+        prompt = ENTITY_CONSOLIDATION_PROMPT.format(
+            entity=profile.entity_id,
+            observations="\n".join(f"- {text}" for text in observations),
+            attributes=json.dumps(profile.attributes, sort_keys=True),
+        )
+        try:
+            reply = await llm.complete([Message("user", prompt)])
+        except LLMError as exc:
+            errors.append(f"{profile.entity_id}: {exc}")
+            continue
+        attributes = _json_object(reply.text or "")
+        clean = {}
+        for key, value in attributes.items():
+            if guard.is_clean(value) and guard.is_clean(key):
+                clean[key] = value
+            else:
+                rejected.append(f"{key}: {value}")
+        book.consolidate(profile.entity_id, clean)
+        updated[profile.entity_id] = clean
+    return {"entities": updated, "rejected_attributes": rejected, "errors": errors}
+
+
+def _json_object(text: str) -> dict[str, str]:
+    found = re.search(r"\{.*\}", text, re.DOTALL)
+    if not found:
+        return {}
+    try:
+        value = json.loads(found.group(0))
+    except json.JSONDecodeError:
+        return {}
+    if not isinstance(value, dict):
+        return {}
+    return {
+        str(k).strip()[:64]: str(v).strip()[:500]
+        for k, v in value.items()
+        if str(k).strip() and v is not None and str(v).strip()
+    }
+
+
+class MemoryEvidence:
+    """Reflection evidence from semantic memory, topped up from the journal."""
+
+    def __init__(self, memory: SemanticMemory, journal: JournalEvidence) -> None:
+        self.memory = memory
+        self.journal = journal
+
+    async def find(self, question: str, limit: int) -> Sequence[Evidence]:
+        """Up to ``limit`` memories for the question, then journal entries to fill up."""
+        found = [
+            Evidence(r.memory.id, r.memory.content, r.score)
+            for r in self.memory.recall(question, limit=limit)
+        ]
+        if len(found) < limit:
+            found += list(await self.journal.find(question, limit - len(found)))
+        return found[:limit]
+
+
+class SleepCycle:
+    """Runs sleep ticks for one assistant (the caller holds the assistant's lock)."""
+
+    def __init__(self, assistant: Assistant) -> None:
+        self.assistant = assistant
+
+    async def tick(self, pending: Sequence[Event]) -> SleepTickResult:
+        """One sleep tick: wake checks, then the current phase's operations, one commit."""
+        a = self.assistant
+        unit = a.state.begin()
+        state = unit.doc(OperatingMode)
+        result = SleepTickResult(phase=state.sleep_phase, phase_after=state.sleep_phase)
+        should_wake, reason, deferred = check_wake_conditions(unit, a.clock, pending)
+        if should_wake:
+            perform_wake_transition(
+                unit, a.clock, reason, cooldown_minutes=a.settings.wake_cooldown_minutes
+            )
+            a.state.commit(unit)
+            result.woke, result.wake_reason, result.phase_after = True, reason, None
+            return result
+        if deferred:
+            result.deferred_wake = reason
+            unit.put_doc(unit.doc(OperatingMode).model_copy(update={"wake_deferred": reason}))
+        if state.sleep_phase == "compacting":
+            await self._compacting(unit, result)
+        else:
+            await self._dreaming(unit, result)
+        state = unit.doc(OperatingMode)
+        unit.put_doc(state.model_copy(update={"sleep_ticks": state.sleep_ticks + 1}))
+        if state.wake_deferred and state.sleep_phase == "dreaming":
+            # Compacting completed: the deferred wake happens now.
+            perform_wake_transition(
+                unit,
+                a.clock,
+                state.wake_deferred.replace(" (deferred until compacting completes)", "")
+                + " (after compacting)",
+                cooldown_minutes=a.settings.wake_cooldown_minutes,
+            )
+            result.woke = True
+            result.wake_reason = unit.doc(OperatingMode).reason
+            result.phase_after = None
+        else:
+            result.phase_after = unit.doc(OperatingMode).sleep_phase
+        a.state.commit(unit)
+        return result
+
+    def _memory(self, unit: Unit) -> SemanticMemory:
+        a = self.assistant
+        return SemanticMemory(unit, a.clock, a.settings, a.embedder, a.memory_index)
+
+    async def _compacting(self, unit: Unit, result: SleepTickResult) -> None:
+        a = self.assistant
+        scoring = await score_pending_entries(unit, a.llm, a.settings.sleep_scoring_per_tick)
+        result.operations["score_pending_entries"] = scoring.to_dict()
+        consolidation = run_sleep_consolidation(
+            unit, a.clock, a.settings, self._memory(unit), a.settings.sleep_consolidation_per_tick
+        )
+        result.operations["run_sleep_consolidation"] = consolidation
+        if consolidation["completed"]:
+            # Every entry is consolidated: the phase moves on in this same commit.
+            state = unit.doc(OperatingMode)
+            unit.put_doc(state.model_copy(update={"sleep_phase": "dreaming"}))
+
+    async def _dreaming(self, unit: Unit, result: SleepTickResult) -> None:
+        a = self.assistant
+        ops = result.operations
+        # New memories from this night are committed, so the index holds them.
+        ops["run_dreaming_tick"] = run_dreaming_tick(
+            unit, a.clock, a.memory_index, a.settings.memory_link_threshold
+        )
+        ops["prune_orphaned_memory_links"] = prune_orphaned_memory_links(unit)
+        ops["run_entity_consolidation_batch"] = await run_entity_consolidation_batch(
+            unit, a.clock, a.settings, a.llm, a.guard
+        )
+        evidence = MemoryEvidence(
+            self._memory(unit),
+            JournalEvidence(unit, a.clock, EpisodicWeights.from_settings(a.settings)),
+        )
+        try:
+            outcome = await reflect_if_due(unit, a.clock, a.settings, a.llm, a.guard, evidence)
+            ops["run_reflection"] = outcome.to_dict() if outcome else {"triggered": False}
+        except MindspaceError as exc:
+            ops["run_reflection"] = {"triggered": True, "error": str(exc)}
+        pruned = prune_low_importance_entries(unit, a.clock, a.settings)
+        ops["prune_low_importance_entries"] = {"pruned": [e.id for e in pruned]}
+        working = WorkingMemoryBook(unit, a.clock)
+        stale = working.clear_stale_conversations(
+            timedelta(minutes=a.settings.stale_conversation_minutes)
+        )
+        ops["clear_stale_conversations"] = {"cleared": stale}
+        threshold = a.settings.compact_sleep_threshold
+        due = context_usage_percent(unit, a.settings) >= threshold
+        ops["run_pre_compaction_extraction"] = (
+            await self._pre_compaction(unit) if due else {"ran": False, "reason": "below threshold"}
+        )
+        compaction = await compact_conversation_history(
+            unit, a.clock, a.settings, a.llm, threshold=threshold
+        )
+        ops["compact_conversation_history"] = compaction.to_dict()
+
+    async def _pre_compaction(self, unit: Unit) -> dict[str, Any]:
+        a = self.assistant
+        config = get_context_config("pre_compaction")
+        ran: dict[str, Any] = {"ran": True, "threads": {}}
+        for entity, messages in list(thread_messages(unit).items())[:3]:
+            old, _ = split_for_compaction(messages)
+            if not old:
+                continue
+            try:
+                _, _, loop = await a.ticker.session(unit, config, entity, task=PRE_COMPACTION_TASK)
+            except LLMError as exc:
+                ran["threads"][entity] = {"error": str(exc)}
+                continue
+            ran["threads"][entity] = {
+                "tool_calls": [(c.name, c.ok) for c in loop.calls],
+                "iterations": loop.iterations,
+            }
+        return ran

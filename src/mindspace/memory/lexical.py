@@ -1,0 +1,138 @@
+"""An incremental BM25 index: adds and deletes apply in place, queries score with NumPy.
+
+Static BM25 libraries rebuild their matrices to add a document, which is too slow for
+memories that arrive a few at a time while queries keep coming. Here each term keeps a
+growing posting list; a query gathers the postings of its terms and scores them in a
+few vectorised operations (Okapi BM25, Lucene's idf, k1=1.5, b=0.75).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+
+import numpy as np
+import numpy.typing as npt
+import Stemmer
+
+__all__ = ["STOPWORDS", "LexicalIndex", "tokenize"]
+
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_STEMMER = Stemmer.Stemmer("english")
+
+_STOPWORD_TEXT = """
+a about above after again against all am an and any are as at be because been
+before being below between both but by can could did do does doing down during each
+few for from further had has have having he her here hers herself him himself his
+how i if in into is it its itself just me more most my myself no nor not now of off
+on once only or other our ours ourselves out over own same she should so some such
+than that the their theirs them themselves then there these they this those through
+to too under until up very was we were what when where which while who whom why
+will with would you your yours yourself yourselves s t d ll m re ve
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+
+def tokenize(text: str) -> list[str]:
+    """Lowercased, stemmed terms without stopwords."""
+    words = [w.split("'")[0] for w in _WORD.findall(text.lower())]
+    return list(_STEMMER.stemWords([w for w in words if w and w not in STOPWORDS]))
+
+
+class _Postings:
+    __slots__ = ("_arrays", "rows", "tfs")
+
+    def __init__(self) -> None:
+        self.rows: list[int] = []
+        self.tfs: list[int] = []
+        self._arrays: tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]] | None = None
+
+    def add(self, row: int, tf: int) -> None:
+        self.rows.append(row)
+        self.tfs.append(tf)
+        self._arrays = None
+
+    def arrays(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        if self._arrays is None:
+            self._arrays = (
+                np.asarray(self.rows, dtype=np.int64),
+                np.asarray(self.tfs, dtype=np.float32),
+            )
+        return self._arrays
+
+
+class LexicalIndex:
+    """BM25 over documents identified by string keys."""
+
+    def __init__(self, k1: float = 1.5, b: float = 0.75) -> None:
+        self.k1 = k1
+        self.b = b
+        self._row_of: dict[str, int] = {}
+        self.keys: list[str] = []
+        self._lengths: list[int] = []
+        self._alive: list[bool] = []
+        self._postings: dict[str, _Postings] = {}
+        self._live = 0
+        self._total_length = 0
+
+    def __len__(self) -> int:
+        return self._live
+
+    def add(self, key: str, text: str) -> None:
+        """Index ``text`` under ``key`` (replacing what was there)."""
+        self.remove(key)
+        terms = tokenize(text)
+        row = len(self.keys)
+        self.keys.append(key)
+        self._row_of[key] = row
+        self._lengths.append(len(terms))
+        self._alive.append(True)
+        self._live += 1
+        self._total_length += len(terms)
+        counts: dict[str, int] = {}
+        for term in terms:
+            counts[term] = counts.get(term, 0) + 1
+        for term, tf in counts.items():
+            self._postings.setdefault(term, _Postings()).add(row, tf)
+
+    def remove(self, key: str) -> None:
+        """Forget ``key`` (its postings stay but no longer count)."""
+        row = self._row_of.pop(key, None)
+        if row is None:
+            return
+        self._alive[row] = False
+        self._live -= 1
+        self._total_length -= self._lengths[row]
+
+    def row(self, key: str) -> int | None:
+        """The row of ``key``, if indexed."""
+        return self._row_of.get(key)
+
+    def scores(self, query: str) -> npt.NDArray[np.float32]:
+        """BM25 score of every row for ``query`` (deleted rows score 0)."""
+        out = np.zeros(len(self.keys), dtype=np.float32)
+        if not self._live:
+            return out
+        alive = np.asarray(self._alive, dtype=bool)
+        lengths = np.asarray(self._lengths, dtype=np.float32)
+        average = max(self._total_length / self._live, 1e-9)
+        for term in set(tokenize(query)):
+            postings = self._postings.get(term)
+            if postings is None:
+                continue
+            rows, tfs = postings.arrays()
+            live = alive[rows]
+            rows, tfs = rows[live], tfs[live]
+            if not len(rows):
+                continue
+            df = len(rows)
+            idf = math.log(1.0 + (self._live - df + 0.5) / (df + 0.5))
+            norm = self.k1 * (1.0 - self.b + self.b * lengths[rows] / average)
+            np.add.at(out, rows, idf * tfs * (self.k1 + 1.0) / (tfs + norm))
+        return out
+
+    def add_many(self, items: Iterable[tuple[str, str]]) -> None:
+        """Index several (key, text) pairs."""
+        for key, text in items:
+            self.add(key, text)

@@ -1,0 +1,185 @@
+"""The memory tiers' persisted shapes (spec 003 §1, §4)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal, Self
+
+import numpy as np
+from pydantic import Field
+
+from mindspace.embeddings.port import Vectors
+from mindspace.state.models import Document, Record
+from mindspace.state.port import StoredRecord
+
+__all__ = [
+    "RELATIONSHIP_THRESHOLDS",
+    "Conversation",
+    "EntityProfile",
+    "Memory",
+    "MemoryLink",
+    "MemoryLinks",
+    "Observation",
+    "Relationship",
+    "RelationshipState",
+    "WorkingMemory",
+    "relationship_state",
+]
+
+SourceType = Literal["direct", "observation", "inference", "environmental"]
+RelationshipState = Literal["stranger", "acquaintance", "friend", "ally"]
+
+RELATIONSHIP_THRESHOLDS: tuple[tuple[float, RelationshipState], ...] = (
+    (0.75, "ally"),
+    (0.50, "friend"),
+    (0.25, "acquaintance"),
+)
+"""Dunbar-style thresholds: the first whose favorability is reached names the state."""
+
+
+def relationship_state(favorability: float) -> RelationshipState:
+    """stranger < 0.25 <= acquaintance < 0.50 <= friend < 0.75 <= ally."""
+    for threshold, state in RELATIONSHIP_THRESHOLDS:
+        if favorability >= threshold:
+            return state
+    return "stranger"
+
+
+class Memory(Record):
+    """A semantic memory (tier 1): text, its metadata and its embedding."""
+
+    kind: ClassVar[str] = "memory"
+
+    id: str
+    content: str
+    source: str = "tool"
+    entry_id: int | None = None
+    tags: tuple[str, ...] = ()
+    source_type: SourceType = "observation"
+    source_trust: float = Field(default=0.8, ge=0.0, le=1.0)
+    source_entity: str | None = None
+    importance: int = Field(default=5, ge=1, le=10)
+    importance_method: str = "heuristic"
+    created_at: str
+    occurred_at: str
+    ref: str | None = None
+    embedder: str | None = None
+    embedding: bytes | None = None
+
+    def record_key(self) -> str:
+        """Memories are keyed by id."""
+        return self.id
+
+    def to_stored(self) -> StoredRecord:
+        """JSON fields plus the raw float32 vector bytes."""
+        data = self.model_dump(mode="json", exclude={"embedding"})
+        data["embedding"] = self.embedding
+        return data
+
+    @classmethod
+    def from_stored(cls, stored: StoredRecord) -> Self:
+        """Rebuild from the store (the vector stays as bytes)."""
+        return cls.model_validate(stored)
+
+    def vector(self) -> Vectors | None:
+        """The embedding as a float32 array, if there is one."""
+        if self.embedding is None:
+            return None
+        return np.frombuffer(self.embedding, dtype=np.float32)
+
+    def metadata(self) -> dict[str, Any]:
+        """The spec's metadata of a memory (as Mem0 keeps it)."""
+        return {
+            "source": self.source,
+            "entry_id": self.entry_id,
+            "tags": list(self.tags),
+            "source_type": self.source_type,
+            "source_trust": self.source_trust,
+            "source_entity": self.source_entity,
+            "importance": self.importance,
+            "importance_method": self.importance_method,
+            "created_at": self.created_at,
+            "occurred_at": self.occurred_at,
+            "ref": self.ref,
+        }
+
+
+class MemoryLink(Document):
+    """One A-MEM link to another memory."""
+
+    name: ClassVar[str] = "memory_link"
+
+    id: str
+    score: float
+
+
+class MemoryLinks(Record):
+    """The links found from one memory (``memory_links[mem_id]`` in the spec)."""
+
+    kind: ClassVar[str] = "memory_links"
+
+    memory_id: str
+    linked_to: tuple[MemoryLink, ...] = ()
+    processed_at: str
+
+    def record_key(self) -> str:
+        """Keyed by the memory they start from."""
+        return self.memory_id
+
+
+class Observation(Document):
+    """A raw observation about an entity (Pf)."""
+
+    name: ClassVar[str] = "observation"
+
+    text: str
+    at: str
+    source_type: SourceType = "observation"
+    consolidated: bool = False
+
+
+class Relationship(Document):
+    """How the assistant stands with an entity."""
+
+    name: ClassVar[str] = "relationship"
+
+    state: RelationshipState = "stranger"
+    favorability: float = Field(default=0.0, ge=0.0, le=1.0)
+    interaction_count: int = 0
+
+
+class EntityProfile(Record):
+    """Tier 2: what is known about one entity (O-Mem style)."""
+
+    kind: ClassVar[str] = "entity"
+
+    entity_id: str
+    entity_type: str = "player"
+    attributes: dict[str, str] = Field(default_factory=dict)
+    observations: tuple[Observation, ...] = ()
+    relationship: Relationship = Field(default_factory=Relationship)
+    first_seen: str
+    last_seen: str
+
+    def record_key(self) -> str:
+        """Keyed by entity id."""
+        return self.entity_id
+
+
+class Conversation(Document):
+    """Tier 3: an active conversation with one entity."""
+
+    name: ClassVar[str] = "conversation"
+
+    topic: str
+    started_at: str
+    last_message_at: str
+    messages: tuple[str, ...] = ()
+    pending_actions: tuple[str, ...] = ()
+
+
+class WorkingMemory(Document):
+    """Active conversations by entity id."""
+
+    name: ClassVar[str] = "working_memory"
+
+    conversations: dict[str, Conversation] = Field(default_factory=dict)

@@ -1,0 +1,282 @@
+"""Semantic memory (tier 1): store, delete, hybrid recall and two-stage retrieval."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from mindspace.clock import Clock, format_time
+from mindspace.config import Settings
+from mindspace.embeddings.port import Embedder, Vectors
+from mindspace.errors import InvalidArgumentsError, NotFoundError
+from mindspace.memory.index import Hit, MemoryIndex, rrf
+from mindspace.memory.lexical import tokenize
+from mindspace.memory.records import Memory, SourceType
+from mindspace.state.models import Document
+from mindspace.state.unit import Unit
+from mindspace.workspace.limits import bounded_text
+
+__all__ = ["DEFAULT_TRUST", "MemoryDraft", "MemoryState", "Recalled", "SemanticMemory"]
+
+DEFAULT_TRUST: dict[str, float] = {
+    "direct": 0.9,
+    "observation": 0.8,
+    "inference": 0.6,
+    "environmental": 0.3,
+}
+
+
+class MemoryState(Document):
+    """Counters of the semantic memory."""
+
+    name: ClassVar[str] = "memory_state"
+
+    next_id: int = 0
+
+
+@dataclass(frozen=True)
+class MemoryDraft:
+    """What to store as a memory; the id, times and vector are added when stored."""
+
+    content: str
+    tags: Sequence[str] = ()
+    source_type: SourceType = "observation"
+    source_trust: float | None = None
+    source_entity: str | None = None
+    importance: int = 5
+    importance_method: str = "manual"
+    source: str = "tool"
+    entry_id: int | None = None
+    occurred_at: str | None = None
+    ref: str | None = None
+
+
+def _check(draft: MemoryDraft) -> None:
+    trust = draft.source_trust
+    if trust is not None and not 0.0 <= trust <= 1.0:
+        raise InvalidArgumentsError(
+            f"source_trust must be between 0 and 1, not {trust!r}",
+            "Use 0.9 for direct statements, 0.8 observations, 0.6 inferences, 0.3 overheard.",
+        )
+    if not 1 <= draft.importance <= 10:
+        raise InvalidArgumentsError(
+            f"importance must be 1-10, not {draft.importance!r}",
+            "Rate from 1 (mundane) to 10 (major).",
+        )
+    if draft.source_type not in DEFAULT_TRUST:
+        raise InvalidArgumentsError(
+            f"Unknown source_type {draft.source_type!r}",
+            f"Use one of {sorted(DEFAULT_TRUST)!r}.",
+        )
+
+
+@dataclass(frozen=True)
+class Recalled:
+    """A memory with the scores that ranked it."""
+
+    memory: Memory
+    score: float
+    relevance: float | None = None
+    lexical: float = 0.0
+
+    def to_result(self) -> dict[str, object]:
+        """The memory as ``recall_memories`` returns it."""
+        return {
+            "id": self.memory.id,
+            "content": self.memory.content,
+            "score": self.score,
+            "relevance": None if self.relevance is None else round(self.relevance, 4),
+            "metadata": self.memory.metadata(),
+        }
+
+
+class SemanticMemory:
+    """Semantic memory operations within one unit of work.
+
+    Args:
+        unit: Where reads and writes go.
+        clock: The time source.
+        settings: Limits and thresholds.
+        embedder: Makes the vectors (None: lexical search only).
+        index: The assistant's committed-memory index.
+    """
+
+    def __init__(
+        self,
+        unit: Unit,
+        clock: Clock,
+        settings: Settings,
+        embedder: Embedder | None,
+        index: MemoryIndex,
+    ) -> None:
+        self.unit = unit
+        self.clock = clock
+        self.settings = settings
+        self.embedder = embedder
+        self.index = index
+
+    # -- writes --------------------------------------------------------------------------
+    def store(self, draft: MemoryDraft) -> Memory:
+        """Store one memory (embedded now)."""
+        return self.store_many([draft])[0]
+
+    def store_many(self, drafts: Sequence[MemoryDraft]) -> list[Memory]:
+        """Store several memories with one embedding batch.
+
+        Raises:
+            InvalidArgumentsError: empty or oversized content, trust outside 0-1, or
+                importance outside 1-10; nothing is stored then.
+        """
+        texts = [bounded_text(d.content, "content", self.settings.max_memory_chars) for d in drafts]
+        for draft in drafts:
+            _check(draft)
+        vectors = self.embedder.embed(texts) if self.embedder is not None and texts else None
+        now = format_time(self.clock.now())
+        state = self.unit.doc(MemoryState)
+        memories = []
+        for i, (draft, text) in enumerate(zip(drafts, texts, strict=True)):
+            trust = draft.source_trust
+            memory = Memory(
+                id=f"mem_{state.next_id + i + 1}",
+                content=text,
+                source=draft.source,
+                entry_id=draft.entry_id,
+                tags=tuple(draft.tags),
+                source_type=draft.source_type,
+                source_trust=DEFAULT_TRUST[draft.source_type] if trust is None else trust,
+                source_entity=draft.source_entity,
+                importance=draft.importance,
+                importance_method=draft.importance_method,
+                created_at=now,
+                occurred_at=draft.occurred_at or now,
+                ref=draft.ref,
+                embedder=self.embedder.name if self.embedder is not None else None,
+                embedding=vectors[i].astype(np.float32).tobytes() if vectors is not None else None,
+            )
+            self.unit.put(memory)
+            memories.append(memory)
+        self.unit.put_doc(state.model_copy(update={"next_id": state.next_id + len(drafts)}))
+        return memories
+
+    def delete(self, memory_id: str) -> None:
+        """Delete a memory.
+
+        Raises:
+            NotFoundError: no such memory.
+        """
+        if self.unit.get(Memory, memory_id) is None:
+            raise NotFoundError(f"Memory {memory_id!r} does not exist", "Check the memory id.")
+        self.unit.delete(Memory, memory_id)
+
+    def get(self, memory_id: str) -> Memory | None:
+        """One memory by id."""
+        return self.unit.get(Memory, memory_id)
+
+    def all(self) -> list[Memory]:
+        """Every memory, oldest first."""
+        return self.unit.all(Memory)
+
+    # -- reads ---------------------------------------------------------------------------
+    def embed_query(self, query: str) -> Vectors | None:
+        """The query's vector (None without an embedder)."""
+        if self.embedder is None:
+            return None
+        vector: Vectors = self.embedder.embed([query])[0]
+        return vector
+
+    def recall(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        min_source_trust: float = 0.0,
+        tags: Sequence[str] = (),
+    ) -> list[Recalled]:
+        """The ``limit`` best memories for ``query``: dense and BM25 fused, best first."""
+        vector = self.embed_query(query)
+        hits = self.index.search(
+            query, vector, limit=limit + 50, min_trust=min_source_trust, tags=tags
+        )
+        return self._merge_pending(query, vector, hits, limit, min_source_trust, tags)
+
+    def retrieve_relevant(
+        self,
+        queries: Sequence[str],
+        *,
+        min_source_trust: float = 0.5,
+        limit: int = 5,
+        threshold: float | None = None,
+    ) -> list[Recalled]:
+        """The spec's two stages: relevance above ``threshold``, then trust >= the minimum."""
+        cut = self.settings.memory_relevance_threshold if threshold is None else threshold
+        best: dict[str, Recalled] = {}
+        for query in (q for q in queries if q.strip()):
+            for found in self.recall(query, limit=limit * 4):
+                relevance = found.relevance
+                if relevance is None:  # no embedder: lexical strength stands in
+                    relevance = found.lexical / (found.lexical + 5.0)
+                if relevance <= cut:  # stage 1: semantic relevance
+                    continue
+                if found.memory.source_trust < min_source_trust:  # stage 2: source trust
+                    continue
+                known = best.get(found.memory.id)
+                if known is None or (known.relevance or 0.0) < relevance:
+                    best[found.memory.id] = Recalled(
+                        found.memory, found.score, relevance, found.lexical
+                    )
+        ranked = sorted(best.values(), key=lambda r: -(r.relevance or 0.0))
+        return ranked[:limit]
+
+    def _merge_pending(
+        self,
+        query: str,
+        vector: Vectors | None,
+        hits: list[Hit],
+        limit: int,
+        min_trust: float,
+        tags: Sequence[str],
+    ) -> list[Recalled]:
+        pending = self.unit.pending(Memory)
+        committed = [h for h in hits if h.key not in pending]
+        fresh = [
+            m
+            for m in pending.values()
+            if m is not None and m.source_trust >= min_trust and all(t in m.tags for t in tags)
+        ]
+        if not fresh:
+            return [
+                Recalled(m, h.score, h.relevance, h.lexical)
+                for h in committed[:limit]
+                if (m := self.unit.get(Memory, h.key)) is not None
+            ]
+        # Memories written earlier in this unit are not in the index yet: rank them too.
+        terms = set(tokenize(query))
+        scored = []
+        for memory in fresh:
+            v = memory.vector()
+            cosine = float(v @ vector) if v is not None and vector is not None else None
+            overlap = float(len(terms & set(tokenize(memory.content))))
+            scored.append((memory, cosine, overlap))
+        by_key = {m.id: (m, c, o) for m, c, o in scored}
+        dense_rank = [
+            m.id for m, c, _ in sorted(scored, key=lambda s: -(s[1] or -1.0)) if c is not None
+        ]
+        lexical_rank = [m.id for m, _, o in sorted(scored, key=lambda s: -s[2]) if o > 0]
+        fused = rrf([[h.key for h in committed], dense_rank, lexical_rank])
+        ordered = sorted(fused.items(), key=lambda item: -item[1])[:limit]
+        best = 3.0 / (60 + 1)
+        committed_by_key = {h.key: h for h in committed}
+        results = []
+        for key, value in ordered:
+            if key in by_key:
+                memory, cosine, overlap = by_key[key]
+                results.append(Recalled(memory, round(value / best, 6), cosine, overlap))
+            elif (memory_c := self.unit.get(Memory, key)) is not None:
+                hit = committed_by_key[key]
+                results.append(
+                    Recalled(memory_c, round(value / best, 6), hit.relevance, hit.lexical)
+                )
+        return results

@@ -1,0 +1,125 @@
+"""Memory tools: store_memory, recall_memories, update_entity_observation."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from mindspace.memory.semantic import MemoryDraft
+from mindspace.tools.base import Tool, ToolArgs, ToolCategory, ToolContext
+
+__all__ = ["RecallMemories", "StoreMemory", "UpdateEntityObservation"]
+
+SourceTypeArg = Literal["direct", "observation", "inference", "environmental"]
+
+
+class StoreMemoryArgs(ToolArgs):
+    content: str = Field(description="A fact about the world, players or events (third person).")
+    tags: list[str] = Field(default_factory=list)
+    source_type: SourceTypeArg = "observation"
+    source_trust: float | None = Field(
+        default=None, ge=0, le=1, description="0-1; defaults from source_type."
+    )
+    source_entity: str | None = Field(default=None, description="Who it came from.")
+    importance: int = Field(default=5, ge=1, le=10)
+
+
+class StoreMemory(Tool[StoreMemoryArgs]):
+    name = "store_memory"
+    description = "Store a long-term fact in semantic memory, with its source and trust."
+    category = ToolCategory.SAFE_CHAIN
+    args_model = StoreMemoryArgs
+
+    async def execute(self, ctx: ToolContext, args: StoreMemoryArgs) -> dict[str, Any]:
+        ctx.guard.check(args.content)
+        memory = ctx.semantic.store(
+            MemoryDraft(
+                content=args.content,
+                tags=args.tags,
+                source_type=args.source_type,
+                source_trust=args.source_trust,
+                source_entity=args.source_entity,
+                importance=args.importance,
+            )
+        )
+        return {
+            "success": True,
+            "memory_id": memory.id,
+            "content": memory.content,
+            "metadata": memory.metadata(),
+        }
+
+
+class RecallMemoriesArgs(ToolArgs):
+    query: str = Field(description="What to remember.")
+    limit: int = Field(default=5, ge=1, le=100)
+    min_source_trust: float = Field(default=0.0, ge=0, le=1)
+    tags: list[str] = Field(default_factory=list, description="Every tag must match.")
+
+
+class RecallMemories(Tool[RecallMemoriesArgs]):
+    name = "recall_memories"
+    description = "Search semantic memory; results are ranked best first, each with its score."
+    category = ToolCategory.SAFE_CHAIN
+    args_model = RecallMemoriesArgs
+
+    async def execute(self, ctx: ToolContext, args: RecallMemoriesArgs) -> dict[str, Any]:
+        query = args.query.strip()
+        if not query:
+            return {
+                "success": False,
+                "error": "'query' is empty",
+                "suggestion": "Say what to remember, e.g. 'what Alice likes to drink'.",
+            }
+        found = ctx.semantic.recall(
+            query, limit=args.limit, min_source_trust=args.min_source_trust, tags=args.tags
+        )
+        return {"success": True, "memories": [r.to_result() for r in found]}
+
+
+class UpdateEntityObservationArgs(ToolArgs):
+    entity_id: str = Field(description="Who the observation is about.")
+    observation: str = Field(description="What was observed, in the third person.")
+    source_type: SourceTypeArg = "observation"
+    favorability_change: float = Field(
+        default=0.0, ge=-1, le=1, description="How the exchange changed your standing."
+    )
+    entity_type: str | None = Field(default=None, description="player, npc, ...")
+
+
+class UpdateEntityObservation(Tool[UpdateEntityObservationArgs]):
+    name = "update_entity_observation"
+    description = (
+        "Record an observation about an entity (player or NPC) in its profile; "
+        "optionally adjust how favourably it regards you."
+    )
+    category = ToolCategory.SAFE_CHAIN
+    args_model = UpdateEntityObservationArgs
+
+    async def execute(self, ctx: ToolContext, args: UpdateEntityObservationArgs) -> dict[str, Any]:
+        entity_id = args.entity_id.strip()
+        if not entity_id:
+            return {
+                "success": False,
+                "error": "'entity_id' is empty",
+                "suggestion": "Name the entity.",
+            }
+        profile = ctx.entities.observe(
+            entity_id,
+            args.observation,
+            source_type=args.source_type,
+            favorability_change=args.favorability_change,
+            entity_type=args.entity_type,
+        )
+        r = profile.relationship
+        return {
+            "success": True,
+            "entity_id": profile.entity_id,
+            "observations": len(profile.observations),
+            "relationship": {
+                "state": r.state,
+                "favorability": r.favorability,
+                "interaction_count": r.interaction_count,
+            },
+        }
