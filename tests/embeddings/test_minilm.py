@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from threadpoolctl import threadpool_info
 
 from mindspace.embeddings import Embedder, minilm
 from mindspace.embeddings.minilm import MiniLMEmbedder, locate_model_dir
@@ -87,6 +89,17 @@ def test_threads_setting_does_not_change_vectors(embedder: MiniLMEmbedder) -> No
     texts = ["Threads only change speed.", "Not the numbers."]
     free = MiniLMEmbedder(threads=None).embed(texts)
     np.testing.assert_allclose(embedder.embed(texts), free, atol=1e-5, rtol=0)
+
+
+def _blas_threads() -> list[int]:
+    return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+
+def test_blas_threads_are_restored_after_embedding(embedder: MiniLMEmbedder) -> None:
+    before = _blas_threads()
+    with ThreadPoolExecutor(max_workers=4) as pool:  # overlapping embeds share one limit
+        list(pool.map(lambda i: embedder.embed([f"sentence {i}"] * 8), range(16)))
+    assert _blas_threads() == before
 
 
 def test_instances_share_one_copy_of_the_weights() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 import threading
 import time
 import zlib
@@ -42,6 +43,10 @@ class EmbeddingServer(ThreadingHTTPServer):
         self.reverse = False  # send data items in reverse index order
         self.drop_last = False  # send one vector too few
         self.nan = False
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):  # the timeout test hangs up
+            super().handle_error(request, client_address)
 
     @property
     def url(self) -> str:
@@ -106,7 +111,7 @@ class _Handler(BaseHTTPRequestHandler):
 @pytest.fixture
 def server() -> Iterator[EmbeddingServer]:
     srv = EmbeddingServer()
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread = threading.Thread(target=srv.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     yield srv
     srv.shutdown()

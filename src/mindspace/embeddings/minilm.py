@@ -18,13 +18,13 @@ sentence-transformers and torch.
 from __future__ import annotations
 
 import contextlib
-import functools
 import importlib.resources
 import json
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -314,19 +314,42 @@ def _gelu(x: F32) -> F32:
     return y
 
 
-@functools.cache
-def _threadpool_controller() -> ThreadpoolController:
-    return ThreadpoolController()  # finds the BLAS that NumPy loaded; built once
+class _BlasLimit:
+    """Limits BLAS threads while any thread embeds; restores NumPy's setting after the last.
+
+    The limit is process-wide (it is OpenBLAS's own setting), so overlapping embeds share
+    one: the first sets it, the last restores it, and the rest of the process keeps its
+    own setting outside ``embed()``.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._users = 0
+        self._limiter: Any = None
+        self._controller: ThreadpoolController | None = None
+
+    @contextlib.contextmanager
+    def __call__(self, threads: int | None) -> Iterator[None]:
+        if threads is None:
+            yield
+            return
+        with self._lock:
+            if self._users == 0:
+                if self._controller is None:  # finds the BLAS NumPy loaded; slow, so once
+                    self._controller = ThreadpoolController()
+                self._limiter = self._controller.limit(limits=threads, user_api="blas")
+            self._users += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._users -= 1
+                if self._users == 0:
+                    self._limiter.restore_original_limits()
+                    self._limiter = None
 
 
-@contextlib.contextmanager
-def _blas_threads(threads: int | None) -> Iterator[None]:
-    # Limited only while embedding; the rest of the process keeps its own setting.
-    if threads is None:
-        yield
-        return
-    with _threadpool_controller().limit(limits=threads, user_api="blas"):
-        yield
+_blas_threads = _BlasLimit()
 
 
 _cache: dict[Path, _Model] = {}

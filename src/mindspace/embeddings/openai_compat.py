@@ -38,8 +38,9 @@ class OpenAICompatibleEmbedder:
         model: The embedding model the endpoint serves; also the embedder's ``name``.
         api_key: The key; local servers usually accept any value.
         dim: The vectors' dimension if known; otherwise it is learned from the first
-            response (reading ``dim`` before any ``embed()`` sends one short request).
-            Every response is checked against it.
+            response. Reading ``dim`` before any ``embed()`` sends one short request,
+            and so does ``isinstance(x, Embedder)`` on Python 3.11 (it reads every
+            protocol attribute). Every response is checked against it.
         timeout: Seconds per request.
         max_retries: Retries after the first attempt on 429, 5xx, timeouts and
             connection failures.
@@ -191,7 +192,7 @@ def _map_error(exc: openai.APIError, base_url: str) -> EmbeddingError:
         return EmbeddingError(f"{where} did not answer in time")
     if isinstance(exc, openai.APIConnectionError):
         return EmbeddingError(
-            f"Cannot reach the embeddings endpoint at {base_url!r}: {exc}. "
+            f"Cannot reach the embeddings endpoint at {base_url!r}: {str(exc).rstrip('.')}. "
             "Check MINDSPACE_EMBEDDING_BASE_URL."
         )
     if isinstance(exc, openai.AuthenticationError):
@@ -200,9 +201,17 @@ def _map_error(exc: openai.APIError, base_url: str) -> EmbeddingError:
         return EmbeddingError(f"{where} is rate limiting requests (429)")
     if isinstance(exc, openai.NotFoundError):
         return EmbeddingError(
-            f"{where} answered 404: {exc.message}. Check MINDSPACE_EMBEDDING_MODEL and "
+            f"{where} answered 404: {_detail(exc)}. Check MINDSPACE_EMBEDDING_MODEL and "
             "that the base URL ends in /v1."
         )
     if isinstance(exc, openai.APIStatusError):
-        return EmbeddingError(f"{where} answered {exc.status_code}: {exc.message}")
+        return EmbeddingError(f"{where} answered {exc.status_code}: {_detail(exc)}")
     return EmbeddingError(f"{where} failed: {exc}")
+
+
+def _detail(exc: openai.APIStatusError) -> str:
+    # The SDK's message repeats the status ("Error code: 503 - ..."); the body's is plainer.
+    body = exc.body
+    if isinstance(body, dict) and isinstance(body.get("message"), str):
+        return str(body["message"])
+    return exc.message

@@ -98,6 +98,7 @@ async def run_react_loop(
     max_tokens: int | None,
     temperature: float | None,
     event_id: str | None = None,
+    record_usage: bool = True,
 ) -> LoopResult:
     """Run the loop; raises :class:`~mindspace.errors.LLMError` when the model fails."""
     tools = offered_tools(registry, config, pattern)
@@ -112,7 +113,8 @@ async def run_react_loop(
         response = await llm.complete(
             conversation, schemas, max_tokens=max_tokens, temperature=temperature
         )
-        _record_usage(unit, response, clock)
+        if record_usage:
+            _record_usage(unit, response, clock)
         if not response.tool_calls:
             result.reply = (response.text or "").strip() or None
             if result.reply:

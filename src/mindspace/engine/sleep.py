@@ -33,7 +33,7 @@ from mindspace.errors import LLMError, MindspaceError
 from mindspace.journal.book import JournalBook, prune_low_importance_entries
 from mindspace.journal.episodic import EpisodicWeights
 from mindspace.journal.evidence import Evidence, JournalEvidence
-from mindspace.journal.importance import score_pending_entries
+from mindspace.journal.importance import MAX_SCORING_ATTEMPTS, score_pending_entries
 from mindspace.journal.records import JournalEntry
 from mindspace.journal.reflection import reflect_if_due
 from mindspace.llm.port import LLM, Message
@@ -63,8 +63,8 @@ __all__ = [
 logger = logging.getLogger("mindspace.engine")
 
 PRE_COMPACTION_TASK = (
-    "Before this conversation history is compacted into a summary, journal any facts "
-    "about the world, the people and their preferences that are worth keeping "
+    "Before the conversation history with {entity} is compacted into a summary, journal "
+    "any facts about the world, the people and their preferences that are worth keeping "
     "(add_journal_entry, update_entity_observation). Call noop when nothing is left."
 )
 
@@ -98,11 +98,19 @@ def run_sleep_consolidation(
     settings: Settings,
     memory: SemanticMemory,
     max_entries_per_tick: int = 5,
+    *,
+    scoring_failed: bool = False,
 ) -> dict[str, Any]:
-    """Move up to ``max_entries_per_tick`` unconsolidated journal entries into semantic memory."""
+    """Move up to ``max_entries_per_tick`` unconsolidated journal entries into semantic memory.
+
+    Only entries whose importance is settled (scored by the LLM, set by hand, or given up
+    on by the scorer) move, so memories carry the accurate score; when the LLM is failing
+    outright (``scoring_failed``) heuristic scores are accepted so the night can finish.
+    """
     pending = [e for e in unit.all(JournalEntry) if not e.consolidated and not e.is_synthesis]
     pending.sort(key=lambda e: e.id)
-    batch = pending[:max_entries_per_tick]
+    ready = [e for e in pending if scoring_failed or _settled(e)]
+    batch = ready[:max_entries_per_tick]
     drafts = [
         MemoryDraft(
             content=e.content,
@@ -227,6 +235,10 @@ def _json_object(text: str) -> dict[str, str]:
     }
 
 
+def _settled(entry: JournalEntry) -> bool:
+    return entry.importance_method != "heuristic" or entry.scoring_attempts >= MAX_SCORING_ATTEMPTS
+
+
 class MemoryEvidence:
     """Reflection evidence from semantic memory, topped up from the journal."""
 
@@ -300,7 +312,12 @@ class SleepCycle:
         scoring = await score_pending_entries(unit, a.llm, a.settings.sleep_scoring_per_tick)
         result.operations["score_pending_entries"] = scoring.to_dict()
         consolidation = run_sleep_consolidation(
-            unit, a.clock, a.settings, self._memory(unit), a.settings.sleep_consolidation_per_tick
+            unit,
+            a.clock,
+            a.settings,
+            self._memory(unit),
+            a.settings.sleep_consolidation_per_tick,
+            scoring_failed=scoring.error is not None,
         )
         result.operations["run_sleep_consolidation"] = consolidation
         if consolidation["completed"]:
@@ -354,7 +371,10 @@ class SleepCycle:
             if not old:
                 continue
             try:
-                _, _, loop = await a.ticker.session(unit, config, entity, task=PRE_COMPACTION_TASK)
+                task = PRE_COMPACTION_TASK.format(entity=entity or "no one")
+                _, _, loop = await a.ticker.session(
+                    unit, config, entity, task=task, record_usage=False
+                )
             except LLMError as exc:
                 ran["threads"][entity] = {"error": str(exc)}
                 continue

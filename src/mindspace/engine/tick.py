@@ -284,8 +284,12 @@ class Ticker:
         event: Event | None = None,
         task: str | None = None,
         assessment: dict[str, Any] | None = None,
+        record_usage: bool = True,
     ) -> tuple[ExecutionPattern, AssembledPrompt, LoopResult]:
         """Compose, assemble and run the loop inside ``unit`` (the caller commits).
+
+        ``record_usage`` is off for side sessions (pre-compaction extraction), whose
+        prompt is not the assistant's context window.
 
         Raises:
             LLMError: the model failed after the adapter's retries.
@@ -305,13 +309,14 @@ class Ticker:
             present_entities=tuple(str(p) for p in present) if isinstance(present, list) else (),
         )
         prompt = a.prompt_builder.build(inputs)
-        unit.put_doc(
-            ContextUsage(
-                estimated_used=prompt.estimated_tokens,
-                source="estimate",
-                recorded_at=format_time(a.clock.now()),
+        if record_usage:
+            unit.put_doc(
+                ContextUsage(
+                    estimated_used=prompt.estimated_tokens,
+                    source="estimate",
+                    recorded_at=format_time(a.clock.now()),
+                )
             )
-        )
         loop = await run_react_loop(
             llm=a.llm,
             messages=list(prompt.messages),
@@ -324,6 +329,7 @@ class Ticker:
             max_tokens=a.settings.llm_max_tokens,
             temperature=a.settings.llm_temperature,
             event_id=event.id if event else None,
+            record_usage=record_usage,
         )
         return pattern, prompt, loop
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from mindspace.llm.offline_chat import chat_skill
 from mindspace.llm.offline_journal import JOURNAL_SKILLS
+from mindspace.llm.offline_memory import MEMORY_SKILLS
 from mindspace.llm.port import LLMResponse, Message, ToolSchema
 
 __all__ = ["OFFLINE_MODEL_NAME", "OFFLINE_NOTICE", "OfflineLLM", "Skill", "decompose_skill"]
@@ -44,7 +45,13 @@ class OfflineLLM:
     notice = OFFLINE_NOTICE
 
     def __init__(self, skills: Iterable[Skill] = (), *, announce: bool = True) -> None:
-        self.skills: list[Skill] = [*skills, decompose_skill, *JOURNAL_SKILLS, chat_skill]
+        self.skills: list[Skill] = [
+            *skills,
+            decompose_skill,
+            *JOURNAL_SKILLS,
+            *MEMORY_SKILLS,
+            chat_skill,
+        ]
         if announce:
             logger.warning(OFFLINE_NOTICE)
 

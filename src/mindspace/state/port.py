@@ -37,11 +37,16 @@ class AssistantInfo:
 
 @dataclass(frozen=True)
 class Change:
-    """One write: put ``record`` under (``kind``, ``key``), or delete it when ``record`` is None."""
+    """One write: put ``record`` under (``kind``, ``key``), or delete it when ``record`` is None.
+
+    ``new`` is a promise that no row exists under the key yet (so the store may insert
+    without looking); when False the store must handle both cases.
+    """
 
     kind: str
     key: str
     record: StoredRecord | None
+    new: bool = False
 
 
 @runtime_checkable

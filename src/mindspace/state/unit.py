@@ -118,7 +118,12 @@ class StateCache:
         if not changes:
             return self.revision
         stored = [
-            Change(kind, key, None if entry is None else entry.to_stored())
+            Change(
+                kind,
+                key,
+                None if entry is None else entry.to_stored(),
+                new=entry is not None and self._known_absent(kind, key),
+            )
             for (kind, key), entry in changes.items()
         ]
         try:
@@ -135,6 +140,14 @@ class StateCache:
             self._versions[topic] = self._versions.get(topic, 0) + 1
         unit.clear()
         return self.revision
+
+    def _known_absent(self, kind: str, key: str) -> bool:
+        # Only a loaded kind tells for sure that a key has no row (the revision check
+        # guarantees nobody else wrote since the load).
+        if kind == DOC_KIND:
+            return self._docs is not None and key not in self._docs
+        records = self._kinds.get(kind)
+        return records is not None and key not in records
 
     def _apply(self, kind: str, key: str, entry: _Entry) -> None:
         if kind == DOC_KIND:

@@ -182,7 +182,10 @@ class SqlStore:
                     conn.execute(delete(table).where(where))
                     continue
                 row = _row(spec, change.record)
-                if conn.execute(update(table).where(where).values(**row)).rowcount == 0:
+                if (
+                    change.new
+                    or conn.execute(update(table).where(where).values(**row)).rowcount == 0
+                ):
                     inserts.setdefault(change.kind, []).append(
                         {"assistant_id": assistant_id, **row}
                     )

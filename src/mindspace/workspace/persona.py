@@ -29,7 +29,8 @@ _LOWER_I = (
     r"\bi (?:am|was|were|did|do|helped|help|should|need|will|would|have|had|think|feel|"
     r"suggested|told|said|can|could|must|want|learned|made|tried|gave|asked|noticed)\b"
 )
-_SELF_WORDS = r"\b(?:me|my|myself|mine)\b"
+# "mine" is left out: "the silver mine" is far more common in a game world than the pronoun.
+_SELF_WORDS = r"\b(?:me|my|myself)\b"
 _THIRD_PERSON_SELF = r"\b(?:the|this) (?:assistant|ai|bot)\b|\bas an ai\b"
 
 _DEFAULT_PATTERNS: tuple[tuple[str, int], ...] = (

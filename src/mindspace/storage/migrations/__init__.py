@@ -53,7 +53,7 @@ def migrate(connection: Connection) -> list[int]:
     """
     schema_migrations.create(connection, checkfirst=True)
     applied = set(connection.execute(select(schema_migrations.c.version)).scalars())
-    newest = MIGRATIONS[-1].version
+    newest = max(m.version for m in MIGRATIONS)
     if applied and max(applied) > newest:
         raise MigrationError(
             f"The database has schema version {max(applied)!r} but this mindspace knows up to "
@@ -61,7 +61,7 @@ def migrate(connection: Connection) -> list[int]:
         )
     done: list[int] = []
     op = Operations(MigrationContext.configure(connection))
-    for migration in MIGRATIONS:
+    for migration in sorted(MIGRATIONS, key=lambda m: m.version):
         if migration.version in applied:
             continue
         migration.upgrade(op)

@@ -1,0 +1,187 @@
+"""Semantic memory (tier 1) through its tools: store, recall, filters, two stages."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+from mindspace import Assistant
+from mindspace.embeddings import HashingEmbedder
+from mindspace.memory.records import Memory
+from mindspace.memory.semantic import SemanticMemory
+
+Snapshot = Callable[[], dict[str, list[tuple[Any, ...]]]]
+
+FACTS = [
+    ("Alice prefers formal address", 0.9, ["people"]),
+    ("The north gate closes at midnight", 0.8, ["world"]),
+    ("Bob owes Alice ten gold coins", 0.3, ["people", "debts"]),
+    ("The cellar holds twenty barrels of ale", 0.8, ["world", "cellar"]),
+    ("Carol the smith forges a sword called Nightglass", 0.6, ["people"]),
+]
+
+
+async def _store_facts(assistant: Assistant) -> None:
+    for content, trust, tags in FACTS:
+        result = await assistant.call_tool(
+            "store_memory", {"content": content, "source_trust": trust, "tags": tags}
+        )
+        assert result["success"] is True
+
+
+async def test_recall_ranks_best_first_with_scores_and_metadata(
+    memory_assistant: Assistant,
+) -> None:
+    await _store_facts(memory_assistant)
+    result = await memory_assistant.call_tool(
+        "recall_memories", {"query": "When does the north gate close?", "limit": 3}
+    )
+    assert result["success"] is True
+    memories = result["memories"]
+    assert memories[0]["content"] == "The north gate closes at midnight"
+    scores = [m["score"] for m in memories]
+    assert scores == sorted(scores, reverse=True)
+    assert len(memories) == 3
+    assert memories[0]["metadata"]["source_trust"] == 0.8
+    assert memories[0]["metadata"]["tags"] == ["world"]
+
+
+async def test_filters_by_trust_and_every_tag(memory_assistant: Assistant) -> None:
+    await _store_facts(memory_assistant)
+    trusted = await memory_assistant.call_tool(
+        "recall_memories", {"query": "Alice gold coins", "min_source_trust": 0.5, "limit": 10}
+    )
+    assert all(m["metadata"]["source_trust"] >= 0.5 for m in trusted["memories"])
+    assert "Bob owes Alice ten gold coins" not in [m["content"] for m in trusted["memories"]]
+    tagged = await memory_assistant.call_tool(
+        "recall_memories", {"query": "Alice", "tags": ["people", "debts"], "limit": 10}
+    )
+    assert [m["content"] for m in tagged["memories"]] == ["Bob owes Alice ten gold coins"]
+
+
+async def test_a_rare_word_is_found_lexically(memory_assistant: Assistant) -> None:
+    await _store_facts(memory_assistant)
+    for n in range(40):
+        await memory_assistant.call_tool(
+            "store_memory", {"content": f"A traveller passed through the square on day {n}"}
+        )
+    result = await memory_assistant.call_tool(
+        "recall_memories", {"query": "Nightglass", "limit": 1}
+    )
+    assert result["memories"][0]["content"].endswith("called Nightglass")
+
+
+async def test_the_index_follows_deletes_and_survives_a_restart(
+    memory_assistant: Assistant, make_assistant: Callable[..., Assistant]
+) -> None:
+    await _store_facts(memory_assistant)
+    with memory_assistant.transaction() as unit:
+        memory = SemanticMemory(
+            unit,
+            memory_assistant.clock,
+            memory_assistant.settings,
+            memory_assistant.embedder,
+            memory_assistant.memory_index,
+        )
+        gate = next(m for m in memory.all() if "gate" in m.content)
+        memory.delete(gate.id)
+    found = await memory_assistant.call_tool("recall_memories", {"query": "north gate midnight"})
+    assert "The north gate closes at midnight" not in [m["content"] for m in found["memories"]]
+    again = make_assistant("keeper", embedder=HashingEmbedder(256))
+    reloaded = await again.call_tool("recall_memories", {"query": "barrels of ale", "limit": 1})
+    assert reloaded["memories"][0]["content"] == "The cellar holds twenty barrels of ale"
+    assert len(again.memory_index) == len(FACTS) - 1
+
+
+async def test_memories_stored_earlier_in_the_same_unit_are_recalled(
+    memory_assistant: Assistant,
+) -> None:
+    await _store_facts(memory_assistant)
+    with memory_assistant.transaction() as unit:
+        memory = SemanticMemory(
+            unit,
+            memory_assistant.clock,
+            memory_assistant.settings,
+            memory_assistant.embedder,
+            memory_assistant.memory_index,
+        )
+        from mindspace.memory.semantic import MemoryDraft
+
+        memory.store(MemoryDraft(content="The ferry to Eastport leaves at dawn"))
+        found = memory.recall("ferry to Eastport", limit=2)
+        assert found[0].memory.content == "The ferry to Eastport leaves at dawn"
+
+
+async def test_two_stage_retrieval_applies_relevance_then_trust(
+    memory_assistant: Assistant,
+) -> None:
+    await _store_facts(memory_assistant)
+    unit = memory_assistant.read()
+    memory = SemanticMemory(
+        unit,
+        memory_assistant.clock,
+        memory_assistant.settings,
+        memory_assistant.embedder,
+        memory_assistant.memory_index,
+    )
+    query = "Bob owes Alice ten gold coins"
+    loose = memory.retrieve_relevant([query], min_source_trust=0.0, threshold=0.7)
+    assert [r.memory.content for r in loose] == [query]  # stage 1: only the relevant one
+    strict = memory.retrieve_relevant([query], min_source_trust=0.5, threshold=0.7)
+    assert strict == []  # stage 2: its source trust is 0.3
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "expected"),
+    [
+        ("store_memory", {"content": ""}, "'content' is empty"),
+        ("store_memory", {"content": "x" * 1_000_000}, "the limit is 4,000"),
+        (
+            "store_memory",
+            {"content": "Alice is here", "source_trust": 1.5},
+            "less than or equal to 1",
+        ),
+        (
+            "store_memory",
+            {"content": "Alice is here", "source_trust": -0.1},
+            "greater than or equal",
+        ),
+        ("store_memory", {"content": "I poured Alice a drink"}, "reference assistant"),
+        ("recall_memories", {"query": "ale", "limit": 0}, "greater than or equal to 1"),
+        ("recall_memories", {"query": "ale", "limit": 10_000}, "less than or equal to 100"),
+        ("recall_memories", {"query": "  "}, "'query' is empty"),
+    ],
+)
+async def test_bad_memory_input_is_refused_and_nothing_is_stored(
+    memory_assistant: Assistant, stored: Snapshot, tool: str, args: dict[str, Any], expected: str
+) -> None:
+    before = stored()
+    result = await memory_assistant.call_tool(tool, args)
+    assert result["success"] is False
+    assert expected in result["error"]
+    assert stored() == before
+
+
+async def test_dense_search_is_exact_against_brute_force(memory_assistant: Assistant) -> None:
+    rng = np.random.default_rng(7)
+    words = ["ale", "gate", "sword", "dragon", "market", "river", "coin", "inn", "storm", "bread"]
+    for n in range(150):
+        text = " ".join(rng.choice(words, size=5)) + f" {n}"
+        await memory_assistant.call_tool("store_memory", {"content": text})
+    index = memory_assistant.memory_index
+    memories = {m.id: m for m in memory_assistant.read().all(Memory)}
+    embedder = memory_assistant.embedder
+    assert embedder is not None
+    for query in ["ale and bread", "storm over the river", "dragon coin"]:
+        vector = embedder.embed([query])[0]
+        dense = index.dense_scores(vector)
+        assert dense is not None
+        ours = [index.keys[r] for r in index.top(dense, index.mask(), 10)]
+        brute = sorted(memories, key=lambda k: -float(memories[k].vector() @ vector))[:10]  # type: ignore[operator]
+        assert [round(float(dense[index.keys.index(k)]), 5) for k in ours] == [
+            round(float(memories[k].vector() @ vector), 5)  # type: ignore[operator]
+            for k in brute
+        ]
