@@ -10,6 +10,8 @@ from pathlib import Path
 
 from mindspace.clock import Clock
 from mindspace.config import Settings
+from mindspace.embeddings.factory import build_embedder
+from mindspace.embeddings.port import Embedder
 from mindspace.engine.assistant import Assistant
 from mindspace.errors import ConfigError
 from mindspace.llm.offline import OfflineLLM
@@ -17,7 +19,7 @@ from mindspace.llm.openai_compat import OpenAICompatibleLLM
 from mindspace.llm.port import LLM
 from mindspace.storage.sql import SqlStore
 
-__all__ = ["build_llm", "open_assistant", "open_store"]
+__all__ = ["build_embedder", "build_llm", "open_assistant", "open_store"]
 
 
 def open_store(settings: Settings, db: str | Path | None = None) -> SqlStore:
@@ -59,8 +61,13 @@ def open_assistant(
     llm: LLM | None = None,
     clock: Clock | None = None,
     create: bool = True,
+    embedder: Embedder | None = None,
 ) -> Assistant:
-    """Open (or create) an assistant with everything built from settings."""
+    """Open (or create) an assistant with everything built from settings.
+
+    The embedder is the one ``MINDSPACE_EMBEDDER`` names (the offline MiniLM model by
+    default) unless one is passed.
+    """
     settings = settings or Settings()
     store = open_store(settings, db)
     return Assistant.open(
@@ -70,4 +77,5 @@ def open_assistant(
         llm=llm or build_llm(settings),
         clock=clock,
         settings=settings,
+        embedder=embedder if embedder is not None else build_embedder(settings),
     )

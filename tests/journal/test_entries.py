@@ -229,3 +229,11 @@ async def test_consolidation_flags_give_the_spec_id_list(
     first = book.get(1)
     assert first.consolidated_at == "2025-12-06T10:04:00Z"
     assert assistant.read().doc(JournalMeta).entry_count == 4
+
+
+def test_overflow_drops_consolidated_entries_before_unconsolidated_ones() -> None:
+    entries = [_entry(i + 1, i, False) for i in range(6)]
+    entries[3] = entries[3].model_copy(update={"consolidated": True})
+    entries[4] = entries[4].model_copy(update={"consolidated": True})
+    dropped = select_overflow(entries, 4, keep_id=6)
+    assert [e.id for e in dropped] == [4, 5]  # consolidated, although 1-3 are older

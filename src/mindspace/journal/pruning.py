@@ -34,16 +34,20 @@ def select_overflow(
 ) -> list[JournalEntry]:
     """The entries to drop so that at most ``max_entries`` remain, oldest first.
 
-    The rule: ordinary entries go first, oldest first (by timestamp, then id).
-    ``[SYNTHESIS]`` entries are kept while they alone fit in ``max_entries``; only when
-    they outnumber it do the oldest of them go too. The entry ``keep_id`` (the one just
-    added) is never dropped.
+    The rule: ordinary entries go first - those already consolidated into semantic
+    memory before those not yet consolidated (whose only copy is here), oldest first
+    within each. ``[SYNTHESIS]`` entries are kept while they alone fit in
+    ``max_entries``; only when they outnumber it do the oldest of them go too. The entry
+    ``keep_id`` (the one just added) is never dropped.
     """
     excess = len(entries) - max_entries
     if excess <= 0:
         return []
     candidates = [e for e in entries if e.id != keep_id]
-    ordinary = sorted((e for e in candidates if not e.is_synthesis), key=_age_order)
+    ordinary = sorted(
+        (e for e in candidates if not e.is_synthesis),
+        key=lambda e: (not e.consolidated, *_age_order(e)),
+    )
     synthesis = sorted((e for e in candidates if e.is_synthesis), key=_age_order)
     return (ordinary + synthesis)[:excess]
 
