@@ -36,11 +36,12 @@ from mindspace.memory.records import Memory
 from mindspace.memory.semantic import MemoryDraft, SemanticMemory
 from mindspace.storage import SqlStore
 
-WORDS = (
+_VOCABULARY = (
     "ale bread sword dragon market river coin inn storm harbor forge guard quest map cellar "
     "lantern rope merchant festival bridge tower forest wolf king queen thief song harp "
     "barrel cheese wine ship rain snow gate wall temple priest scroll potion"
-).split()
+)
+WORDS = _VOCABULARY.split()
 
 
 def _texts(n: int, seed: int) -> list[str]:
