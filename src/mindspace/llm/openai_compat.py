@@ -175,7 +175,8 @@ def _map_error(exc: openai.APIError, base_url: str) -> LLMError:
         return LLMConnectionError(f"The LLM at {base_url!r} did not answer in time")
     if isinstance(exc, openai.APIConnectionError):
         return LLMConnectionError(
-            f"Cannot reach the LLM at {base_url!r}: {exc}. Check MINDSPACE_LLM_BASE_URL."
+            f"Cannot reach the LLM at {base_url!r} ({str(exc).rstrip('.')}); check "
+            "MINDSPACE_LLM_BASE_URL and that the server is running."
         )
     if isinstance(exc, openai.AuthenticationError):
         return LLMAuthenticationError(
@@ -185,11 +186,21 @@ def _map_error(exc: openai.APIError, base_url: str) -> LLMError:
         return LLMRateLimitError(f"The LLM at {base_url!r} is rate limiting requests (429)")
     if isinstance(exc, openai.NotFoundError):
         return LLMProviderError(
-            f"The LLM at {base_url!r} answered 404: {exc.message}. Check MINDSPACE_LLM_MODEL "
-            "and that the base URL ends in /v1."
+            f"The LLM at {base_url!r} answered 404 ({_detail(exc)}); check "
+            "MINDSPACE_LLM_MODEL and that the base URL ends in /v1."
         )
     if isinstance(exc, openai.APIStatusError):
         return LLMProviderError(
-            f"The LLM at {base_url!r} answered {exc.status_code}: {exc.message}"
+            f"The LLM at {base_url!r} answered {exc.status_code}: {_detail(exc)}"
         )
     return LLMProviderError(f"The LLM at {base_url!r} failed: {exc}")
+
+
+def _detail(exc: openai.APIStatusError) -> str:
+    # The SDK's message repeats the status ("Error code: 503 - {...}"); prefer the body's.
+    body = exc.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            return str(inner["message"])
+    return exc.message
