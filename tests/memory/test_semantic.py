@@ -42,11 +42,14 @@ async def test_recall_ranks_best_first_with_scores_and_metadata(
     assert result["success"] is True
     memories = result["memories"]
     assert memories[0]["content"] == "The north gate closes at midnight"
-    scores = [m["score"] for m in memories]
-    assert scores == sorted(scores, reverse=True)
-    assert len(memories) == 3
+    assert len(memories) == 1  # nothing else shares a word or any similarity with it
     assert memories[0]["metadata"]["source_trust"] == 0.8
     assert memories[0]["metadata"]["tags"] == ["world"]
+    broad = await memory_assistant.call_tool("recall_memories", {"query": "Alice", "limit": 3})
+    contents = [m["content"] for m in broad["memories"]]
+    assert sorted(contents) == ["Alice prefers formal address", "Bob owes Alice ten gold coins"]
+    scores = [m["score"] for m in broad["memories"]]
+    assert scores == sorted(scores, reverse=True)
 
 
 async def test_filters_by_trust_and_every_tag(memory_assistant: Assistant) -> None:
@@ -185,3 +188,34 @@ async def test_dense_search_is_exact_against_brute_force(memory_assistant: Assis
             round(float(memories[k].vector() @ vector), 5)  # type: ignore[operator]
             for k in brute
         ]
+
+
+async def test_vectors_of_another_embedder_are_not_compared(
+    make_assistant: Callable[..., Assistant],
+) -> None:
+    old = make_assistant("switcher", embedder=HashingEmbedder(256))
+    await old.call_tool("store_memory", {"content": "The ferry leaves at dawn"})
+
+    class Renamed(HashingEmbedder):
+        """Same size, different model: its vectors mean something else."""
+
+        def __init__(self) -> None:
+            super().__init__(256)
+            self.name = "another-model"
+
+    new = make_assistant("switcher", embedder=Renamed())
+    await new.call_tool("store_memory", {"content": "Fresh bread at the bakery"})
+    found = await new.call_tool("recall_memories", {"query": "ferry dawn", "limit": 2})
+    by_content = {m["content"]: m for m in found["memories"]}
+    assert by_content["The ferry leaves at dawn"]["relevance"] is None  # lexical only
+    assert found["memories"][0]["content"] == "The ferry leaves at dawn"
+
+
+async def test_tags_match_regardless_of_case(memory_assistant: Assistant) -> None:
+    await memory_assistant.call_tool(
+        "store_memory", {"content": "The mayor likes honey cakes", "tags": ["People"]}
+    )
+    found = await memory_assistant.call_tool(
+        "recall_memories", {"query": "mayor", "tags": ["people"]}
+    )
+    assert [m["content"] for m in found["memories"]] == ["The mayor likes honey cakes"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 from mindspace.config import Settings
 from mindspace.embeddings.hashing import HashingEmbedder
 from mindspace.embeddings.minilm import MiniLMEmbedder
-from mindspace.embeddings.openai_compat import OpenAICompatibleEmbedder
 from mindspace.embeddings.port import Embedder
 from mindspace.errors import ConfigError
 
@@ -40,6 +39,9 @@ def build_embedder(settings: Settings) -> Embedder | None:
                 "MINDSPACE_EMBEDDING_BASE_URL (e.g. 'http://127.0.0.1:11434/v1') and "
                 "MINDSPACE_EMBEDDING_MODEL, or use MINDSPACE_EMBEDDER='minilm'."
             )
+        # Imported here: the openai SDK costs ~0.5 s to import and most runs never need it.
+        from mindspace.embeddings.openai_compat import OpenAICompatibleEmbedder
+
         key = settings.embedding_api_key
         return OpenAICompatibleEmbedder(
             base_url=base_url,

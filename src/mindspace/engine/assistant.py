@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Literal
 
@@ -25,6 +25,7 @@ from mindspace.engine.modes import (
     perform_wake_transition,
     transition_mode,
 )
+from mindspace.engine.notices import Notice, NoticeKind, Notifier
 from mindspace.engine.prompting import PromptBuilder
 from mindspace.engine.records import Approval, Event
 from mindspace.engine.tick import Ticker, TickResult
@@ -86,7 +87,7 @@ class Assistant:
         self.guard = PersonaGuard(self_names)
         self.state = StateCache(store, info.id, info.revision)
         self.embedder = embedder
-        self.memory_index = MemoryIndex(self.state)
+        self.memory_index = MemoryIndex(self.state, embedder.name if embedder else None)
         self.runner = ToolRunner(
             self.tools, ToolResultCache(self.clock, self.settings.tool_cache_ttl)
         )
@@ -94,6 +95,7 @@ class Assistant:
         install_memory_providers(self.prompt_builder, self)
         self.world: World | None = None
         self.lock = asyncio.Lock()
+        self.notifier = Notifier()
         self.ticker = Ticker(self)
 
     @classmethod
@@ -225,7 +227,17 @@ class Assistant:
                 "error": f"Tool {name!r} failed with an internal error: {exc.__cause__!r}",
                 "suggestion": "Try a different approach; the error was logged for the developer.",
             }
+        self.notify("tool_called", tool=name, ok=outcome.ok, iteration=loop.iteration)
         return outcome.ok, outcome.result
+
+    # -- notices -------------------------------------------------------------------------
+    def subscribe(self, listener: Callable[[Notice], None]) -> Callable[[], None]:
+        """Call ``listener`` with every :class:`Notice`; returns an unsubscribe function."""
+        return self.notifier.subscribe(listener)
+
+    def notify(self, kind: NoticeKind, **data: Any) -> None:
+        """Emit a notice (the engine calls this; hosts may too)."""
+        self.notifier.emit(Notice(kind, self.key, self._now(), data))
 
     # -- world, events and ticks ---------------------------------------------------------
     def attach_world(self, world: World) -> None:
@@ -249,9 +261,11 @@ class Assistant:
         Raises:
             InvalidArgumentsError: the event is malformed (the message says why).
         """
-        return self.ticker.queue.enqueue(
+        event = self.ticker.queue.enqueue(
             content, type=type, source_entity=source_entity, location=location, metadata=metadata
         )
+        self.notify("event_queued", event_id=event.id, type=event.type, source=source_entity)
+        return event
 
     def open_events(self) -> list[Event]:
         """Events not yet processed, most urgent first."""
@@ -303,18 +317,22 @@ class Assistant:
         with self.transaction() as unit:
             if unit.doc(OperatingMode).mode == "sleep":
                 return unit.doc(OperatingMode)
-            return transition_mode(
+            state = transition_mode(
                 unit, self.clock, "sleep", reason, depth="deep" if deep else "light"
             )
+        self.notify("mode_changed", mode="sleep", reason=reason)
+        return state
 
     def wake(self, reason: str = "woken") -> OperatingMode:
         """Wake the assistant now, even mid-phase (what is done so far is kept)."""
         with self.transaction() as unit:
             if unit.doc(OperatingMode).mode == "awake":
                 return unit.doc(OperatingMode)
-            return perform_wake_transition(
+            state = perform_wake_transition(
                 unit, self.clock, reason, cooldown_minutes=self.settings.wake_cooldown_minutes
             )
+        self.notify("mode_changed", mode="awake", reason=reason)
+        return state
 
     def set_sleep_schedule(self, schedule: SleepSchedule) -> None:
         """Replace the sleep schedule."""

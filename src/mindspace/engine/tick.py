@@ -106,8 +106,13 @@ class Ticker:
             a.state.refresh_if_stale()
             events = self.queue.open()
             if a.read().doc(OperatingMode).mode == "sleep":
+                a.notify("tick_started", mode="sleep")
                 sleep = await self.sleep_cycle.tick(events)
+                if sleep.woke:
+                    a.notify("mode_changed", mode="awake", reason=sleep.wake_reason)
+                a.notify("tick_finished", tick="sleep", phase=sleep.phase_after)
                 return TickResult(kind="sleep", status="done", sleep=sleep)
+            a.notify("tick_started", mode="awake", pending_events=len(events))
             buffered = self._buffer_ambient([e for e in events if e.ambient])
             actionable = [e for e in events if not e.ambient]
             if actionable:
@@ -119,6 +124,17 @@ class Ticker:
             result.ambient_buffered = buffered
             self._after_awake_tick(result)
         await self._deliver(result)
+        if result.reply:
+            a.notify(
+                "reply", text=result.reply, target=result.reply_target, event_id=result.event_id
+            )
+        a.notify(
+            "tick_finished",
+            tick=result.kind,
+            status=result.status,
+            event_id=result.event_id,
+            error=result.error,
+        )
         return result
 
     def _after_awake_tick(self, result: TickResult) -> None:
@@ -133,6 +149,7 @@ class Ticker:
             if due and target == "sleep":
                 transition_mode(unit, a.clock, "sleep", reason, scheduled=True)
                 result.notes.append(f"fell asleep: {reason}")
+                a.notify("mode_changed", mode="sleep", reason=reason)
 
     async def run_context(self, context_type: str, *, task: str, entity: str = "") -> TickResult:
         """Run one LLM session in ``context_type`` (reflection, pre_compaction...) now."""

@@ -55,10 +55,14 @@ class MemoryIndex:
 
     Args:
         cache: The assistant's state cache (the index listens to it).
+        embedder: The name of the embedder queries use; vectors made by another
+            embedder are not comparable and are left out of dense search (they stay
+            searchable lexically). None accepts any vector of the matching size.
     """
 
-    def __init__(self, cache: StateCache) -> None:
+    def __init__(self, cache: StateCache, embedder: str | None = None) -> None:
         self._cache = cache
+        self.embedder = embedder
         self._built = False
         cache.listen(Memory.kind, self)
         self._clear()
@@ -103,7 +107,10 @@ class MemoryIndex:
 
     def _add_many(self, memories: Iterable[Memory]) -> None:
         items = list(memories)
-        vectors = [m.vector() for m in items]
+        vectors = [
+            m.vector() if self.embedder is None or m.embedder == self.embedder else None
+            for m in items
+        ]
         dims = {v.shape[0] for v in vectors if v is not None}
         if dims:
             self._dim = max(dims)
@@ -121,9 +128,14 @@ class MemoryIndex:
         self._occurred.append(parse_time(memory.occurred_at).timestamp())
         self._entities.append((memory.source_entity or "").casefold())
         for tag in memory.tags:
-            self._tags.setdefault(tag, set()).add(row)
+            self._tags.setdefault(tag.casefold(), set()).add(row)
         self._lexical.add(memory.id, memory.content)
-        usable = vector is not None and (self._dim is None or vector.shape[0] == self._dim)
+        same_model = self.embedder is None or memory.embedder == self.embedder
+        usable = (
+            vector is not None
+            and same_model
+            and (self._dim is None or vector.shape[0] == self._dim)
+        )
         if vector is not None and usable:
             if self._dim is None:
                 self._dim = vector.shape[0]
@@ -160,7 +172,7 @@ class MemoryIndex:
         if min_trust > 0:
             keep &= np.asarray(self._trust, dtype=np.float32) >= np.float32(min_trust)
         for tag in tags:
-            rows = self._tags.get(tag, set())
+            rows = self._tags.get(tag.casefold(), set())
             tagged = np.zeros(len(self.keys), dtype=bool)
             if rows:
                 tagged[np.fromiter(rows, dtype=np.int64)] = True
@@ -224,7 +236,9 @@ class MemoryIndex:
         lexical = self.lexical_scores(query)
         rankings: list[list[str]] = []
         if dense is not None:
-            rankings.append([self.keys[r] for r in self.top(dense, keep, depth)])
+            # Like BM25's zero, a similarity of zero or less is no evidence at all.
+            positive = np.where(dense > 0, dense, -np.inf)
+            rankings.append([self.keys[r] for r in self.top(positive, keep, depth)])
         lexical_rows = self.top(np.where(lexical > 0, lexical, -np.inf), keep, depth)
         rankings.append([self.keys[r] for r in lexical_rows])
         fused = rrf(rankings)

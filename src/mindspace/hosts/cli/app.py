@@ -30,6 +30,7 @@ from mindspace.hosts.cli.common import (
 )
 from mindspace.hosts.cli.demo import run_demo
 from mindspace.hosts.cli.journal import journal_app
+from mindspace.hosts.cli.memory import register_memory_commands
 from mindspace.hosts.cli.render import goal_tree, projects_table, status_view, tools_table
 from mindspace.llm.offline import OFFLINE_NOTICE, OfflineLLM
 from mindspace.tools import ToolCategory, default_registry
@@ -268,6 +269,7 @@ def demo_command(
 
 
 app.add_typer(journal_app, name="journal")
+register_memory_commands(app)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -1,0 +1,408 @@
+"""``mindspace sleep/wake/mode``, ``memories`` and ``entities`` in real subprocesses."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mindspace import Assistant, Settings
+from mindspace.clock import parse_time
+from mindspace.embeddings import HashingEmbedder
+from mindspace.engine.modes import OperatingMode
+from mindspace.journal.records import JournalEntry
+from mindspace.llm import OfflineLLM
+from mindspace.memory.records import EntityProfile, Memory
+from mindspace.storage import SqlStore
+
+Cli = Callable[..., subprocess.CompletedProcess[str]]
+
+PEOPLE = ["Alice", "Bob", "Carol"]
+ITEMS = ["ale", "bread", "rope", "lantern oil", "a map of the north"]
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    """The database file the commands use."""
+    return tmp_path / "memory.db"
+
+
+@pytest.fixture
+def cli_env(tmp_path: Path) -> dict[str, str]:
+    """A clean environment: no inherited MINDSPACE_* settings, the hashing embedder."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("MINDSPACE_") and k not in ("FORCE_COLOR", "COLUMNS", "LINES")
+    }
+    env["MINDSPACE_DATA_DIR"] = str(tmp_path)
+    env["MINDSPACE_EMBEDDER"] = "hashing"
+    env["PYTHONIOENCODING"] = "utf-8"
+    env["COLUMNS"] = "200"
+    return env
+
+
+@pytest.fixture
+def cli(cli_env: dict[str, str], db: Path) -> Cli:
+    """Run ``mindspace ARGS... --db <db>`` in a fresh process."""
+
+    def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "mindspace.hosts.cli.app", *args, "--db", str(db)],
+            env=env or cli_env,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            timeout=120,
+            check=False,
+        )
+
+    return run
+
+
+@contextmanager
+def _opened(db: Path, tmp_path: Path) -> Iterator[Assistant]:
+    """The default assistant on the test's database, through the Python API."""
+    store = SqlStore.from_path(db)
+    try:
+        yield Assistant.open(
+            store,
+            "default",
+            llm=OfflineLLM(announce=False),
+            settings=Settings(data_dir=tmp_path, embedder="hashing"),
+            embedder=HashingEmbedder(),
+        )
+    finally:
+        store.close()
+
+
+def _seed(db: Path, tmp_path: Path, entries: int = 30) -> list[int]:
+    """``entries`` journal entries and an observation about Alice; returns the entry ids."""
+    ids: list[int] = []
+
+    async def write(assistant: Assistant) -> None:
+        for n in range(entries):
+            who = PEOPLE[n % len(PEOPLE)]
+            result = await assistant.call_tool(
+                "add_journal_entry",
+                {
+                    "content": f"{who} bought {ITEMS[n % len(ITEMS)]} for {n} coins",
+                    "tags": ["trade"],
+                },
+            )
+            assert result["success"] is True, result
+            ids.append(result["entry_id"])
+        result = await assistant.call_tool(
+            "update_entity_observation",
+            {"entity_id": "Alice", "observation": "Alice prefers dark ale"},
+        )
+        assert result["success"] is True, result
+
+    with _opened(db, tmp_path) as assistant:
+        asyncio.run(write(assistant))
+    return ids
+
+
+def _ok(process: subprocess.CompletedProcess[str]) -> str:
+    assert process.returncode == 0, process.stderr
+    assert "Traceback" not in process.stderr
+    return process.stdout
+
+
+def _error_line(process: subprocess.CompletedProcess[str]) -> str:
+    assert process.returncode == 1, (process.stdout, process.stderr)
+    lines = process.stderr.splitlines()
+    assert len(lines) == 1, f"expected one stderr line, got {process.stderr!r}"
+    assert lines[0].startswith("error: ")
+    return lines[0]
+
+
+def _tool(cli: Cli, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = json.loads(_ok(cli("tool", name, "--args", json.dumps(args))))
+    return result
+
+
+def test_sleep_run_consolidates_the_whole_journal_then_wake(
+    cli: Cli, db: Path, tmp_path: Path
+) -> None:
+    entry_ids = _seed(db, tmp_path, 30)
+
+    out = _ok(cli("sleep", "--run", "--reason", "closing time"))
+    assert "is asleep (light sleep, compacting phase)" in out
+    assert "closing time" in out
+    assert "Compacting: journal entries consolidated" in out
+    assert "30/30" in out
+    assert "30 entries consolidated into 30 memories, 0 left (phase complete)" in out
+    for operation in (
+        "score_pending_entries",
+        "run_dreaming_tick",
+        "run_entity_consolidation_batch",
+        "run_reflection",
+        "prune_low_importance_entries",
+        "clear_stale_conversations",
+        "compact_conversation_history",
+    ):
+        assert operation in out
+    assert "attribute updated on 1 entity: Alice" in out
+    assert "The night is done after" in out
+
+    with _opened(db, tmp_path) as assistant:
+        unit = assistant.read()
+        entries = [e for e in unit.all(JournalEntry) if not e.is_synthesis]
+        assert sorted(e.id for e in entries) == entry_ids
+        assert all(e.consolidated for e in entries)
+        memories = unit.all(Memory)
+        assert sorted(m.entry_id for m in memories if m.entry_id is not None) == entry_ids
+        assert all(m.embedder == HashingEmbedder().name for m in memories)
+        alice = unit.get(EntityProfile, "Alice")
+        assert alice is not None
+        assert alice.attributes.get("preference") == "dark ale"
+        state = unit.doc(OperatingMode)
+        assert (state.mode, state.sleep_phase) == ("sleep", "dreaming")
+
+    mode = _ok(cli("mode"))
+    assert "asleep" in mode
+    assert "dreaming (light sleep)" in mode
+    assert "closing time" in mode
+    assert "0 entries waiting to be consolidated" in mode
+
+    woke = _ok(cli("wake", "--reason", "the tavern opens"))
+    assert "is awake since" in woke
+    assert "the tavern opens" in woke
+    assert "Cooldown: until" in woke
+    with _opened(db, tmp_path) as assistant:
+        state = assistant.mode()
+        assert state.mode == "awake"
+        assert state.sleep_phase is None
+        assert state.since is not None
+        assert state.cooldown_until is not None
+        cooldown = parse_time(state.cooldown_until) - parse_time(state.since)
+        assert cooldown == timedelta(minutes=60)
+
+    again = _ok(cli("wake"))
+    assert "already awake" in again
+    mode = _ok(cli("mode", "--json"))
+    assert json.loads(mode)["mode"] == "awake"
+
+
+def test_sleep_without_run_and_a_tick_limit(cli: Cli, db: Path, tmp_path: Path) -> None:
+    _seed(db, tmp_path, 30)
+
+    asleep = _ok(cli("sleep", "--deep"))
+    assert "deep sleep, compacting phase" in asleep
+    assert "30 journal entries to consolidate" in asleep
+    assert "mindspace sleep --run" in asleep
+
+    partial = _ok(cli("sleep", "--ticks", "2"))
+    assert "already asleep" in partial
+    assert "Stopped after 2 ticks (--ticks 2) in the compacting phase" in partial
+    assert "not reached (dreaming comes after compacting)" in partial
+    with _opened(db, tmp_path) as assistant:
+        entries = assistant.read().all(JournalEntry)
+        consolidated = sum(1 for e in entries if e.consolidated)
+        assert 0 < consolidated < 30
+        assert f"{30 - consolidated} journal entries still to consolidate" in partial
+        assert assistant.mode().sleep_depth == "deep"
+
+
+def test_an_urgent_event_wakes_a_light_sleeper_after_compacting(
+    cli: Cli, db: Path, tmp_path: Path
+) -> None:
+    _seed(db, tmp_path, 12)
+    _ok(cli("sleep"))
+    with _opened(db, tmp_path) as assistant:
+        assistant.enqueue_event(
+            "The cellar is flooding!", type="direct_message", source_entity="Bob"
+        )
+
+    out = _ok(cli("sleep", "--run"))
+    assert "Wake deferred: urgent direct_message from Bob" in out
+    assert "woke after" in out
+    assert "urgent direct_message from Bob (after compacting)" in out
+    assert "1 event waits for its next awake tick" in out
+    assert "The night is done" not in out
+    with _opened(db, tmp_path) as assistant:
+        assert assistant.mode().mode == "awake"
+        assert all(e.consolidated for e in assistant.read().all(JournalEntry))
+
+
+def test_a_deep_sleeper_sleeps_through_an_urgent_event(cli: Cli, db: Path, tmp_path: Path) -> None:
+    _seed(db, tmp_path, 5)
+    _ok(cli("sleep", "--deep"))
+    with _opened(db, tmp_path) as assistant:
+        assistant.enqueue_event("Wake up!", type="direct_message", source_entity="Bob")
+
+    out = _ok(cli("sleep", "--run"))
+    assert "The night is done" in out
+    assert "woke" not in out
+    with _opened(db, tmp_path) as assistant:
+        assert assistant.mode().mode == "sleep"
+
+
+def test_a_failing_llm_is_reported_and_the_night_still_ends(
+    cli: Cli, cli_env: dict[str, str], db: Path, tmp_path: Path
+) -> None:
+    _seed(db, tmp_path, 5)
+    unreachable = {
+        **cli_env,
+        "MINDSPACE_LLM_BASE_URL": "http://127.0.0.1:9/v1",
+        "MINDSPACE_LLM_MODEL": "absent",
+        "MINDSPACE_LLM_MAX_RETRIES": "0",
+        "MINDSPACE_LLM_TIMEOUT": "2",
+    }
+
+    out = _ok(cli("sleep", "--run", env=unreachable))
+    assert "5 entries consolidated into 5 memories" in out
+    assert "last: The language model failed while rating entry" in out
+    assert "Alice: Cannot reach the LLM" in out
+    assert "The night is done" in out
+    with _opened(db, tmp_path) as assistant:
+        entries = assistant.read().all(JournalEntry)
+        assert all(e.consolidated and e.importance_method == "heuristic" for e in entries)
+
+
+def test_memories_list_and_search(
+    cli: Cli, cli_env: dict[str, str], db: Path, tmp_path: Path
+) -> None:
+    empty = _ok(cli("memories"))
+    assert "has no memories yet" in empty
+
+    mine = _tool(
+        cli,
+        "store_memory",
+        {
+            "content": "The silver mine collapsed last winter",
+            "tags": ["mine", "history"],
+            "source_type": "direct",
+            "source_entity": "Bob",
+            "importance": 8,
+        },
+    )
+
+    async def store(assistant: Assistant) -> None:
+        for args in (
+            {"content": "Carol sells rope at the market", "source_type": "environmental"},
+            {"content": "Alice prefers dark ale", "source_entity": "Alice"},
+        ):
+            result = await assistant.call_tool("store_memory", args)
+            assert result["success"] is True, result
+
+    with _opened(db, tmp_path) as assistant:
+        asyncio.run(store(assistant))
+
+    listed = _ok(cli("memories"))
+    for text in ("Id", "Occurred (UTC)", "Trust", "Imp.", "Method", "Source", "Tags", "Content"):
+        assert text in listed
+    assert mine["memory_id"] in listed
+    assert "#mine #history" in listed
+    assert "0.9" in listed
+    assert listed.index("Alice prefers dark ale") < listed.index("The silver mine collapsed")
+    assert "3 memories shown" in listed
+    assert "Embedder: hashing" in listed
+
+    tagged = json.loads(_ok(cli("memories", "--tag", "MINE", "--json")))
+    assert [m["id"] for m in tagged] == [mine["memory_id"]]
+    assert tagged[0]["source_entity"] == "Bob"
+    trusted = json.loads(_ok(cli("memories", "--min-trust", "0.85", "--json")))
+    assert [m["id"] for m in trusted] == [mine["memory_id"]]
+    assert "1 of 3 memories shown" in _ok(cli("memories", "--limit", "1"))
+
+    status_before = json.loads(_ok(cli("status", "--json")))
+    found = _ok(cli("memories", "search", "silver mine"))
+    for text in ("#", "Score", "Relevance", "Content", "Source"):
+        assert text in found
+    assert "Memories recalled for 'silver mine'" in found
+    first_row = next(line for line in found.splitlines() if line.strip().startswith("1 "))
+    assert "The silver mine collapsed" in first_row
+
+    ranked = json.loads(_ok(cli("memories", "search", "silver mine", "--json", "--limit", "3")))
+    tool = _tool(cli, "recall_memories", {"query": "silver mine", "limit": 3})
+    assert [m["id"] for m in ranked["memories"]] == [m["id"] for m in tool["memories"]]
+    assert ranked["memories"][0]["id"] == mine["memory_id"]
+    assert [m["score"] for m in ranked["memories"]] == [m["score"] for m in tool["memories"]]
+    status_after = json.loads(_ok(cli("status", "--json")))
+    searches = status_after["session_metrics"]["total_tool_calls"]
+    # Only the recall_memories tool call counted; the two searches wrote nothing.
+    assert searches == status_before["session_metrics"]["total_tool_calls"] + 1
+
+    none = _ok(
+        cli("memories", "search", "silver mine", env={**cli_env, "MINDSPACE_EMBEDDER": "none"})
+    )
+    assert "The silver mine collapsed" in none
+    assert "search is lexical (BM25) only" in none
+
+
+def test_entities_list_and_show(cli: Cli) -> None:
+    assert "has met no one yet" in _ok(cli("entities"))
+    _tool(
+        cli,
+        "update_entity_observation",
+        {
+            "entity_id": "Alice",
+            "observation": "Alice prefers dark ale",
+            "favorability_change": 0.6,
+            "entity_type": "npc",
+        },
+    )
+    _tool(cli, "update_entity_observation", {"entity_id": "Bob", "observation": "Bob is loud"})
+
+    listed = _ok(cli("entities"))
+    for text in ("Relationship", "Favor.", "Interact.", "Attributes", "Unconsol. obs."):
+        assert text in listed
+    alice = next(line for line in listed.splitlines() if line.strip().startswith("Alice"))
+    assert "npc" in alice
+    assert "friend" in alice
+    assert "0.60" in alice
+    bob = next(line for line in listed.splitlines() if line.strip().startswith("Bob"))
+    assert "stranger" in bob
+    assert "2 entities" in listed
+
+    shown = _ok(cli("entities", "show", "Alice"))
+    assert "Entity 'Alice'" in shown
+    assert "friend, favorability 0.60" in shown
+    assert "No attributes yet." in shown
+    row = next(line for line in shown.splitlines() if "Alice prefers dark ale" in line)
+    assert " no " in row  # not consolidated yet
+
+    as_json = json.loads(_ok(cli("entities", "show", "Alice", "--json")))
+    assert as_json["relationship"]["state"] == "friend"
+    assert as_json["observations"][0]["consolidated"] is False
+
+    unknown = cli("entities", "show", "Zed")
+    line = _error_line(unknown)
+    assert "'Zed'" in line
+    assert "'Alice'" in line
+    assert "mindspace entities" in line
+    assert unknown.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("memories", "--limit", "0"), "--limit must be at least 1, not 0"),
+        (("memories", "--min-trust", "1.5"), "--min-trust must be between 0 and 1, not 1.5"),
+        (("memories", "search", "ale", "--limit", "0"), "--limit must be at least 1"),
+        (("memories", "search", "ale", "--min-trust", "-0.1"), "not -0.1"),
+        (("memories", "search", "ale", "--limit", "10000"), "--limit '10000'"),
+        (("memories", "search", "   "), "QUERY '   ' is blank"),
+        (("sleep", "--ticks", "0"), "--ticks must be at least 1, not 0"),
+        (("sleep", "--reason", " "), "--reason ' ' is blank"),
+        (("wake", "--reason", ""), "--reason '' is blank"),
+        (("mode", "--assistant", " "), "--assistant ' ' is blank"),
+    ],
+)
+def test_bad_input_exits_1_with_one_error_line(
+    cli: Cli, args: tuple[str, ...], expected: str
+) -> None:
+    process = cli(*args)
+    assert expected in _error_line(process)
+    assert "Traceback" not in process.stderr
