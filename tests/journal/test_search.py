@@ -209,3 +209,21 @@ def test_the_journal_tools_are_registered_as_the_spec_says() -> None:
         "source_entity",
         "importance",
     }
+
+
+async def test_search_is_semantic_with_an_embedder(
+    make_assistant: Callable[..., Assistant],
+) -> None:
+    from mindspace.embeddings import HashingEmbedder
+
+    assistant = make_assistant("semantic-journal", embedder=HashingEmbedder(256))
+    for text in [
+        "Player Alice bought a longsword at the forge",
+        "The harvest festival starts at noon",
+        "Bob lost his map near the river",
+    ]:
+        await assistant.call_tool("add_journal_entry", {"content": text})
+    found = await assistant.call_tool("search_journal", {"query": "festival at noon", "limit": 2})
+    assert found["mode"] == "semantic"
+    assert found["results"][0]["content"] == "The harvest festival starts at noon"
+    assert "note" not in found

@@ -160,3 +160,19 @@ async def test_waking_resets_the_counters_and_clears_the_sleep_state(
         0,
     )
     assert state.wake_deferred is None
+
+
+async def test_the_assistant_can_put_itself_to_sleep(
+    make_assistant: Callable[..., Assistant],
+) -> None:
+    llm = ScriptedLLM()
+    assistant = make_assistant(llm=llm)
+    llm.enqueue(tool_calls=[{"name": "go_to_sleep", "arguments": {"reason": "The inn is closed"}}])
+    assistant.enqueue_event("Good night, barkeep!", source_entity="Alice")
+    result = await assistant.tick()
+    assert result.tool_calls == [("go_to_sleep", True)]
+    assert result.loop is not None
+    assert result.loop.stopped_by == "terminal_tool"
+    assert assistant.mode().mode == "sleep"
+    assert assistant.mode().reason == "The inn is closed"
+    assert (await assistant.tick()).kind == "sleep"

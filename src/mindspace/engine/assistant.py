@@ -19,6 +19,7 @@ from mindspace.clock import Clock, SystemClock, format_time
 from mindspace.config import Settings
 from mindspace.embeddings.port import Embedder
 from mindspace.engine.memory_context import install_memory_providers
+from mindspace.engine.mode_tools import GoToSleep
 from mindspace.engine.modes import (
     OperatingMode,
     SleepSchedule,
@@ -84,6 +85,8 @@ class Assistant:
         self.clock: Clock = clock or SystemClock()
         self.llm: LLM = llm or OfflineLLM()
         self.tools = tools or default_registry()
+        if "go_to_sleep" not in self.tools:
+            self.tools.register(GoToSleep())
         self.guard = PersonaGuard(self_names)
         self.state = StateCache(store, info.id, info.revision)
         self.embedder = embedder

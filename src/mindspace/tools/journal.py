@@ -9,6 +9,7 @@ from pydantic import Field
 
 from mindspace.journal.book import JournalBook
 from mindspace.journal.episodic import EpisodicWeights, search_episodic_memory
+from mindspace.journal.ranker import EmbeddingRanker
 from mindspace.journal.records import JournalEntry
 from mindspace.journal.search import JournalFilter, filter_entries, search_journal
 from mindspace.tools.base import Tool, ToolArgs, ToolCategory, ToolContext
@@ -114,8 +115,15 @@ class SearchJournal(Tool[SearchJournalArgs]):
         where = JournalFilter(
             tags=tuple(args.tags), days_back=args.days_back, project=args.related_to_project
         )
+        ranker = EmbeddingRanker(ctx.embedder) if ctx.embedder is not None else None
         found = search_journal(
-            ctx.unit, ctx.clock.now(), args.query, where, limit=args.limit, semantic=args.semantic
+            ctx.unit,
+            ctx.clock.now(),
+            args.query,
+            where,
+            limit=args.limit,
+            semantic=args.semantic,
+            ranker=ranker,
         )
         result: dict[str, Any] = {
             "success": True,

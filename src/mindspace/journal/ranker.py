@@ -1,0 +1,48 @@
+"""Semantic ranking of journal entries with an embedder (``search_journal``'s semantic mode)."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+
+import numpy as np
+
+from mindspace.embeddings.port import Embedder, Vectors
+from mindspace.journal.records import JournalEntry
+
+__all__ = ["EmbeddingRanker"]
+
+_CACHE_LIMIT = 50_000
+_VECTORS: OrderedDict[tuple[str, str], Vectors] = OrderedDict()
+"""Entry vectors by (embedder name, content), shared by every assistant in the process."""
+
+
+class EmbeddingRanker:
+    """Ranks entries by cosine similarity to the query; each text is embedded once.
+
+    Args:
+        embedder: The embedder; its vectors are unit length, so a dot product is a cosine.
+    """
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+
+    def rank(
+        self, query: str, entries: Sequence[JournalEntry], limit: int
+    ) -> list[tuple[JournalEntry, float]]:
+        """The ``limit`` entries most similar to ``query``, best first."""
+        if not entries or limit <= 0:
+            return []
+        name = self.embedder.name
+        missing = list(
+            dict.fromkeys(e.content for e in entries if (name, e.content) not in _VECTORS)
+        )
+        if missing:
+            for text, vector in zip(missing, self.embedder.embed(missing), strict=True):
+                _VECTORS[(name, text)] = vector
+            while len(_VECTORS) > _CACHE_LIMIT:
+                _VECTORS.popitem(last=False)
+        matrix = np.stack([_VECTORS[(name, e.content)] for e in entries])
+        scores = matrix @ self.embedder.embed([query])[0]
+        order = np.argsort(-scores, kind="stable")[:limit]
+        return [(entries[i], float(scores[i])) for i in order]
