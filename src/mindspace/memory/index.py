@@ -80,6 +80,21 @@ class MemoryIndex:
         self._tags: dict[str, set[int]] = {}
         self._lexical = LexicalIndex()
         self._dead = 0
+        self._arrays: (
+            tuple[npt.NDArray[np.bool_], npt.NDArray[np.float32], npt.NDArray[np.bool_]] | None
+        ) = None
+
+    def _state(
+        self,
+    ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
+        """(alive, trust, has_vector) as arrays, rebuilt only after a write."""
+        if self._arrays is None:
+            self._arrays = (
+                np.asarray(self._alive, dtype=bool),
+                np.asarray(self._trust, dtype=np.float32),
+                np.asarray(self._has_vector, dtype=bool),
+            )
+        return self._arrays
 
     # -- CacheListener -------------------------------------------------------------------
     def applied(self, key: str, record: Record | None) -> None:
@@ -119,6 +134,7 @@ class MemoryIndex:
             self._add(memory, vector)
 
     def _add(self, memory: Memory, vector: npt.NDArray[np.float32] | None = None) -> None:
+        self._arrays = None
         vector = memory.vector() if vector is None else vector
         row = len(self.keys)
         self.keys.append(memory.id)
@@ -152,6 +168,7 @@ class MemoryIndex:
         if row is None:
             return
         self._alive[row] = False
+        self._arrays = None
         self._lexical.remove(key)
         self._dead += 1
 
@@ -168,9 +185,10 @@ class MemoryIndex:
     def mask(self, *, min_trust: float = 0.0, tags: Sequence[str] = ()) -> npt.NDArray[np.bool_]:
         """Rows that are alive, trusted enough and carry every tag in ``tags``."""
         self.ensure()
-        keep = np.asarray(self._alive, dtype=bool)
+        alive, trust, _ = self._state()
+        keep = alive.copy()
         if min_trust > 0:
-            keep &= np.asarray(self._trust, dtype=np.float32) >= np.float32(min_trust)
+            keep &= trust >= np.float32(min_trust)
         for tag in tags:
             rows = self._tags.get(tag.casefold(), set())
             tagged = np.zeros(len(self.keys), dtype=bool)
@@ -188,7 +206,7 @@ class MemoryIndex:
             return None
         n = len(self.keys)
         sims = self._matrix[:n] @ vector.astype(np.float32, copy=False)
-        sims[~np.asarray(self._has_vector, dtype=bool)] = -np.inf
+        sims[~self._state()[2]] = -np.inf
         return sims
 
     def lexical_scores(self, query: str) -> npt.NDArray[np.float32]:

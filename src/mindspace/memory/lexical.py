@@ -75,6 +75,16 @@ class LexicalIndex:
         self._postings: dict[str, _Postings] = {}
         self._live = 0
         self._total_length = 0
+        self._arrays: tuple[npt.NDArray[np.bool_], npt.NDArray[np.float32]] | None = None
+
+    def _state(self) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.float32]]:
+        # Queries far outnumber writes: convert the row lists once per write, not per query.
+        if self._arrays is None:
+            self._arrays = (
+                np.asarray(self._alive, dtype=bool),
+                np.asarray(self._lengths, dtype=np.float32),
+            )
+        return self._arrays
 
     def __len__(self) -> int:
         return self._live
@@ -88,6 +98,7 @@ class LexicalIndex:
         self._row_of[key] = row
         self._lengths.append(len(terms))
         self._alive.append(True)
+        self._arrays = None
         self._live += 1
         self._total_length += len(terms)
         counts: dict[str, int] = {}
@@ -102,6 +113,7 @@ class LexicalIndex:
         if row is None:
             return
         self._alive[row] = False
+        self._arrays = None
         self._live -= 1
         self._total_length -= self._lengths[row]
 
@@ -111,11 +123,11 @@ class LexicalIndex:
 
     def scores(self, query: str) -> npt.NDArray[np.float32]:
         """BM25 score of every row for ``query`` (deleted rows score 0)."""
-        out = np.zeros(len(self.keys), dtype=np.float32)
+        n = len(self.keys)
+        out = np.zeros(n, dtype=np.float32)
         if not self._live:
             return out
-        alive = np.asarray(self._alive, dtype=bool)
-        lengths = np.asarray(self._lengths, dtype=np.float32)
+        alive, lengths = self._state()
         average = max(self._total_length / self._live, 1e-9)
         for term in set(tokenize(query)):
             postings = self._postings.get(term)
@@ -129,7 +141,8 @@ class LexicalIndex:
             df = len(rows)
             idf = math.log(1.0 + (self._live - df + 0.5) / (df + 0.5))
             norm = self.k1 * (1.0 - self.b + self.b * lengths[rows] / average)
-            np.add.at(out, rows, idf * tfs * (self.k1 + 1.0) / (tfs + norm))
+            contribution = idf * tfs * (self.k1 + 1.0) / (tfs + norm)
+            out += np.bincount(rows, weights=contribution, minlength=n).astype(np.float32)
         return out
 
     def add_many(self, items: Iterable[tuple[str, str]]) -> None:
