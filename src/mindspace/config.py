@@ -110,6 +110,12 @@ class Settings(BaseSettings):
     memory_min_source_trust: float = Field(
         default=0.5, ge=0, le=1, description="Stage 2: least source trust for the prompt."
     )
+    memory_dense_weight: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="Weight of the dense (embedding) score against BM25 in memory search.",
+    )
     memory_link_threshold: float = Field(
         default=0.7, ge=0, le=1, description="Least similarity for an A-MEM link."
     )

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mindspace.clock import Clock, format_time
+from mindspace.clock import Clock, format_time, parse_time
 from mindspace.config import Settings
 from mindspace.context.contexts import get_context_config
 from mindspace.engine.compaction import (
@@ -40,7 +40,7 @@ from mindspace.llm.port import LLM, Message
 from mindspace.memory.entities import EntityBook
 from mindspace.memory.index import MemoryIndex
 from mindspace.memory.prompts import ENTITY_CONSOLIDATION_PROMPT
-from mindspace.memory.records import Memory, MemoryLink, MemoryLinks
+from mindspace.memory.records import Memory, MemoryLink, MemoryLinks, memory_key
 from mindspace.memory.semantic import MemoryDraft, SemanticMemory
 from mindspace.memory.working import WorkingMemoryBook
 from mindspace.state.unit import Unit
@@ -111,6 +111,7 @@ def run_sleep_consolidation(
     pending.sort(key=lambda e: e.id)
     ready = [e for e in pending if scoring_failed or _settled(e)]
     batch = ready[:max_entries_per_tick]
+    by_id = {e.id: e for e in unit.all(JournalEntry)}
     drafts = [
         MemoryDraft(
             content=e.content,
@@ -124,6 +125,7 @@ def run_sleep_consolidation(
             entry_id=e.id,
             occurred_at=e.timestamp,
             ref=next((t[4:] for t in e.tags if t.startswith("ref:")), None),
+            context=_conversation_context(e, by_id.get(e.id - 1), by_id.get(e.id + 1)),
         )
         for e in batch
     ]
@@ -233,6 +235,29 @@ def _json_object(text: str) -> dict[str, str]:
         for k, v in value.items()
         if str(k).strip() and v is not None and str(v).strip()
     }
+
+
+CONTEXT_WINDOW = timedelta(minutes=10)
+
+
+def _conversation_context(
+    entry: JournalEntry, previous: JournalEntry | None, following: JournalEntry | None
+) -> str | None:
+    """The entries around this one that belong to the same exchange (minutes apart).
+
+    A line is often found by what surrounds it: an answer ("Yes, last Tuesday!") by the
+    question before it, a question by the answer after it. Keeping the neighbours with
+    the memory lets a search reach it through them.
+    """
+    parts = []
+    for before, after in ((previous, entry), (entry, following)):
+        other = previous if before is previous else following
+        if other is None or other.is_synthesis or before is None or after is None:
+            continue
+        gap = parse_time(after.timestamp) - parse_time(before.timestamp)
+        if timedelta(0) <= gap <= CONTEXT_WINDOW:
+            parts.append(memory_key(other.content, other.source_entity)[:300])
+    return "\n".join(parts) or None
 
 
 def _settled(entry: JournalEntry) -> bool:

@@ -1,7 +1,8 @@
 """The in-process search index of one assistant's semantic memories.
 
 Dense vectors live in one float32 matrix searched exactly (a matrix-vector product
-and ``argpartition``); BM25 postings live beside it in the same row space; metadata
+and ``argpartition``); BM25 postings live beside it in the same row space, and a query
+blends the two by standardised scores; metadata
 filters (minimum source trust, required tags) become boolean masks. The index is a
 :class:`~mindspace.state.unit.CacheListener`: every committed write or delete of a
 memory is applied in place, so it never drifts from the store. Deleted rows are masked
@@ -10,6 +11,7 @@ and the arrays are compacted when more than half of them are dead.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -145,7 +147,7 @@ class MemoryIndex:
         self._entities.append((memory.source_entity or "").casefold())
         for tag in memory.tags:
             self._tags.setdefault(tag.casefold(), set()).add(row)
-        self._lexical.add(memory.id, memory.content)
+        self._lexical.add(memory.id, memory.lexical_key())
         same_model = self.embedder is None or memory.embedder == self.embedder
         usable = (
             vector is not None
@@ -246,25 +248,42 @@ class MemoryIndex:
         limit: int,
         min_trust: float = 0.0,
         tags: Sequence[str] = (),
-        depth: int = 100,
+        dense_weight: float = 0.5,
     ) -> list[Hit]:
-        """Hybrid search: exact dense top-``depth`` and BM25 top-``depth``, fused by RRF."""
+        """Hybrid search: dense and BM25 scores, standardised per query, then blended.
+
+        Each signal is turned into z-scores over the eligible rows (so neither scale
+        dominates) and mixed ``dense_weight : 1 - dense_weight``. Rows with no evidence
+        at all (no shared term and no positive similarity) are left out. Without a query
+        vector the ranking is BM25 alone.
+        """
         keep = self.mask(min_trust=min_trust, tags=tags)
         dense = self.dense_scores(vector)
         lexical = self.lexical_scores(query)
-        rankings: list[list[str]] = []
+        evidence = lexical > 0
+        blended = _zscores(lexical, keep)
         if dense is not None:
-            # Like BM25's zero, a similarity of zero or less is no evidence at all.
-            positive = np.where(dense > 0, dense, -np.inf)
-            rankings.append([self.keys[r] for r in self.top(positive, keep, depth)])
-        lexical_rows = self.top(np.where(lexical > 0, lexical, -np.inf), keep, depth)
-        rankings.append([self.keys[r] for r in lexical_rows])
-        fused = rrf(rankings)
-        best = sum(1.0 / (RRF_K + 1) for _ in rankings)
-        ordered = sorted(fused.items(), key=lambda item: -item[1])[:limit]
+            usable = keep & np.isfinite(dense)
+            evidence |= usable & (dense > 0)
+            dz = np.where(usable, _zscores(np.where(usable, dense, 0.0), usable), 0.0)
+            blended = dense_weight * dz + (1.0 - dense_weight) * blended
+        rows = self.top(np.where(evidence, blended, -np.inf), keep, limit)
         hits = []
-        for key, value in ordered:
-            row = self._row_of[key]
+        for row in rows:
             relevance = float(dense[row]) if dense is not None and np.isfinite(dense[row]) else None
-            hits.append(Hit(key, round(value / best, 6), relevance, float(lexical[row])))
+            score = 1.0 / (1.0 + math.exp(-float(blended[row])))
+            hits.append(Hit(self.keys[row], round(score, 6), relevance, float(lexical[row])))
         return hits
+
+
+def _zscores(
+    values: npt.NDArray[np.floating], keep: npt.NDArray[np.bool_]
+) -> npt.NDArray[np.float64]:
+    """``values`` standardised over the rows in ``keep`` (all zeros when they do not vary)."""
+    chosen = values[keep].astype(np.float64)
+    if chosen.size < 2:
+        return np.zeros(values.shape[0], dtype=np.float64)
+    spread = float(chosen.std())
+    if spread == 0.0:
+        return np.zeros(values.shape[0], dtype=np.float64)
+    return (values.astype(np.float64) - float(chosen.mean())) / spread

@@ -22,6 +22,7 @@ __all__ = [
     "Relationship",
     "RelationshipState",
     "WorkingMemory",
+    "memory_key",
     "relationship_state",
 ]
 
@@ -34,6 +35,11 @@ RELATIONSHIP_THRESHOLDS: tuple[tuple[float, RelationshipState], ...] = (
     (0.25, "acquaintance"),
 )
 """Dunbar-style thresholds: the first whose favorability is reached names the state."""
+
+
+def memory_key(content: str, source_entity: str | None) -> str:
+    """The text a memory is searched by: who said it, then what was said."""
+    return f"{source_entity}: {content}" if source_entity else content
 
 
 def relationship_state(favorability: float) -> RelationshipState:
@@ -62,12 +68,21 @@ class Memory(Record):
     created_at: str
     occurred_at: str
     ref: str | None = None
+    context: str | None = None
     embedder: str | None = None
     embedding: bytes | None = None
 
     def record_key(self) -> str:
         """Memories are keyed by id."""
         return self.id
+
+    def dense_key(self) -> str:
+        """What is embedded: the text, said by its source entity when there is one."""
+        return memory_key(self.content, self.source_entity)
+
+    def lexical_key(self) -> str:
+        """What BM25 indexes: the dense key plus the surrounding context."""
+        return f"{self.context}\n{self.dense_key()}" if self.context else self.dense_key()
 
     def to_stored(self) -> StoredRecord:
         """JSON fields plus the raw float32 vector bytes."""
@@ -100,6 +115,7 @@ class Memory(Record):
             "created_at": self.created_at,
             "occurred_at": self.occurred_at,
             "ref": self.ref,
+            "context": self.context,
         }
 
 

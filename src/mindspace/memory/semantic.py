@@ -14,7 +14,7 @@ from mindspace.embeddings.port import Embedder, Vectors
 from mindspace.errors import InvalidArgumentsError, NotFoundError
 from mindspace.memory.index import Hit, MemoryIndex, rrf
 from mindspace.memory.lexical import tokenize
-from mindspace.memory.records import Memory, SourceType
+from mindspace.memory.records import Memory, SourceType, memory_key
 from mindspace.state.models import Document
 from mindspace.state.unit import Unit
 from mindspace.workspace.limits import bounded_text
@@ -52,6 +52,7 @@ class MemoryDraft:
     entry_id: int | None = None
     occurred_at: str | None = None
     ref: str | None = None
+    context: str | None = None
 
 
 def _check(draft: MemoryDraft) -> None:
@@ -133,7 +134,8 @@ class SemanticMemory:
         texts = [bounded_text(d.content, "content", self.settings.max_memory_chars) for d in drafts]
         for draft in drafts:
             _check(draft)
-        vectors = self.embedder.embed(texts) if self.embedder is not None and texts else None
+        keys = [memory_key(t, d.source_entity) for t, d in zip(texts, drafts, strict=True)]
+        vectors = self.embedder.embed(keys) if self.embedder is not None and texts else None
         now = format_time(self.clock.now())
         state = self.unit.doc(MemoryState)
         memories = []
@@ -153,6 +155,7 @@ class SemanticMemory:
                 created_at=now,
                 occurred_at=draft.occurred_at or now,
                 ref=draft.ref,
+                context=draft.context,
                 embedder=self.embedder.name if self.embedder is not None else None,
                 embedding=vectors[i].astype(np.float32).tobytes() if vectors is not None else None,
             )
@@ -198,7 +201,12 @@ class SemanticMemory:
         """The ``limit`` best memories for ``query``: dense and BM25 fused, best first."""
         vector = self.embed_query(query)
         hits = self.index.search(
-            query, vector, limit=limit + 50, min_trust=min_source_trust, tags=tags
+            query,
+            vector,
+            limit=limit + 50,
+            min_trust=min_source_trust,
+            tags=tags,
+            dense_weight=self.settings.memory_dense_weight,
         )
         return self._merge_pending(query, vector, hits, limit, min_source_trust, tags)
 
@@ -258,7 +266,7 @@ class SemanticMemory:
         for memory in fresh:
             v = memory.vector()
             cosine = float(v @ vector) if v is not None and vector is not None else None
-            overlap = float(len(terms & set(tokenize(memory.content))))
+            overlap = float(len(terms & set(tokenize(memory.lexical_key()))))
             scored.append((memory, cosine, overlap))
         by_key = {m.id: (m, c, o) for m, c, o in scored}
         dense_rank = [

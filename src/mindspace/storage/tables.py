@@ -170,6 +170,7 @@ memories = _owned(
     Column("created_at", String(32), nullable=False),
     Column("occurred_at", String(32), nullable=False),
     Column("ref", String(128), nullable=True),
+    Column("context", Text, nullable=True),
     Column("embedder", String(64), nullable=True),
     Column("embedding", LargeBinary, nullable=True),
 )

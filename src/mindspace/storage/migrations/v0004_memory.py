@@ -28,6 +28,7 @@ def upgrade(op: Operations) -> None:
         sa.Column("created_at", sa.String(32), nullable=False),
         sa.Column("occurred_at", sa.String(32), nullable=False),
         sa.Column("ref", sa.String(128), nullable=True),
+        sa.Column("context", sa.Text, nullable=True),
         sa.Column("embedder", sa.String(64), nullable=True),
         sa.Column("embedding", sa.LargeBinary, nullable=True),
         sa.UniqueConstraint("assistant_id", "id", name="uq_memories_assistant_id"),

@@ -1,0 +1,1 @@
+"""Evaluation harnesses: retrieval quality on public benchmarks."""

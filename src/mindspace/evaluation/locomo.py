@@ -1,0 +1,229 @@
+"""The LoCoMo retrieval benchmark: the product's memory against BM25 and dense references.
+
+For each conversation a fresh assistant lives through it: every dialog turn goes in
+through the product's ingestion path (``add_journal_entry``: an observation from its
+speaker at the session's date and time, tagged with its dialog id), and after each
+session the assistant sleeps until the night's compacting phase has consolidated the
+day into semantic memory. Every question is then asked through
+:meth:`~mindspace.memory.semantic.SemanticMemory.recall` - the function behind the
+``recall_memories`` tool - and the dialog ids of the retrieved memories are scored
+against the question's evidence. Two reference retrievers run over the same turns in
+the same run: BM25 (``bm25s`` with a Snowball stemmer) and dense cosine with the same
+embedder.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mindspace.clock import ManualClock
+from mindspace.config import Settings
+from mindspace.embeddings.port import Embedder
+from mindspace.engine.assistant import Assistant
+from mindspace.errors import ConfigError
+from mindspace.evaluation.locomo_data import (
+    CATEGORIES,
+    Question,
+    Sample,
+    load_samples,
+    score_ranking,
+)
+from mindspace.llm.offline import OfflineLLM
+from mindspace.memory.semantic import SemanticMemory
+from mindspace.state.port import Store
+
+__all__ = ["Progress", "Scoreboard", "run_locomo"]
+
+METRICS = ("hit@5", "hit@10", "recall@5", "recall@10")
+TURN_GAP = timedelta(seconds=30)
+
+Progress = Callable[[str, int, int], None]
+"""Called with (stage, done, total) as the run advances."""
+StoreFactory = Callable[[str], Store]
+
+
+@dataclass
+class Scoreboard:
+    """Per-category sums of one retriever's scores."""
+
+    sums: dict[int, dict[str, float]] = field(default_factory=dict)
+    counts: dict[int, int] = field(default_factory=dict)
+
+    def add(self, category: int, scores: dict[str, float]) -> None:
+        """Count one question."""
+        totals = self.sums.setdefault(category, dict.fromkeys(METRICS, 0.0))
+        for metric in METRICS:
+            totals[metric] += scores[metric]
+        self.counts[category] = self.counts.get(category, 0) + 1
+
+    def _mean(self, categories: Sequence[int]) -> dict[str, float]:
+        n = sum(self.counts.get(c, 0) for c in categories)
+        return {
+            metric: round(
+                100.0 * sum(self.sums.get(c, {}).get(metric, 0.0) for c in categories) / n, 1
+            )
+            if n
+            else 0.0
+            for metric in METRICS
+        }
+
+    def report(self) -> dict[str, Any]:
+        """The issue's shape: overall_1_4, overall_1_5 and by_category, in percent."""
+        return {
+            "overall_1_4": self._mean([1, 2, 3, 4]),
+            "overall_1_5": self._mean([1, 2, 3, 4, 5]),
+            "by_category": {str(c): self._mean([c]) for c in sorted(CATEGORIES)},
+        }
+
+
+async def _live_through(
+    sample: Sample, assistant: Assistant, clock: ManualClock, progress: Progress, done: int
+) -> int:
+    """Feed every turn in, sleeping after each session until compacting completes."""
+    total = sum(len(s.turns) for s in sample.sessions)
+    for session in sample.sessions:
+        clock.set(session.when)
+        for turn in session.turns:
+            result = await assistant.call_tool(
+                "add_journal_entry",
+                {
+                    "content": turn.content,
+                    "source_type": "observation",
+                    "source_entity": turn.speaker,
+                    "tags": [f"ref:{turn.dia_id}", f"session:{session.number}"],
+                },
+            )
+            if not result.get("success"):
+                raise ConfigError(f"Ingesting {turn.dia_id!r} failed: {result.get('error')!r}")
+            clock.advance(TURN_GAP)
+            done += 1
+            progress(f"{sample.sample_id}: ingesting", done, total)
+        await _sleep_one_night(assistant, clock)
+    return done
+
+
+async def _sleep_one_night(assistant: Assistant, clock: ManualClock) -> None:
+    assistant.sleep("the session is over")
+    for _ in range(10_000):
+        clock.advance(minutes=1)
+        result = await assistant.tick()
+        if result.sleep is None or result.sleep.phase_after != "compacting":
+            break
+    assistant.wake("next session")
+
+
+def _memory(assistant: Assistant) -> SemanticMemory:
+    return SemanticMemory(
+        assistant.read(),
+        assistant.clock,
+        assistant.settings,
+        assistant.embedder,
+        assistant.memory_index,
+    )
+
+
+def _references(
+    sample: Sample, embedder: Embedder, questions: Sequence[Question]
+) -> tuple[list[list[str]], list[list[str]]]:
+    try:
+        import bm25s
+        import Stemmer
+    except ImportError as exc:
+        raise ConfigError(
+            "The LoCoMo benchmark needs bm25s for its BM25 reference: "
+            "pip install 'mindspace[bench]' (or bm25s PyStemmer)."
+        ) from exc
+    turns = [t for s in sample.sessions for t in s.turns]
+    texts = [f"{t.speaker}: {t.content}" for t in turns]
+    ids = [t.dia_id for t in turns]
+    stemmer = Stemmer.Stemmer("english")
+    retriever = bm25s.BM25()
+    retriever.index(
+        bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False),
+        show_progress=False,
+    )
+    asked = [q.text for q in questions]
+    k = min(10, len(ids))
+    found, _ = retriever.retrieve(
+        bm25s.tokenize(asked, stopwords="en", stemmer=stemmer, show_progress=False),
+        k=k,
+        show_progress=False,
+    )
+    bm25 = [[ids[int(i)] for i in row] for row in found]
+    matrix = embedder.embed(texts)
+    queries = embedder.embed(asked)
+    sims = queries @ matrix.T
+    order = np.argsort(-sims, axis=1, kind="stable")[:, :10]
+    dense = [[ids[int(i)] for i in row] for row in order]
+    return bm25, dense
+
+
+async def run_locomo(
+    path: Path,
+    *,
+    embedder: Embedder,
+    progress: Progress | None = None,
+    store_factory: StoreFactory | None = None,
+    settings: Settings | None = None,
+    workdir: Path | None = None,
+) -> dict[str, Any]:
+    """Run the benchmark over every conversation in ``path``; returns the report dict.
+
+    With ``workdir`` the ingested conversations are kept there, and a later run reuses
+    them instead of ingesting again (for iterating on retrieval; delete the directory
+    after changing how memories are ingested or keyed).
+    """
+    from mindspace.storage.sql import SqlStore  # the benchmark is a host of the product
+
+    started = time.perf_counter()
+    report = progress or (lambda stage, done, total: None)
+    samples = load_samples(path)
+    boards = {"product": Scoreboard(), "bm25": Scoreboard(), "dense": Scoreboard()}
+    asked = dropped = skipped = 0
+    with tempfile.TemporaryDirectory(prefix="mindspace-locomo-") as tmp:
+        base = workdir or Path(tmp)
+        base.mkdir(parents=True, exist_ok=True)
+        for sample in samples:
+            dropped += sample.evidence_dropped
+            db = base / f"{sample.sample_id}.db"
+            reuse = workdir is not None and db.exists() and store_factory is None
+            store = store_factory(sample.sample_id) if store_factory else SqlStore.from_path(db)
+            clock = ManualClock(sample.sessions[0].when if sample.sessions else None)
+            assistant = Assistant.open(
+                store,
+                sample.sample_id,
+                llm=OfflineLLM(announce=False),
+                clock=clock,
+                settings=settings or Settings(),
+                embedder=embedder,
+            )
+            if not reuse:
+                await _live_through(sample, assistant, clock, report, 0)
+            questions = [q for q in sample.questions if q.evidence]
+            skipped += len(sample.questions) - len(questions)
+            bm25, dense = _references(sample, embedder, questions)
+            memory = _memory(assistant)
+            for n, question in enumerate(questions):
+                found = memory.recall(question.text, limit=10)
+                ranked = [r.memory.ref or "" for r in found]
+                boards["product"].add(question.category, score_ranking(ranked, question.evidence))
+                boards["bm25"].add(question.category, score_ranking(bm25[n], question.evidence))
+                boards["dense"].add(question.category, score_ranking(dense[n], question.evidence))
+                report(f"{sample.sample_id}: asking", n + 1, len(questions))
+            asked += len(questions)
+            if hasattr(store, "close"):
+                store.close()
+    result: dict[str, Any] = {name: board.report() for name, board in boards.items()}
+    result["questions"] = asked
+    result["evidence_dropped"] = dropped
+    result["questions_without_evidence"] = skipped
+    result["seconds"] = round(time.perf_counter() - started, 1)
+    return result

@@ -1,0 +1,151 @@
+"""The LoCoMo harness: evidence clean-up, scoring, and a run on a conversation of our own."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mindspace.embeddings import HashingEmbedder
+from mindspace.evaluation.locomo import run_locomo
+from mindspace.evaluation.locomo_data import (
+    load_samples,
+    normalize_evidence,
+    parse_session_time,
+    score_ranking,
+)
+
+KNOWN = {"D1:1", "D1:2", "D8:6", "D9:17", "D11:26"}
+
+
+@pytest.mark.parametrize(
+    ("raw", "kept", "dropped"),
+    [
+        (["D8:6; D9:17"], ["D8:6", "D9:17"], 0),
+        (["D:11:26"], ["D11:26"], 0),
+        (["D"], [], 1),
+        (["D10:19"], [], 1),  # no such turn
+        (["D1:1", "D1:1"], ["D1:1"], 0),
+        ([], [], 0),
+    ],
+)
+def test_malformed_evidence_is_normalised_and_the_rest_counted(
+    raw: list[str], kept: list[str], dropped: int
+) -> None:
+    assert normalize_evidence(raw, KNOWN) == (kept, dropped)
+
+
+def test_session_times_parse() -> None:
+    when = parse_session_time("1:56 pm on 8 May, 2023")
+    assert (when.year, when.month, when.day, when.hour, when.minute) == (2023, 5, 8, 13, 56)
+    with pytest.raises(ValueError, match="Unrecognised session time"):
+        parse_session_time("yesterday")
+
+
+def test_scores_per_question() -> None:
+    ranked = ["D1:1", "D2:2", "D3:3", "D4:4", "D5:5", "D6:6", "D1:9"]
+    assert score_ranking(ranked, ["D6:6", "D1:9"]) == {
+        "hit@5": 0.0,
+        "recall@5": 0.0,
+        "hit@10": 1.0,
+        "recall@10": 1.0,
+    }
+    assert score_ranking(ranked, ["D2:2", "D9:9"])["recall@5"] == 0.5
+
+
+def _conversation() -> list[dict[str, Any]]:
+    """A small conversation in LoCoMo's format, written for this test."""
+    turns_1 = [
+        ("Ana", "I adopted a grey kitten named Pebble last weekend!"),
+        ("Ben", "Congratulations! What does Pebble like to eat?"),
+        ("Ana", "Mostly salmon treats, she is very picky."),
+        ("Ben", "I started rowing lessons on the river this month."),
+    ]
+    turns_2 = [
+        ("Ana", "Pebble knocked my lighthouse painting off the wall."),
+        ("Ben", "Oh no! I finished my first rowing race in third place."),
+        ("Ana", "Third place is great, well done."),
+    ]
+    return [
+        {
+            "sample_id": "conv-test",
+            "conversation": {
+                "speaker_a": "Ana",
+                "speaker_b": "Ben",
+                "session_1_date_time": "10:00 am on 3 March, 2024",
+                "session_1": [
+                    {"speaker": s, "dia_id": f"D1:{i + 1}", "text": t}
+                    for i, (s, t) in enumerate(turns_1)
+                ],
+                "session_2_date_time": "6:30 pm on 20 March, 2024",
+                "session_2": [
+                    {"speaker": s, "dia_id": f"D2:{i + 1}", "text": t}
+                    for i, (s, t) in enumerate(turns_2)
+                ],
+                "session_3_date_time": "9:00 am on 1 April, 2024",
+            },
+            "qa": [
+                {
+                    "question": "What is the name of Ana's kitten?",
+                    "answer": "Pebble",
+                    "evidence": ["D1:1"],
+                    "category": 4,
+                },
+                {
+                    "question": "What does Pebble eat?",
+                    "answer": "salmon treats",
+                    "evidence": ["D1:3"],
+                    "category": 4,
+                },
+                {
+                    "question": "How did Ben do in his rowing race?",
+                    "answer": "third",
+                    "evidence": ["D2:2; D1:4"],
+                    "category": 1,
+                },
+                {
+                    "question": "What did the kitten break?",
+                    "adversarial_answer": "x",
+                    "evidence": ["D:2:1"],
+                    "category": 5,
+                },
+                {
+                    "question": "Is there anything else?",
+                    "answer": "",
+                    "evidence": [],
+                    "category": 3,
+                },
+                {"question": "Broken evidence", "answer": "", "evidence": ["D"], "category": 2},
+            ],
+        }
+    ]
+
+
+async def test_the_same_code_runs_on_any_conversation_in_the_format(tmp_path: Path) -> None:
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps(_conversation()))
+    samples = load_samples(path)
+    assert [s.number for s in samples[0].sessions] == [1, 2]  # session 3 has no turns
+    stages: list[str] = []
+
+    result = await run_locomo(
+        path,
+        embedder=HashingEmbedder(256),
+        progress=lambda stage, done, total: stages.append(stage),
+    )
+
+    assert result["questions"] == 4  # two have no usable evidence
+    assert result["evidence_dropped"] == 1  # the bare "D"
+    assert set(result) >= {"product", "bm25", "dense", "questions", "evidence_dropped", "seconds"}
+    for name in ("product", "bm25", "dense"):
+        board = result[name]
+        assert set(board) == {"overall_1_4", "overall_1_5", "by_category"}
+        assert set(board["by_category"]) == {"1", "2", "3", "4", "5"}
+        assert set(board["overall_1_4"]) == {"hit@5", "hit@10", "recall@5", "recall@10"}
+    product = result["product"]
+    assert product["by_category"]["4"]["hit@5"] == 100.0  # both single-hop answers found
+    assert product["by_category"]["1"]["recall@10"] == 100.0  # both rowing turns
+    assert "conv-test: ingesting" in stages
+    assert "conv-test: asking" in stages
