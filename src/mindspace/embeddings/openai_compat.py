@@ -19,6 +19,7 @@ import openai
 
 from mindspace.embeddings.port import Vectors
 from mindspace.errors import ConfigError, EmbeddingError
+from mindspace.llm.openai_retry import error_detail, is_transient, retry_delay
 
 __all__ = ["OpenAICompatibleEmbedder"]
 
@@ -116,8 +117,8 @@ class OpenAICompatibleEmbedder:
                 )
             except openai.APIError as exc:
                 error = _map_error(exc, self.base_url)
-                if attempt < self.max_retries and _transient(exc):
-                    delay = _retry_after(exc) or min(30.0, self.backoff * 2**attempt)
+                if attempt < self.max_retries and is_transient(exc):
+                    delay = retry_delay(exc, attempt, self.backoff)
                     attempt += 1
                     logger.warning(
                         "Embedding request to %s failed (%s); retry %d/%d in %.1fs",
@@ -171,21 +172,6 @@ class OpenAICompatibleEmbedder:
         return vectors
 
 
-def _transient(exc: openai.APIError) -> bool:
-    if isinstance(exc, openai.APIConnectionError | openai.RateLimitError):
-        return True  # APITimeoutError is an APIConnectionError
-    return isinstance(exc, openai.APIStatusError) and exc.status_code >= 500
-
-
-def _retry_after(exc: openai.APIError) -> float | None:
-    response = getattr(exc, "response", None)
-    header = response.headers.get("retry-after") if response is not None else None
-    try:
-        return min(30.0, float(header)) if header is not None else None
-    except ValueError:
-        return None
-
-
 def _map_error(exc: openai.APIError, base_url: str) -> EmbeddingError:
     where = f"The embeddings endpoint at {base_url!r}"
     if isinstance(exc, openai.APITimeoutError):
@@ -201,17 +187,9 @@ def _map_error(exc: openai.APIError, base_url: str) -> EmbeddingError:
         return EmbeddingError(f"{where} is rate limiting requests (429)")
     if isinstance(exc, openai.NotFoundError):
         return EmbeddingError(
-            f"{where} answered 404: {_detail(exc)}. Check MINDSPACE_EMBEDDING_MODEL and "
+            f"{where} answered 404: {error_detail(exc)}. Check MINDSPACE_EMBEDDING_MODEL and "
             "that the base URL ends in /v1."
         )
     if isinstance(exc, openai.APIStatusError):
-        return EmbeddingError(f"{where} answered {exc.status_code}: {_detail(exc)}")
+        return EmbeddingError(f"{where} answered {exc.status_code}: {error_detail(exc)}")
     return EmbeddingError(f"{where} failed: {exc}")
-
-
-def _detail(exc: openai.APIStatusError) -> str:
-    # The SDK's message repeats the status ("Error code: 503 - ..."); the body's is plainer.
-    body = exc.body
-    if isinstance(body, dict) and isinstance(body.get("message"), str):
-        return str(body["message"])
-    return exc.message

@@ -24,6 +24,7 @@ from mindspace.errors import (
     LLMRateLimitError,
     LLMResponseError,
 )
+from mindspace.llm.openai_retry import error_detail, is_transient, retry_delay
 from mindspace.llm.port import LLMResponse, Message, ToolCall, ToolSchema, Usage
 
 __all__ = ["OpenAICompatibleLLM"]
@@ -95,8 +96,8 @@ class OpenAICompatibleLLM:
                 completion = await self._client.chat.completions.create(**request)
             except openai.APIError as exc:
                 error = _map_error(exc, self.base_url)
-                if attempt < self.max_retries and _transient(exc):
-                    delay = _retry_after(exc) or min(30.0, self.backoff * 2**attempt)
+                if attempt < self.max_retries and is_transient(exc):
+                    delay = retry_delay(exc, attempt, self.backoff)
                     attempt += 1
                     logger.warning(
                         "LLM request to %s failed (%s); retry %d/%d in %.1fs",
@@ -155,21 +156,6 @@ def _from_wire(completion: Any, model: str) -> LLMResponse:
     )
 
 
-def _transient(exc: openai.APIError) -> bool:
-    if isinstance(exc, openai.APIConnectionError | openai.RateLimitError):
-        return True  # APITimeoutError is an APIConnectionError
-    return isinstance(exc, openai.APIStatusError) and exc.status_code >= 500
-
-
-def _retry_after(exc: openai.APIError) -> float | None:
-    response = getattr(exc, "response", None)
-    header = response.headers.get("retry-after") if response is not None else None
-    try:
-        return min(30.0, float(header)) if header is not None else None
-    except ValueError:
-        return None
-
-
 def _map_error(exc: openai.APIError, base_url: str) -> LLMError:
     if isinstance(exc, openai.APITimeoutError):
         return LLMConnectionError(f"The LLM at {base_url!r} did not answer in time")
@@ -186,21 +172,11 @@ def _map_error(exc: openai.APIError, base_url: str) -> LLMError:
         return LLMRateLimitError(f"The LLM at {base_url!r} is rate limiting requests (429)")
     if isinstance(exc, openai.NotFoundError):
         return LLMProviderError(
-            f"The LLM at {base_url!r} answered 404 ({_detail(exc)}); check "
+            f"The LLM at {base_url!r} answered 404 ({error_detail(exc)}); check "
             "MINDSPACE_LLM_MODEL and that the base URL ends in /v1."
         )
     if isinstance(exc, openai.APIStatusError):
         return LLMProviderError(
-            f"The LLM at {base_url!r} answered {exc.status_code}: {_detail(exc)}"
+            f"The LLM at {base_url!r} answered {exc.status_code}: {error_detail(exc)}"
         )
     return LLMProviderError(f"The LLM at {base_url!r} failed: {exc}")
-
-
-def _detail(exc: openai.APIStatusError) -> str:
-    # The SDK's message repeats the status ("Error code: 503 - {...}"); prefer the body's.
-    body = exc.body
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
-            return str(inner["message"])
-    return exc.message
