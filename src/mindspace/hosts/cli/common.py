@@ -1,13 +1,19 @@
-"""What every CLI command shares: settings, opening stores and assistants, errors, options."""
+"""What every CLI command shares: settings, opening stores and assistants, errors, options.
+
+Also the console, checks and formatters that several command modules use.
+"""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from pydantic import ValidationError
+from rich.console import Console
+from rich.text import Text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
@@ -23,13 +29,23 @@ __all__ = [
     "AssistantOption",
     "CliError",
     "DbOption",
+    "JsonOption",
+    "check_limit",
+    "console",
+    "counted",
     "database_location",
+    "dump",
     "load_settings",
     "offline_llm",
     "open_cli_assistant",
     "open_cli_store",
     "print_error",
+    "say",
+    "when",
 ]
+
+# User data (memories, observations, reasons) is printed as-is: no markup, no emoji codes.
+console = Console(markup=False, emoji=False, highlight=False)
 
 DbOption = Annotated[
     str | None,
@@ -52,6 +68,7 @@ AssistantOption = Annotated[
         show_default=False,
     ),
 ]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
 
 
 class CliError(Exception):
@@ -140,3 +157,31 @@ def _cannot_open(settings: Settings, db: str | None, exc: OSError) -> CliError:
         f"Cannot open database {database_location(settings, db)!r}: {exc.strerror or exc}. "
         "Pass a writable path with --db or set MINDSPACE_DATA_DIR."
     )
+
+
+def check_limit(limit: int, option: str = "--limit") -> None:
+    """Reject a ``--limit`` (or other count ``option``) below 1 as a CliError."""
+    if limit < 1:
+        raise CliError(f"{option} must be at least 1, not {limit!r}; pass e.g. {option} 20.")
+
+
+def when(stamp: str | None) -> str:
+    """``2025-12-06T10:00:00Z`` as ``2025-12-06 10:00:00 UTC``."""
+    if not stamp:
+        return "-"
+    return stamp.replace("T", " ").removesuffix("Z") + " UTC"
+
+
+def counted(count: int, singular: str, plural: str) -> str:
+    """``1 entry``, ``2 entries``: the count with the noun that fits it."""
+    return f"{count} {singular if count == 1 else plural}"
+
+
+def say(line: str | Text) -> None:
+    """Print a message without wrapping it (commands in it stay copyable)."""
+    console.print(line, soft_wrap=True)
+
+
+def dump(value: object) -> None:
+    """Print ``value`` as indented JSON, non-ASCII kept, anything else as its ``str``."""
+    typer.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))

@@ -1,0 +1,394 @@
+"""``mindspace sleep``, ``wake`` and ``mode``: put the assistant to sleep, wake it, show its mode.
+
+``sleep --run`` runs the night's sleep ticks right away, with a progress bar while journal
+entries are consolidated and a table of what each operation did. ``mode`` only reads:
+nothing is written and no tool call is counted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Annotated, Literal
+
+import typer
+from rich.console import Group
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.table import Table
+from rich.text import Text
+
+from mindspace.clock import parse_time
+from mindspace.engine.assistant import Assistant
+from mindspace.engine.modes import OperatingMode, SleepSchedule
+from mindspace.engine.sleep import SleepTickResult
+from mindspace.errors import MindspaceError
+from mindspace.hosts.cli.common import (
+    AssistantOption,
+    CliError,
+    DbOption,
+    JsonOption,
+    check_limit,
+    console,
+    counted,
+    dump,
+    load_settings,
+    open_cli_assistant,
+    say,
+    when,
+)
+from mindspace.hosts.cli.night_report import night_table
+from mindspace.journal.records import JournalEntry
+
+__all__ = ["mode_command", "sleep_command", "wake_command"]
+
+
+def _check_text(value: str, option: str, example: str) -> str:
+    if not value.strip():
+        raise CliError(f"{option} {value!r} is blank; pass some text, e.g. {option} {example!r}.")
+    return value.strip()
+
+
+def _unconsolidated(assistant: Assistant) -> int:
+    return sum(
+        1 for e in assistant.read().all(JournalEntry) if not e.consolidated and not e.is_synthesis
+    )
+
+
+def _mode_line(key: str, state: OperatingMode) -> Text:
+    if state.mode == "sleep":
+        return Text.assemble(
+            f"Assistant {key!r} is ",
+            ("asleep", "bold blue"),
+            f" ({state.sleep_depth} sleep, {state.sleep_phase or 'no'} phase) since "
+            f"{when(state.since)}: {state.reason}",
+        )
+    return Text.assemble(
+        f"Assistant {key!r} is ",
+        ("awake", "bold green"),
+        f" since {when(state.since)}: {state.reason}",
+    )
+
+
+def _cooldown(assistant: Assistant, state: OperatingMode) -> str:
+    if not state.cooldown_until:
+        return "none"
+    if assistant.clock.now() < parse_time(state.cooldown_until):
+        return (
+            f"until {when(state.cooldown_until)} (its schedule cannot put it to sleep "
+            "before then; mindspace sleep still can)"
+        )
+    return f"ended at {when(state.cooldown_until)}"
+
+
+def sleep_command(
+    deep: Annotated[
+        bool,
+        typer.Option(
+            "--deep",
+            help="Sleep deeply: urgent events do not wake it, only its schedule or "
+            "[bold]mindspace wake[/] do.",
+        ),
+    ] = False,
+    reason: Annotated[
+        str, typer.Option("--reason", metavar="TEXT", help="Why it sleeps (shown by mode).")
+    ] = "put to sleep from the command line",
+    run: Annotated[
+        bool,
+        typer.Option(
+            "--run",
+            help="Run the sleep ticks now, until the night is done (compacting finished "
+            "and every memory linked), it wakes, or --ticks ticks have run.",
+        ),
+    ] = False,
+    ticks: Annotated[
+        int | None,
+        typer.Option(
+            "--ticks",
+            metavar="N",
+            help="Run at most N sleep ticks (implies --run). Default: until the night is done.",
+            show_default=False,
+        ),
+    ] = None,
+    db: DbOption = None,
+    assistant: AssistantOption = None,
+) -> None:
+    """Put the assistant to sleep; with [bold]--run[/], run the night now and summarize it.
+
+    Asleep, it first compacts (scores journal entries and consolidates them into semantic
+    memory), then dreams (links memories, updates entity attributes, reflects, prunes and
+    compacts conversations). Without --run, a host's ticks do that work.
+    """
+    reason = _check_text(reason, "--reason", "closing time")
+    if ticks is not None:
+        check_limit(ticks, "--ticks")
+    opened = open_cli_assistant(load_settings(), db, assistant)
+    before = opened.mode()
+    if before.mode == "sleep":
+        say(_mode_line(opened.key, before).append(" (already asleep)"))
+        if deep and before.sleep_depth != "deep":
+            say(
+                Text(
+                    "--deep is ignored: it already sleeps lightly. Wake it with "
+                    "'mindspace wake' first to change the depth.",
+                    style="yellow",
+                )
+            )
+    else:
+        say(_mode_line(opened.key, opened.sleep(reason, deep=deep)))
+    if not run and ticks is None:
+        rate = opened.read().doc(SleepSchedule).tick_rate_sleep
+        say(
+            Text(
+                f"{counted(_unconsolidated(opened), 'journal entry', 'journal entries')} to "
+                f"consolidate. Run the night now with: mindspace sleep --run (a host ticks it "
+                f"every {rate:g}s while asleep). Wake it with: mindspace wake",
+                style="dim",
+            )
+        )
+        return
+    night = _run_night(opened, ticks)
+    if night.results:
+        console.print(night_table(night.results))
+    say(Text(night.message))
+    if night.error is not None:
+        raise CliError(night.error)
+    if night.stop == "interrupted":
+        raise typer.Exit(130)
+
+
+StopReason = Literal["done", "woke", "awake", "limit", "interrupted", "failed"]
+
+
+@dataclass
+class _Night:
+    """The ticks run by ``sleep --run`` and why they stopped."""
+
+    results: list[SleepTickResult] = field(default_factory=list)
+    stop: StopReason = "limit"
+    message: str = ""
+    error: str | None = None
+
+
+class _NightProgress:
+    """The progress bars: journal entries consolidated, then memories linked."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.tasks: dict[str, TaskID] = {}
+        self.done: dict[str, int] = {}
+
+    def advance(self, name: str, label: str, processed: int, remaining: int) -> None:
+        done = self.done.get(name, 0) + processed
+        self.done[name] = done
+        total = done + remaining
+        if name not in self.tasks:
+            self.tasks[name] = self.progress.add_task(label, total=total)
+        self.progress.update(self.tasks[name], completed=done, total=total)
+
+
+def _run_night(opened: Assistant, limit: int | None) -> _Night:
+    night = _Night()
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    try:
+        with asyncio.Runner() as runner, Progress(*columns, console=console) as progress:
+            _tick_until_stop(opened, runner, _NightProgress(progress), night, limit)
+    except KeyboardInterrupt:
+        night.stop = "interrupted"
+        night.message = (
+            f"Interrupted after {counted(len(night.results), 'tick', 'ticks')}: every finished "
+            "tick is kept (a tick cut short stores nothing). Continue with: "
+            "mindspace sleep --run"
+        )
+    return night
+
+
+def _tick_until_stop(
+    opened: Assistant,
+    runner: asyncio.Runner,
+    bars: _NightProgress,
+    night: _Night,
+    limit: int | None,
+) -> None:
+    key = opened.key
+    deferred_shown = False
+    while limit is None or len(night.results) < limit:
+        state = opened.mode()
+        if state.mode != "sleep":
+            # Woken by someone else (another process or a host): never run an awake tick.
+            night.stop = "awake"
+            night.message = (
+                f"{_mode_line(key, state)}. No more sleep ticks run "
+                f"({counted(len(night.results), 'tick', 'ticks')} ran here)."
+            )
+            return
+        try:
+            tick = runner.run(opened.tick())
+        except MindspaceError as exc:
+            night.stop = "failed"
+            done = counted(len(night.results), "tick", "ticks")
+            night.message = f"Sleep tick {len(night.results) + 1} failed after {done}."
+            night.error = (
+                f"Sleep tick {len(night.results) + 1} failed: {exc}. The {done} before it are "
+                "kept; fix the cause and continue with: mindspace sleep --run"
+            )
+            return
+        sleep = tick.sleep
+        if sleep is None:  # woken between the check above and the tick
+            night.stop = "awake"
+            night.message = f"{_mode_line(key, opened.mode())}. No more sleep ticks run."
+            return
+        night.results.append(sleep)
+        ops = sleep.operations
+        consolidation = ops.get("run_sleep_consolidation")
+        if consolidation is not None:
+            bars.advance(
+                "compacting",
+                "Compacting: journal entries consolidated",
+                consolidation["processed"],
+                consolidation["remaining"],
+            )
+        dreaming = ops.get("run_dreaming_tick")
+        if dreaming is not None:
+            bars.advance(
+                "dreaming",
+                "Dreaming: memories linked",
+                dreaming["processed"],
+                dreaming["remaining"],
+            )
+        if sleep.deferred_wake and not deferred_shown and not sleep.woke:
+            deferred_shown = True
+            bars.progress.console.print(
+                Text(f"Wake deferred: {sleep.deferred_wake}.", style="yellow")
+            )
+        ticks = counted(len(night.results), "tick", "ticks")
+        if sleep.woke:
+            night.stop = "woke"
+            night.message = (
+                f"Assistant {key!r} woke after {ticks}: {sleep.wake_reason}. Everything done "
+                f"so far is kept. Cooldown: {_cooldown(opened, opened.mode())}."
+            )
+            waiting = len(opened.open_events())
+            if waiting:
+                night.message += (
+                    f" {counted(waiting, 'event waits', 'events wait')} for its next awake tick."
+                )
+            return
+        if dreaming is not None and dreaming["remaining"] == 0:
+            night.stop = "done"
+            night.message = (
+                f"The night is done after {ticks}: compacting finished and every memory is "
+                f"linked. {key!r} is still asleep (dreaming); wake it with: mindspace wake"
+            )
+            return
+    state = opened.mode()
+    left = (
+        f"{counted(_unconsolidated(opened), 'journal entry', 'journal entries')} still to "
+        "consolidate"
+        if state.sleep_phase == "compacting"
+        else "compacting finished, memories still to link"
+    )
+    night.stop = "limit"
+    night.message = (
+        f"Stopped after {counted(len(night.results), 'tick', 'ticks')} (--ticks {limit}) in the "
+        f"{state.sleep_phase} phase, {left}. Continue with: mindspace sleep --run"
+    )
+
+
+def wake_command(
+    reason: Annotated[
+        str, typer.Option("--reason", metavar="TEXT", help="Why it wakes (shown by mode).")
+    ] = "woken from the command line",
+    db: DbOption = None,
+    assistant: AssistantOption = None,
+) -> None:
+    """Wake the assistant now, even mid-phase; print its mode and the cooldown's end.
+
+    What the night did so far is kept; the next sleep goes on from there.
+    """
+    reason = _check_text(reason, "--reason", "the tavern opens")
+    opened = open_cli_assistant(load_settings(), db, assistant)
+    before = opened.mode()
+    if before.mode == "awake":
+        say(_mode_line(opened.key, before).append(" (already awake)"))
+        say(f"Cooldown: {_cooldown(opened, before)}.")
+        return
+    state = opened.wake(reason)
+    say(_mode_line(opened.key, state))
+    say(f"Cooldown: {_cooldown(opened, state)}.")
+    if before.sleep_phase == "compacting":
+        pending = _unconsolidated(opened)
+        if pending:
+            say(
+                Text(
+                    "Woken while compacting: "
+                    f"{counted(pending, 'journal entry', 'journal entries')}"
+                    " not consolidated yet; the next sleep goes on with them.",
+                    style="dim",
+                )
+            )
+
+
+def mode_command(
+    as_json: JsonOption = False, db: DbOption = None, assistant: AssistantOption = None
+) -> None:
+    """Show the operating mode: awake or asleep, sleep phase, since, reason and cooldown."""
+    opened = open_cli_assistant(load_settings(), db, assistant)
+    unit = opened.read()
+    state = unit.doc(OperatingMode)
+    schedule = unit.doc(SleepSchedule)
+    pending = _unconsolidated(opened)
+    if as_json:
+        dump(
+            {
+                **state.model_dump(mode="json"),
+                "sleep_schedule": schedule.model_dump(mode="json"),
+                "unconsolidated_entries": pending,
+            }
+        )
+        return
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column()
+    asleep = state.mode == "sleep"
+    grid.add_row(
+        "Mode",
+        Text("asleep", "bold blue") if asleep else Text("awake", "bold green"),
+    )
+    if asleep:
+        grid.add_row("Sleep phase", f"{state.sleep_phase or '-'} ({state.sleep_depth} sleep)")
+        grid.add_row("Sleep ticks", str(state.sleep_ticks))
+    grid.add_row("Since", when(state.since))
+    grid.add_row("Reason", state.reason)
+    grid.add_row("Cooldown", _cooldown(opened, state))
+    if state.wake_deferred:
+        grid.add_row("Wake deferred", state.wake_deferred)
+    grid.add_row("Schedule", _schedule_text(schedule, state))
+    grid.add_row(
+        "Journal",
+        f"{counted(pending, 'entry', 'entries')} waiting to be consolidated into memory",
+    )
+    heading = Text.assemble(("Mode of assistant ", "bold"), (repr(opened.key), "bold cyan"))
+    console.print(Group(heading, grid))
+
+
+def _schedule_text(schedule: SleepSchedule, state: OperatingMode) -> str:
+    if not schedule.enabled:
+        return "off (it sleeps only when put to sleep)"
+    start = round(schedule.sleep_start_hour * 60)
+    return (
+        f"daily from {start // 60:02d}:{start % 60:02d} for {schedule.sleep_duration_hours:g} h, "
+        f"after at least {schedule.min_awake_ticks} awake ticks ({state.awake_ticks} so far); "
+        f"a tick every {schedule.tick_rate_sleep:g}s asleep"
+    )
