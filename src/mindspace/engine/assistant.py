@@ -312,7 +312,8 @@ class Assistant:
         """Seconds until the next tick should run, by the current mode."""
         unit = self.read()
         if unit.doc(OperatingMode).mode == "sleep":
-            return unit.doc(SleepSchedule).tick_rate_sleep
+            scheduled = unit.doc(SleepSchedule).tick_rate_sleep
+            return scheduled if scheduled is not None else self.settings.tick_rate_sleep
         return self.settings.tick_rate_awake
 
     def sleep(self, reason: str = "put to sleep", *, deep: bool = False) -> OperatingMode:

@@ -60,7 +60,11 @@ class SleepSchedule(Document):
     enabled: bool = False
     sleep_start_hour: float = Field(default=2, ge=0, lt=24)
     sleep_duration_hours: float = Field(default=4, gt=0, le=24)
-    tick_rate_sleep: float = Field(default=60, gt=0)
+    tick_rate_sleep: float | None = Field(
+        default=None,
+        gt=0,
+        description="Seconds between sleep ticks; MINDSPACE_TICK_RATE_SLEEP if unset.",
+    )
     min_awake_ticks: int = Field(default=10, ge=0)
 
 

@@ -44,7 +44,10 @@ class JournalFilter:
         """The oldest timestamp inside ``days_back``, as stored text."""
         if self.days_back is None:
             return None
-        return format_time(now - timedelta(days=self.days_back))
+        try:
+            return format_time(now - timedelta(days=self.days_back))
+        except OverflowError:  # further back than the calendar goes: no limit
+            return None
 
     def accepts(self, entry: JournalEntry, since: str | None) -> bool:
         """Whether ``entry`` passes the filter (``since`` from :meth:`since`)."""

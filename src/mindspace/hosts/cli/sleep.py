@@ -143,7 +143,7 @@ def sleep_command(
     else:
         say(_mode_line(opened.key, opened.sleep(reason, deep=deep)))
     if not run and ticks is None:
-        rate = opened.read().doc(SleepSchedule).tick_rate_sleep
+        rate = opened.tick_rate()  # asleep now, so this is the sleep rate
         say(
             Text(
                 f"{counted(_unconsolidated(opened), 'journal entry', 'journal entries')} to "
@@ -374,7 +374,8 @@ def mode_command(
     grid.add_row("Cooldown", _cooldown(opened, state))
     if state.wake_deferred:
         grid.add_row("Wake deferred", state.wake_deferred)
-    grid.add_row("Schedule", _schedule_text(schedule, state))
+    sleep_rate = schedule.tick_rate_sleep or opened.settings.tick_rate_sleep
+    grid.add_row("Schedule", _schedule_text(schedule, state, sleep_rate))
     grid.add_row(
         "Journal",
         f"{counted(pending, 'entry', 'entries')} waiting to be consolidated into memory",
@@ -383,12 +384,12 @@ def mode_command(
     console.print(Group(heading, grid))
 
 
-def _schedule_text(schedule: SleepSchedule, state: OperatingMode) -> str:
+def _schedule_text(schedule: SleepSchedule, state: OperatingMode, sleep_rate: float) -> str:
     if not schedule.enabled:
         return "off (it sleeps only when put to sleep)"
     start = round(schedule.sleep_start_hour * 60)
     return (
         f"daily from {start // 60:02d}:{start % 60:02d} for {schedule.sleep_duration_hours:g} h, "
         f"after at least {schedule.min_awake_ticks} awake ticks ({state.awake_ticks} so far); "
-        f"a tick every {schedule.tick_rate_sleep:g}s asleep"
+        f"a tick every {sleep_rate:g}s asleep"
     )

@@ -1,0 +1,433 @@
+"""The runtime of one assistant character: its mindspace Assistant, events and ticks.
+
+Two threads meet here, and every attribute says which one owns it:
+
+* **reactor thread** (Evennia, Django): :meth:`AssistantRuntime.enqueue`,
+  :meth:`~AssistantRuntime.poll`, :meth:`~AssistantRuntime.nudge`,
+  :meth:`~AssistantRuntime.call` and the ticker state (``busy``, ``next_due``,
+  ``ticks``...). They never wait: they hand coroutines to the bridge and get Deferreds.
+* **asyncio thread** (mindspace): the :class:`~mindspace.engine.assistant.Assistant`,
+  opened lazily on first use, and its store. It never touches Django; the world it
+  acts on (:class:`~mindspace.hosts.evennia.world.EvenniaWorld`) hops to the reactor.
+
+The ticker. A persistent Script calls :meth:`poll` every second. A tick starts only when
+none is running (the busy guard: ``Script.at_repeat`` ignores return values, so nothing
+else would stop overlapping ticks) and the tick is due: ``tick_rate()`` seconds after
+the last one, by the operating mode (awake: ``tick_rate_awake``, 5 s; asleep: the sleep
+schedule's rate, 60 s). An event tick is followed at once by the next (a backlog drains
+without waiting), and an addressed event wakes an awake ticker early (:meth:`nudge`).
+A reload kills the server process mid-tick: the engine's queue is persistent and
+at-least-once, the interrupted event is still ``processing`` and nothing of the tick
+was committed, so the first tick after the restart runs it again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from mindspace.clock import Clock
+from mindspace.embeddings.factory import build_embedder
+from mindspace.embeddings.port import Embedder
+from mindspace.engine.assistant import Assistant
+from mindspace.engine.records import Event
+from mindspace.hosts.evennia.bridge import Bridge, get_bridge
+from mindspace.hosts.evennia.config import AssistantConfig, resolve_config
+from mindspace.hosts.evennia.perception import Perceived
+from mindspace.hosts.evennia.tools import register_evennia_tools
+from mindspace.hosts.evennia.world import EvenniaWorld
+from mindspace.llm.port import LLM
+from mindspace.runtime import build_llm
+from mindspace.storage.sql import SqlStore
+from mindspace.workspace.records import SystemPrompts
+
+__all__ = [
+    "AssistantRuntime",
+    "TickReport",
+    "close_stores",
+    "config_fingerprint",
+    "forget_runtime",
+    "install_runtime",
+    "runtime_for",
+]
+
+logger = logging.getLogger("mindspace.evennia")
+
+T = TypeVar("T")
+
+_RUNTIMES: dict[int, AssistantRuntime] = {}
+_STORES: dict[str, SqlStore] = {}  # by URL; used on the asyncio thread only
+
+
+@dataclass(frozen=True)
+class TickReport:
+    """What a tick did, handed from the asyncio thread to the reactor thread."""
+
+    kind: str
+    status: str
+    rate: float
+    mode: str
+    event_id: str | None = None
+    reply: str | None = None
+    error: str | None = None
+    source: str | None = None
+
+
+class AssistantRuntime:
+    """One assistant character's mindspace side.
+
+    Args:
+        character: The Evennia character (touched on the reactor thread only).
+        config: Its resolved configuration.
+        bridge: The reactor/asyncio bridge (the process-wide one by default).
+        llm: The model (built from the configuration by default).
+        embedder: The embedder (built from the configuration by default).
+        clock: mindspace's clock for the assistant (the system clock by default).
+        now: The ticker's time source in seconds (the reactor's by default).
+    """
+
+    def __init__(
+        self,
+        character: Any,
+        config: AssistantConfig,
+        *,
+        bridge: Bridge | None = None,
+        llm: LLM | None = None,
+        embedder: Embedder | None = None,
+        clock: Clock | None = None,
+        now: Callable[[], float] | None = None,
+    ) -> None:
+        self.config = config
+        self.fingerprint = config_fingerprint(character)
+        self.bridge = bridge or get_bridge()
+        self.bridge.at_stop(close_stores)  # the stores close when the server stops
+        self.world = EvenniaWorld(character, self.bridge, self.cancel_thinking)
+        self._llm, self._embedder, self._clock = llm, embedder, clock
+        self._now = now or (lambda: float(self.bridge.reactor.seconds()))
+        # reactor thread
+        self.busy = False
+        self.closed = False
+        self.next_due = 0.0
+        self.ticks = 0
+        self.failed_ticks = 0
+        self.last_tick_at: float | None = None
+        self.last_report: TickReport | None = None
+        self.mode: str | None = None
+        self.rate = config.settings.tick_rate_awake
+        self._again = False
+        # asyncio thread
+        self._assistant: Assistant | None = None
+        self._opening: asyncio.Lock | None = None
+        self._thinking: asyncio.TimerHandle | None = None
+        self._thinking_tasks: set[asyncio.Task[None]] = set()
+
+    @property
+    def character(self) -> Any:
+        """The Evennia character."""
+        return self.world.character
+
+    @property
+    def key(self) -> str:
+        """The assistant's key in the mindspace store."""
+        return self.config.key
+
+    def seconds(self) -> float:
+        """The ticker's clock (the reactor's time, in seconds)."""
+        return self._now()
+
+    # -- asyncio thread ----------------------------------------------------------------
+    async def assistant(self) -> Assistant:
+        """The assistant, opened (and created) on first use. Call on the loop."""
+        if self._assistant is not None:
+            return self._assistant
+        if self._opening is None:
+            self._opening = asyncio.Lock()
+        async with self._opening:
+            if self._assistant is None:
+                self._assistant = self._open()
+        return self._assistant
+
+    def _open(self) -> Assistant:
+        settings = self.config.settings
+        url = settings.resolved_database_url()
+        store = _STORES.get(url)
+        if store is None:
+            store = _STORES[url] = SqlStore(url)
+        assistant = Assistant.open(
+            store,
+            self.config.key,
+            llm=self._llm or build_llm(settings),
+            clock=self._clock,
+            settings=settings,
+            embedder=self._embedder if self._embedder is not None else build_embedder(settings),
+            self_names=self.config.names,
+        )
+        assistant.attach_world(self.world)
+        register_evennia_tools(assistant.tools, self.world)
+        if not assistant.read().doc(SystemPrompts).user_system_prompt:
+            assistant.set_user_system_prompt(self.config.system_prompt)
+        logger.info("mindspace: assistant %r opened on %s", self.config.key, store.url)
+        return assistant
+
+    async def _enqueue(self, perceived: Perceived) -> Event:
+        assistant = await self.assistant()
+        return assistant.enqueue_event(
+            perceived.content,
+            type=perceived.type,
+            source_entity=perceived.source,
+            location=perceived.location,
+            metadata=perceived.metadata(),
+        )
+
+    async def _tick(self) -> TickReport:
+        assistant = await self.assistant()
+        self._arm_thinking(assistant)
+        try:
+            result = await assistant.tick()
+        finally:
+            self.cancel_thinking()
+        source = None
+        if result.status == "failed" and result.event_id:
+            event = assistant.event(result.event_id)
+            source = event.source_entity if event is not None else None
+        return TickReport(
+            kind=result.kind,
+            status=result.status,
+            rate=assistant.tick_rate(),
+            mode=assistant.mode().mode,
+            event_id=result.event_id,
+            reply=result.reply,
+            error=result.error,
+            source=source,
+        )
+
+    def _arm_thinking(self, assistant: Assistant) -> None:
+        delay = self.config.options.thinking_delay
+        if delay <= 0 or assistant.mode().mode != "awake":
+            return
+        event = next((e for e in assistant.open_events() if not e.ambient), None)
+        if event is None:
+            return
+        private = event.type == "whisper" or event.classification == "direct_message"
+        loop = asyncio.get_running_loop()
+        self._thinking = loop.call_later(delay, self._think, event.source_entity, private)
+
+    def _think(self, speaker: str | None, private: bool) -> None:
+        self._thinking = None
+        template = self.config.options.thinking_message
+        task = asyncio.ensure_future(self.world.thinking(template, speaker, private))
+        self._thinking_tasks.add(task)
+        task.add_done_callback(self._thought)
+
+    def _thought(self, task: asyncio.Task[None]) -> None:
+        self._thinking_tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            logger.warning("mindspace: the thinking emote failed: %r", task.exception())
+
+    def cancel_thinking(self) -> None:
+        """Drop a pending "thinking..." emote (the assistant is about to say something)."""
+        if self._thinking is not None:
+            self._thinking.cancel()
+            self._thinking = None
+
+    # -- reactor thread ----------------------------------------------------------------
+    def enqueue(self, perceived: Perceived) -> Any:
+        """Store ``perceived`` as an event; an addressed one wakes the ticker.
+
+        Returns:
+            A Deferred firing with the stored :class:`Event`, or with None when storing
+            failed (the failure is logged with the reason).
+        """
+        deferred = self.bridge.run(self._enqueue(perceived), finish_at_shutdown=True)
+
+        def queued(event: Event) -> Event:
+            if perceived.addressed:
+                self.nudge()
+            return event
+
+        def failed(failure: Any) -> None:
+            _log_error(
+                f"mindspace: could not store what {perceived.source} did for "
+                f"{self.key!r}: {failure.getErrorMessage()}"
+            )
+
+        return deferred.addCallbacks(queued, failed)
+
+    def poll(self) -> bool:
+        """Start a tick if one is due and none is running; returns whether it started."""
+        if self.closed or self.busy or self._now() < self.next_due:
+            return False
+        self.busy = True
+        deferred = self.bridge.run(self._tick())
+        deferred.addCallbacks(self._ticked, self._tick_failed)
+        deferred.addBoth(self._release)
+        return True
+
+    def nudge(self) -> None:
+        """Tick as soon as possible (an addressed event arrived); not while asleep."""
+        if self.closed or self.mode == "sleep":
+            return
+        if self.busy:
+            self._again = True
+            return
+        self.next_due = 0.0
+        self.poll()
+
+    def call(self, fn: Callable[[Assistant], Awaitable[T]]) -> Any:
+        """Run ``fn(assistant)`` on the loop; returns a Deferred fired on the reactor."""
+
+        async def run() -> T:
+            return await fn(await self.assistant())
+
+        return self.bridge.run(run())
+
+    def close(self) -> None:
+        """Stop ticking and drop this runtime (deleted character, changed configuration)."""
+        self.closed = True
+        key = getattr(self.character, "id", None)
+        if key is not None and _RUNTIMES.get(key) is self:
+            del _RUNTIMES[key]
+
+    def _ticked(self, report: TickReport) -> None:
+        now = self._now()
+        self.ticks += 1
+        self.last_tick_at = now
+        self.last_report = report
+        self.mode = report.mode
+        self.rate = report.rate
+        self.next_due = now if report.kind == "event" else now + report.rate
+        if report.status == "failed" and report.source:
+            try:
+                self._report_failure(report)
+            except Exception:
+                _log_error(f"mindspace: could not tell {report.source} that {self.key!r} failed")
+
+    def _tick_failed(self, failure: Any) -> None:
+        from twisted.internet.defer import CancelledError
+
+        self.next_due = self._now() + self.rate
+        if failure.check(CancelledError, asyncio.CancelledError):
+            return  # the server is shutting down; the event is retried after the restart
+        self.failed_ticks += 1
+        _log_error(
+            f"mindspace: a tick of {self.key!r} crashed; its event is retried next tick.\n"
+            + failure.getTraceback()
+        )
+
+    def _release(self, _result: Any) -> None:
+        self.busy = False
+        if self._again and not self.closed:
+            self._again = False
+            self.next_due = 0.0
+            self.bridge.reactor.callLater(0, self.poll)
+
+    def _report_failure(self, report: TickReport) -> None:
+        character = self.character
+        room = character.location
+        error = (report.error or "unknown error")[:300]
+        _log_error(f"mindspace: {self.key!r} could not answer {report.source}: {error}")
+        if room is None:
+            return
+        for obj in room.contents:
+            if str(obj.key) == report.source:
+                obj.msg(
+                    f"|r[mindspace] {character.key} could not answer you: {error}. "
+                    f"Staff can look with 'assistant {character.key} status'.|n"
+                )
+                return
+
+
+def config_fingerprint(character: Any) -> str:
+    """What the character's configuration depends on: its names and mindspace_* Attributes."""
+    attributes = sorted(
+        (str(a.key), repr(a.value))
+        for a in character.attributes.all()
+        if str(a.key).startswith("mindspace_")
+    )
+    aliases = sorted(str(a) for a in character.aliases.all())
+    return repr((str(character.key), aliases, attributes))
+
+
+def runtime_for(character: Any) -> AssistantRuntime:
+    """The runtime of ``character``, created (with its configuration) on first use.
+
+    When the character's ``mindspace_*`` Attributes, key or aliases change, the next call
+    (once no tick is running) opens the assistant again with the new configuration, so
+    ``set Barkeep/mindspace_llm_model = ...`` takes effect within a second. Call on the
+    reactor thread.
+
+    Raises:
+        ConfigError: the character's mindspace configuration is invalid.
+    """
+    runtime = _RUNTIMES.get(character.id)
+    if (
+        runtime is not None
+        and not runtime.busy
+        and runtime.fingerprint != config_fingerprint(character)
+    ):
+        logger.info("mindspace: the configuration of %r changed; reopening it", runtime.key)
+        runtime.close()
+        runtime = None
+    if runtime is None or runtime.closed:
+        runtime = AssistantRuntime(character, resolve_config(character))
+        _RUNTIMES[character.id] = runtime
+        _forward_logs()
+    else:
+        runtime.world.character = character  # the idmapper may have reloaded the object
+    return runtime
+
+
+def forget_runtime(character: Any) -> None:
+    """Close and drop ``character``'s runtime; the next use resolves its config again."""
+    runtime = _RUNTIMES.pop(character.id, None)
+    if runtime is not None:
+        runtime.close()
+
+
+def install_runtime(character: Any, runtime: AssistantRuntime) -> None:
+    """Use ``runtime`` for ``character`` (tests and games that build their own)."""
+    _RUNTIMES[character.id] = runtime
+
+
+async def close_stores() -> None:
+    """Close every store opened by runtimes (on the loop; for tests and shutdown)."""
+    for url in list(_STORES):
+        _STORES.pop(url).close()
+
+
+def _log_error(message: str) -> None:
+    try:
+        from evennia.utils import logger as evennia_logger
+
+        evennia_logger.log_err(message)
+    except ImportError:  # pragma: no cover - outside Evennia
+        logger.error(message)
+
+
+class _EvenniaLogHandler(logging.Handler):
+    """Sends mindspace's own log records to Evennia's server log."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from evennia.utils import logger as evennia_logger
+
+        message = f"[{record.name}] {self.format(record)}"
+        if record.levelno >= logging.ERROR:
+            evennia_logger.log_err(message)
+        elif record.levelno >= logging.WARNING:
+            evennia_logger.log_warn(message)
+        else:
+            evennia_logger.log_info(message)
+
+
+def _forward_logs() -> None:
+    from django.conf import settings
+
+    root = logging.getLogger("mindspace")
+    if getattr(settings, "TEST_ENVIRONMENT", False) or root.handlers:
+        return
+    root.addHandler(_EvenniaLogHandler())
+    if root.level == logging.NOTSET:
+        root.setLevel(logging.INFO)

@@ -1,0 +1,209 @@
+"""World tools only an Evennia game offers: whisper, move, inspect_location, execute_command.
+
+``say``, ``look`` and ``emote`` come from the core (:func:`mindspace.engine.world.world_tools`)
+once the world is attached; :func:`register_evennia_tools` adds these.
+
+``execute_command`` runs a game command (``dig``, ``create``, ``describe``...) as the
+assistant's character. It is DANGEROUS and, in this integration, *always* needs
+approval: unless it runs inside :func:`approving` (the admin command's ``approve N``),
+it does not run but records a pending :class:`~mindspace.engine.records.Approval` - the
+same record the ReAct loop writes when an execution pattern asks for confirmation - and
+tells the model it awaits approval. This holds however the tool is reached: from a tick
+whose pattern does not require confirmation, from an autonomous tick, or by name.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field
+
+from mindspace.clock import format_time
+from mindspace.engine.records import Approval, EngineState
+from mindspace.errors import ToolFailedError
+from mindspace.tools.base import NoArgs, Tool, ToolArgs, ToolCategory, ToolContext
+
+if TYPE_CHECKING:
+    from mindspace.hosts.evennia.world import EvenniaWorld
+    from mindspace.tools.registry import ToolRegistry
+
+__all__ = [
+    "MAX_COMMAND_CHARS",
+    "ExecuteCommandTool",
+    "InspectLocationTool",
+    "MoveTool",
+    "WhisperTool",
+    "approving",
+    "current_approver",
+    "evennia_tools",
+    "register_evennia_tools",
+]
+
+MAX_COMMAND_CHARS = 500
+
+_APPROVER: ContextVar[str | None] = ContextVar("mindspace_evennia_approver", default=None)
+
+
+@contextmanager
+def approving(approver: str) -> Iterator[None]:
+    """Within this block (on the asyncio loop), ``execute_command`` really runs.
+
+    Example:
+        >>> with approving("Alice"):
+        ...     await assistant.approve("apr_1", decided_by="Alice")
+    """
+    token = _APPROVER.set(approver)
+    try:
+        yield
+    finally:
+        _APPROVER.reset(token)
+
+
+def current_approver() -> str | None:
+    """Who is approving the DANGEROUS call running now, if anyone."""
+    return _APPROVER.get()
+
+
+class WhisperArgs(ToolArgs):
+    target: str = Field(description="Who to whisper to; they must be in the room.")
+    text: str = Field(description="What to whisper.")
+
+
+class WhisperTool(Tool[WhisperArgs]):
+    name = "whisper"
+    description = "Whisper something privately to one person in the room."
+    category = ToolCategory.SAFE_CHAIN
+    args_model = WhisperArgs
+
+    def __init__(self, world: EvenniaWorld) -> None:
+        self.world = world
+
+    async def execute(self, ctx: ToolContext, args: WhisperArgs) -> dict[str, Any]:
+        text, target = args.text.strip(), args.target.strip()
+        if not text or not target:
+            raise ToolFailedError(
+                "Both 'target' and 'text' are needed to whisper",
+                "Pass who to whisper to and what to say.",
+            )
+        await self.world.whisper(target, text)
+        return {"success": True, "whispered": text, "target": target}
+
+
+class MoveArgs(ToolArgs):
+    exit: str = Field(description="The name of an exit in this room, e.g. 'north' or 'door'.")
+
+
+class MoveTool(Tool[MoveArgs]):
+    name = "move"
+    description = "Walk through an exit of the room you are in (see inspect_location)."
+    category = ToolCategory.SAFE_CHAIN
+    args_model = MoveArgs
+
+    def __init__(self, world: EvenniaWorld) -> None:
+        self.world = world
+
+    async def execute(self, ctx: ToolContext, args: MoveArgs) -> dict[str, Any]:
+        if not args.exit.strip():
+            raise ToolFailedError("'exit' is empty", "Name one of the room's exits.")
+        moved = await self.world.move(args.exit)
+        return {"success": True, **moved}
+
+
+class InspectLocationTool(Tool[NoArgs]):
+    name = "inspect_location"
+    description = "Where you are as data: the room, its description, exits, people and things."
+    category = ToolCategory.SAFE_CHAIN
+    args_model = NoArgs
+
+    def __init__(self, world: EvenniaWorld) -> None:
+        self.world = world
+
+    async def execute(self, ctx: ToolContext, args: NoArgs) -> dict[str, Any]:
+        return {"success": True, **await self.world.inspect_location()}
+
+
+class ExecuteCommandArgs(ToolArgs):
+    command: str = Field(
+        description="One game command as a player would type it, e.g. 'dig Cellar = down,up'."
+    )
+
+
+class ExecuteCommandTool(Tool[ExecuteCommandArgs]):
+    name = "execute_command"
+    description = (
+        "Run a game (builder) command as your character, e.g. 'dig Cellar' or 'desc here = ...'. "
+        "Needs approval by a Builder: it runs only once approved, and you are told so."
+    )
+    category = ToolCategory.DANGEROUS
+    args_model = ExecuteCommandArgs
+
+    def __init__(self, world: EvenniaWorld) -> None:
+        self.world = world
+
+    async def execute(self, ctx: ToolContext, args: ExecuteCommandArgs) -> dict[str, Any]:
+        command = _checked_command(args.command)
+        approver = current_approver()
+        if approver is None:
+            return _request_approval(ctx, self.name, {"command": command})
+        ran = await self.world.execute(command)
+        return {"success": True, "approved_by": approver, **ran}
+
+
+def _checked_command(raw: str) -> str:
+    command = raw.strip()
+    if not command:
+        raise ToolFailedError("'command' is empty", "Pass one game command, e.g. 'dig Cellar'.")
+    if "\n" in command or "\r" in command:
+        raise ToolFailedError(
+            "'command' holds several lines",
+            "Pass one command per call; call execute_command again for the next one.",
+        )
+    if len(command) > MAX_COMMAND_CHARS:
+        raise ToolFailedError(
+            f"'command' is {len(command)} characters; the limit is {MAX_COMMAND_CHARS}",
+            "Shorten it, or split the work into several commands.",
+        )
+    return command
+
+
+def _request_approval(ctx: ToolContext, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    unit = ctx.unit
+    state = unit.doc(EngineState)
+    approval_id = f"apr_{state.next_approval + 1}"
+    unit.put_doc(state.model_copy(update={"next_approval": state.next_approval + 1}))
+    unit.put(
+        Approval(
+            id=approval_id,
+            tool=tool,
+            arguments=json.dumps(arguments, ensure_ascii=False),
+            requested_at=format_time(ctx.clock.now()),
+        )
+    )
+    return {
+        "success": True,
+        "status": "awaiting_approval",
+        "approval_id": approval_id,
+        "message": f"{tool!r} needs approval by a Builder; it has not run yet and will run "
+        f"once approved ({approval_id}). You will be told the outcome.",
+    }
+
+
+def evennia_tools(world: EvenniaWorld) -> list[Tool[Any]]:
+    """The Evennia-only tools for ``world``."""
+    return [
+        WhisperTool(world),
+        MoveTool(world),
+        InspectLocationTool(world),
+        ExecuteCommandTool(world),
+    ]
+
+
+def register_evennia_tools(registry: ToolRegistry, world: EvenniaWorld) -> None:
+    """Add the Evennia-only tools to ``registry`` (names already taken are kept)."""
+    for tool in evennia_tools(world):
+        if tool.name not in registry:
+            registry.register(tool)
