@@ -18,6 +18,7 @@ from rich.text import Text
 
 from mindspace import __version__
 from mindspace.errors import MindspaceError
+from mindspace.hosts.cli.bench import bench_app
 from mindspace.hosts.cli.chat import run_chat
 from mindspace.hosts.cli.common import (
     AssistantOption,
@@ -269,6 +270,7 @@ def demo_command(
 
 
 app.add_typer(journal_app, name="journal")
+app.add_typer(bench_app, name="bench")
 register_memory_commands(app)
 
 
