@@ -149,3 +149,58 @@ async def test_the_same_code_runs_on_any_conversation_in_the_format(tmp_path: Pa
     assert product["by_category"]["1"]["recall@10"] == 100.0  # both rowing turns
     assert "conv-test: ingesting" in stages
     assert "conv-test: asking" in stages
+
+
+def test_the_cli_prints_the_table_and_writes_exactly_the_json_shape(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    data = tmp_path / "tiny.json"
+    data.write_text(json.dumps(_conversation()))
+    out = tmp_path / "result.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MINDSPACE_")}
+    env.update({"MINDSPACE_EMBEDDER": "hashing", "MINDSPACE_DATA_DIR": str(tmp_path)})
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mindspace.hosts.cli.app",
+            "bench",
+            "locomo",
+            "--data",
+            str(data),
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "product" in done.stdout
+    assert "bm25" in done.stdout
+    assert "dense" in done.stdout
+    result = json.loads(out.read_text())
+    assert list(result) == ["product", "bm25", "dense", "questions", "evidence_dropped", "seconds"]
+    assert result["questions"] == 4
+    missing = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mindspace.hosts.cli.app",
+            "bench",
+            "locomo",
+            "--data",
+            str(tmp_path / "nope.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=False,
+    )
+    assert missing.returncode == 1
+    assert missing.stderr.startswith("error: No LoCoMo file")
