@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from mindspace.llm.offline_chat import chat_skill
 from mindspace.llm.offline_journal import JOURNAL_SKILLS
 from mindspace.llm.offline_memory import MEMORY_SKILLS
+from mindspace.llm.offline_tavern import TAVERN_SKILLS
 from mindspace.llm.port import LLMResponse, Message, ToolSchema
 
 __all__ = ["OFFLINE_MODEL_NAME", "OFFLINE_NOTICE", "OfflineLLM", "Skill", "decompose_skill"]
@@ -50,6 +51,7 @@ class OfflineLLM:
             decompose_skill,
             *JOURNAL_SKILLS,
             *MEMORY_SKILLS,
+            *TAVERN_SKILLS,
             chat_skill,
         ]
         if announce:

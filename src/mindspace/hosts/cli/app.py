@@ -33,6 +33,7 @@ from mindspace.hosts.cli.demo import run_demo
 from mindspace.hosts.cli.journal import journal_app
 from mindspace.hosts.cli.memory import register_memory_commands
 from mindspace.hosts.cli.render import goal_tree, projects_table, status_view, tools_table
+from mindspace.hosts.cli.serve import HostOption, PortOption, serve_command, serve_demo
 from mindspace.llm.offline import OFFLINE_NOTICE, OfflineLLM
 from mindspace.tools import ToolCategory, default_registry
 from mindspace.tools.registry import describe_parameters
@@ -259,19 +260,28 @@ def demo_command(
             "KEY-3... that has no goals or projects yet, so the demo can run again and again.",
         ),
     ] = "barkeep",
+    serve_after: Annotated[
+        bool, typer.Option("--serve", help="Then serve the dashboard on the demo's database.")
+    ] = False,
+    host: HostOption = "127.0.0.1",
+    port: PortOption = 8765,
 ) -> None:
-    """Run the scripted tavern-keeper scenario through every tool family, offline.
+    """Run the tavern scenario through the real engine: three players, two simulated days.
 
-    It uses the offline model and a manual clock starting 2025-12-06 18:00 UTC.
-
-    It prints each tool call and a summary, and leaves the assistant in the database.
+    Events and ticks with the offline model on a manual clock: projects, goals, preferences,
+    a project swap, a night of sleep (consolidation, links, reflection, pruning) and an
+    urgent whisper that wakes it. The database stays on disk; --serve opens the dashboard.
     """
-    run_demo(load_settings(), db, assistant, console)
+    settings = load_settings()
+    report = run_demo(settings, db, assistant, console)
+    if serve_after:
+        serve_demo(settings, db, report, host, port)
 
 
 app.add_typer(journal_app, name="journal")
 app.add_typer(bench_app, name="bench")
 register_memory_commands(app)
+app.command("serve")(serve_command)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

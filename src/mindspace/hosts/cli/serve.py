@@ -1,0 +1,111 @@
+"""``mindspace serve``: the HTTP API and the dashboard; and the demo's ``--serve``.
+
+Needs the ``server`` extra (FastAPI and uvicorn). The server ticks every assistant in the
+database at its tick rate; tokens come from ``MINDSPACE_API_TOKEN`` and
+``MINDSPACE_API_TOKENS`` (see docs/http.md).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.text import Text
+
+from mindspace.config import Settings
+from mindspace.hosts.cli.common import CliError, DbOption, database_location, load_settings
+
+if TYPE_CHECKING:
+    from mindspace.hosts.cli.demo import DemoReport
+    from mindspace.hosts.http.settings import ServerSettings
+
+__all__ = ["HostOption", "PortOption", "serve", "serve_command", "serve_demo"]
+
+console = Console(markup=False, emoji=False, highlight=False)
+
+HostOption = Annotated[
+    str,
+    typer.Option(
+        "--host",
+        metavar="ADDRESS",
+        help="Address to listen on. Anything but loopback needs MINDSPACE_API_TOKEN(S).",
+    ),
+]
+PortOption = Annotated[
+    int, typer.Option("--port", min=1, max=65535, metavar="PORT", help="Port to listen on.")
+]
+
+
+def _server_settings() -> ServerSettings:
+    if importlib.util.find_spec("fastapi") is None or importlib.util.find_spec("uvicorn") is None:
+        raise CliError(
+            "The HTTP server needs the 'server' extra: pip install 'mindspace[server]' "
+            "(make installs it for the tests)."
+        )
+    from mindspace.hosts.http.settings import ServerSettings
+
+    try:
+        return ServerSettings()
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"MINDSPACE_{'_'.join(str(p) for p in err['loc']).upper()}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise CliError(f"Invalid setting: {problems}. Fix or unset that variable.") from exc
+
+
+def serve(
+    settings: Settings,
+    db: str | None,
+    host: str,
+    port: int,
+    *,
+    report: DemoReport | None = None,
+) -> None:
+    """Serve the database ``db`` (seeding the tick log with a demo's ticks, if any)."""
+    server = _server_settings()
+    from mindspace.hosts.http.app import build_hub, create_app
+    from mindspace.hosts.http.server import check_listen_address, run_server
+
+    check_listen_address(host, server)
+    hub = build_hub(settings, db=db, tick_history=server.api_tick_history)
+    if report is not None:
+        for at, result in report.tick_results[-server.api_tick_history :]:
+            hub.ticks.add(report.assistant_key, at, result)
+    app = create_app(hub, server=server)
+    key = report.assistant_key if report is not None else None
+
+    def announce(url: str) -> None:
+        where = database_location(settings, db)
+        console.print(Text.assemble(("mindspace serve", "bold"), f" - database {where}"))
+        dashboard = f"{url}/dashboard/" + (f"#assistant={key}" if key else "")
+        console.print(Text.assemble("Dashboard: ", (dashboard, "bold cyan")))
+        console.print(Text(f"API: {url}/v1 (schema at {url}/openapi.json)", style="dim"))
+        if getattr(hub.llm, "model", "") == "mindspace-offline":
+            console.print(Text("Model: the offline stand-in (set MINDSPACE_LLM_*)", style="dim"))
+        console.print(Text("Press Ctrl+C to stop.", style="dim"))
+
+    run_server(app, host, port, server, on_start=announce)
+
+
+def serve_command(
+    host: HostOption = "127.0.0.1",
+    port: PortOption = 8765,
+    db: DbOption = None,
+) -> None:
+    """Serve the HTTP API and the dashboard for every assistant in the database.
+
+    Assistants tick in the background (every 5 s awake, 60 s asleep). A token from
+    MINDSPACE_API_TOKEN (or MINDSPACE_API_TOKENS) is required off loopback.
+    """
+    serve(load_settings(), db, host, port)
+
+
+def serve_demo(
+    settings: Settings, db: str | None, report: DemoReport, host: str, port: int
+) -> None:
+    """After the demo: serve its database, with its ticks in the context viewer."""
+    serve(settings, db, host, port, report=report)

@@ -1,0 +1,18 @@
+"""The HTTP host: a FastAPI application with the ``/v1`` API and the dashboard.
+
+Needs the ``server`` extra (``pip install 'mindspace[server]'``).
+"""
+
+from mindspace.hosts.http.app import build_hub, create_app
+from mindspace.hosts.http.hub import AssistantHub
+from mindspace.hosts.http.settings import ServerSettings, TokenPolicy
+from mindspace.hosts.http.ticker import BackgroundTicker
+
+__all__ = [
+    "AssistantHub",
+    "BackgroundTicker",
+    "ServerSettings",
+    "TokenPolicy",
+    "build_hub",
+    "create_app",
+]

@@ -1,0 +1,346 @@
+// The dashboard: picks an assistant, renders its state, chats with it, and follows the
+// live stream. No build step: plain ES modules served by the same application.
+
+import { api, ApiError, enc, openStream, setToken } from "./api.js";
+import { tickDetail, tickList } from "./context.js";
+import { badge, bar, fill, h, svg, when } from "./dom.js";
+import { linkGraph } from "./graph.js";
+import * as views from "./views.js";
+
+const $ = (sel) => document.querySelector(sel);
+const state = { key: null, tab: "overview", stopStream: null, journalOffset: 0, tick: null, pending: new Map() };
+const JOURNAL_PAGE = 20;
+const ADVISORY_CLASS = { normal: "ok", warning: "warn", critical: "bad" };
+
+function base() {
+  return `/v1/assistants/${enc(state.key)}`;
+}
+
+function notice(text) {
+  const box = $("#notice");
+  box.hidden = !text;
+  box.textContent = text || "";
+}
+
+async function guarded(action) {
+  try {
+    return await action();
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401) {
+      $("#token-form").hidden = false;
+      notice("This server needs an API token: paste it above (it stays in this tab only).");
+    } else if (err instanceof ApiError && err.body) {
+      notice(`${err.body.error}${err.body.suggestion ? ` – ${err.body.suggestion}` : ""}`);
+    } else {
+      notice(String(err));
+    }
+    return null;
+  }
+}
+
+// -- overview -------------------------------------------------------------------------------
+function gauge(status) {
+  const usage = status.token_usage;
+  const pct = Math.max(0, Math.min(100, usage.usage_percentage));
+  const level = status.token_advisory.level;
+  const angle = Math.PI * (1 - pct / 100);
+  const x = 100 + 80 * Math.cos(angle);
+  const y = 100 - 80 * Math.sin(angle);
+  const arc = (from, to, cls) => {
+    const a1 = Math.PI * (1 - from / 100);
+    const a2 = Math.PI * (1 - to / 100);
+    return svg("path", { d: `M ${100 + 80 * Math.cos(a1)} ${100 - 80 * Math.sin(a1)} A 80 80 0 0 1 ${100 + 80 * Math.cos(a2)} ${100 - 80 * Math.sin(a2)}`, class: `arc ${cls}` });
+  };
+  return [
+    svg(
+      "svg",
+      { viewBox: "0 0 200 120", class: "gauge", role: "img", "aria-label": `context ${pct}% used` },
+      arc(0, 60, "zone-normal"),
+      arc(60, 80, "zone-warning"),
+      arc(80, 100, "zone-critical"),
+      svg("line", { x1: 100, y1: 100, x2: x, y2: y, class: "needle" }),
+      svg("circle", { cx: 100, cy: 100, r: 5, class: "hub" }),
+      svg("text", { x: 100, y: 88, class: "gauge-value", "text-anchor": "middle" }, `${pct}%`),
+    ),
+    h("div", { class: "row center" }, badge(level.toUpperCase(), ADVISORY_CLASS[level] || ""), h("span", {}, status.token_advisory.message)),
+    h("p", { class: "muted center" }, `${usage.estimated_used.toLocaleString()} of ${usage.model_limit.toLocaleString()} tokens (${usage.source})`),
+  ];
+}
+
+function modeCard(mode) {
+  const asleep = mode.mode === "sleep";
+  return [
+    h("div", { class: "row" }, badge(asleep ? "asleep" : "awake", asleep ? "sleep" : "ok"), asleep ? badge(`${mode.sleep_phase} · ${mode.sleep_depth}`, "warn") : null),
+    h("p", {}, `since ${when(mode.since)}: ${mode.reason}`),
+    h("p", { class: "muted" }, `ticks every ${mode.tick_rate}s · schedule ${mode.schedule.enabled ? `on (${mode.schedule.sleep_start_hour}:00 for ${mode.schedule.sleep_duration_hours}h)` : "off"}`),
+    mode.cooldown_until ? h("p", { class: "muted" }, `wake cooldown until ${when(mode.cooldown_until)}`) : null,
+    h(
+      "div",
+      { class: "row" },
+      asleep
+        ? h("button", { type: "button", id: "wake-btn", onclick: () => control("wake") }, "Wake")
+        : h("button", { type: "button", id: "sleep-btn", onclick: () => control("sleep") }, "Sleep"),
+    ),
+  ];
+}
+
+function metricsCard(summary) {
+  const m = summary.session_metrics;
+  const c = summary.counts;
+  const ok = m.total_tool_calls ? (m.successful_calls / m.total_tool_calls) * 100 : 100;
+  return [
+    h("div", { class: "stat-row" }, stat(m.total_tool_calls, "tool calls"), stat(m.successful_calls, "ok"), stat(m.failed_calls, "failed")),
+    bar(ok, "done"),
+    h("p", { class: "muted" }, `session since ${when(m.session_start)} · model ${summary.model} · embedder ${summary.embedder || "none"}`),
+    h(
+      "div",
+      { class: "stat-row small" },
+      stat(c.active_goals, "active goals"),
+      stat(c.journal_entries, "journal"),
+      stat(c.memories, "memories"),
+      stat(c.entities, "entities"),
+      stat(c.open_events, "queued events"),
+    ),
+  ];
+}
+
+function stat(value, label) {
+  return h("div", { class: "stat" }, h("strong", {}, String(value)), h("span", {}, label));
+}
+
+async function control(action) {
+  await guarded(() => api(`${base()}/${action}`, { method: "POST", body: {} }));
+  refresh();
+}
+
+// -- loading panels -------------------------------------------------------------------------
+async function loadOverview() {
+  const [summary, mode, goals, projects, memory, working] = await Promise.all([
+    api(base()),
+    api(`${base()}/mode`),
+    api(`${base()}/goals`),
+    api(`${base()}/projects`),
+    api(`${base()}/session-memory`),
+    api(`${base()}/working-memory`),
+  ]);
+  const status = summary.assistant;
+  const modeBadge = $("#mode-badge");
+  modeBadge.textContent = mode.mode === "sleep" ? "asleep" : "awake";
+  modeBadge.className = `badge ${mode.mode === "sleep" ? "sleep" : "ok"}`;
+  const phase = $("#phase-badge");
+  phase.hidden = mode.mode !== "sleep";
+  phase.textContent = mode.sleep_phase ? `phase: ${mode.sleep_phase}` : "";
+  const count = $("#approvals-count");
+  count.hidden = !status.counts.pending_approvals;
+  count.textContent = String(status.counts.pending_approvals);
+  fill($("#mode-card .body"), modeCard(mode));
+  fill($("#gauge-card .body"), gauge(status));
+  fill($("#metrics-card .body"), metricsCard(status));
+  fill($("#goals-card .body"), views.goalTree(goals, { compact: true }));
+  fill($("#projects-card .body"), views.projects(projects, { compact: true }));
+  fill($("#session-card .body"), views.sessionMemory(memory));
+  fill($("#working-card .body"), views.workingMemory(working));
+}
+
+async function loadJournal() {
+  const form = new FormData($("#journal-form"));
+  const params = new URLSearchParams({ offset: state.journalOffset, limit: JOURNAL_PAGE });
+  for (const [k, v] of form.entries()) if (String(v).trim()) params.set(k, String(v).trim());
+  const data = await api(`${base()}/journal?${params}`);
+  fill($("#reflection"), views.reflection(data));
+  fill($("#journal-list"), views.journalEntries(data));
+  const last = Math.min(data.total, data.offset + data.entries.length);
+  $("#journal-range").textContent = data.total ? `${data.offset + 1}–${last} of ${data.total}` : "0 entries";
+  $("#journal-prev").disabled = data.offset === 0;
+  $("#journal-next").disabled = last >= data.total;
+}
+
+async function loadMemory() {
+  const form = new FormData($("#memory-form"));
+  const params = new URLSearchParams({ limit: 30 });
+  for (const [k, v] of form.entries()) if (String(v).trim()) params.set(k, String(v).trim());
+  fill($("#memory-list"), views.memories(await api(`${base()}/memories?${params}`)));
+}
+
+async function loadTicks() {
+  const data = await api(`${base()}/ticks`);
+  if (state.tick === null && data.ticks.length) state.tick = data.ticks[0].number;
+  fill($("#tick-list"), tickList(data.ticks, state.tick, pickTick));
+  if (state.tick !== null && data.ticks.some((t) => t.number === state.tick)) {
+    const one = await api(`${base()}/ticks/${state.tick}`);
+    fill($("#tick-detail"), tickDetail(one.tick));
+  }
+}
+
+function pickTick(number) {
+  state.tick = number;
+  guarded(loadTicks);
+}
+
+async function decide(id, action) {
+  await guarded(() => api(`${base()}/approvals/${enc(id)}/${action}`, { method: "POST", body: { decided_by: "dashboard" } }));
+  refresh();
+}
+
+const LOADERS = {
+  overview: loadOverview,
+  goals: async () => fill($("#tab-goals .body"), views.goalTree(await api(`${base()}/goals`))),
+  projects: async () => fill($("#tab-projects .body"), views.projects(await api(`${base()}/projects`))),
+  journal: loadJournal,
+  memory: loadMemory,
+  entities: async () => fill($("#entity-list"), views.entities(await api(`${base()}/entities`))),
+  links: async () => fill($("#graph"), linkGraph(await api(`${base()}/memory-links`), showMemory)),
+  context: loadTicks,
+  approvals: async () => fill($("#approval-list"), views.approvals(await api(`${base()}/approvals`), decide)),
+};
+
+function showMemory(node) {
+  fill($("#graph-detail"), h("strong", {}, node.id), ` · importance ${node.importance}`, node.source_entity ? ` · ${node.source_entity}` : "", h("p", {}, node.content));
+}
+
+let refreshTimer = null;
+function refresh() {
+  clearTimeout(refreshTimer);
+  refreshTimer = setTimeout(async () => {
+    if (!state.key) return;
+    const ok = await guarded(async () => {
+      if (state.tab !== "overview") await loadOverview();
+      await LOADERS[state.tab]();
+      return true;
+    });
+    if (ok) notice("");
+  }, 150);
+}
+
+// -- chat -------------------------------------------------------------------------------------
+function chatLine(who, text, cls) {
+  const line = h("div", { class: `msg ${cls}` }, h("span", { class: "who" }, who), h("span", { class: "text" }, text));
+  $("#chat-log").append(line);
+  $("#chat-log").scrollTop = $("#chat-log").scrollHeight;
+  return line;
+}
+
+function settle(eventId, reply, failed) {
+  const line = state.pending.get(eventId);
+  if (!line) return;
+  state.pending.delete(eventId);
+  line.classList.remove("waiting");
+  line.classList.toggle("failed", Boolean(failed));
+  line.querySelector(".text").textContent = reply || (failed ? `(failed: ${failed})` : "(no reply)");
+}
+
+async function sendChat(event) {
+  event.preventDefault();
+  const input = $("#chat-text");
+  const text = input.value.trim();
+  const who = $("#chat-as").value.trim() || "Visitor";
+  if (!text || !state.key) return;
+  input.value = "";
+  chatLine(who, text, "mine");
+  const sent = await guarded(() => api(`${base()}/events`, { method: "POST", body: { content: text, source_entity: who, type: "say" } }));
+  if (!sent) return;
+  const line = chatLine(state.key, "…", "theirs waiting");
+  line.dataset.event = sent.event_id;
+  state.pending.set(sent.event_id, line);
+  poll(sent.event_id, state.key);
+}
+
+async function poll(eventId, key) {
+  for (let i = 0; i < 120 && state.pending.has(eventId) && key === state.key; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const data = await guarded(() => api(`/v1/assistants/${enc(key)}/events/${enc(eventId)}`));
+    if (data && data.event.status === "done") settle(eventId, data.event.reply);
+    if (data && data.event.status === "failed") settle(eventId, null, data.event.error);
+  }
+}
+
+// -- live stream ------------------------------------------------------------------------------
+function onItem(kind, item) {
+  if (kind === "reply" && item.data.event_id) settle(item.data.event_id, item.data.text);
+  if (["tick_finished", "mode_changed", "tick_recorded", "event_queued"].includes(kind)) refresh();
+}
+
+function setLive(status) {
+  const live = $("#live");
+  live.textContent = status === "live" ? "● live" : "● offline";
+  live.className = `live ${status}`;
+}
+
+// -- wiring -----------------------------------------------------------------------------------
+function selectTab(tab) {
+  state.tab = tab;
+  for (const button of document.querySelectorAll("#tabs button")) button.classList.toggle("active", button.dataset.tab === tab);
+  for (const section of document.querySelectorAll(".tab")) section.classList.toggle("active", section.id === `tab-${tab}`);
+  refresh();
+}
+
+function selectAssistant(key) {
+  state.key = key;
+  state.tick = null;
+  state.journalOffset = 0;
+  fill($("#chat-log"));
+  const params = new URLSearchParams(location.hash.slice(1));
+  params.set("assistant", key);
+  history.replaceState(null, "", `#${params}`);
+  if (state.stopStream) state.stopStream();
+  state.stopStream = openStream(key, onItem, setLive);
+  refresh();
+}
+
+async function loadAssistants() {
+  const data = await guarded(() => api("/v1/assistants"));
+  if (!data) return;
+  $("#token-form").hidden = true;
+  const select = $("#assistant");
+  fill(select, data.assistants.map((k) => h("option", { value: k }, k)));
+  if (!data.assistants.length) {
+    notice("No assistants yet: create one with POST /v1/assistants or run `mindspace demo`.");
+    return;
+  }
+  const wanted = new URLSearchParams(location.hash.slice(1)).get("assistant");
+  const key = data.assistants.includes(wanted) ? wanted : data.assistants[0];
+  select.value = key;
+  selectAssistant(key);
+}
+
+function start() {
+  const params = new URLSearchParams(location.hash.slice(1));
+  if (params.get("token")) {
+    setToken(params.get("token"));
+    params.delete("token");
+    history.replaceState(null, "", `#${params}`);
+  }
+  for (const button of document.querySelectorAll("#tabs button")) button.addEventListener("click", () => selectTab(button.dataset.tab));
+  $("#assistant").addEventListener("change", (e) => selectAssistant(e.target.value));
+  $("#chat-form").addEventListener("submit", sendChat);
+  $("#tick-now").addEventListener("click", async () => {
+    if (state.key) await guarded(() => api(`${base()}/tick`, { method: "POST" }));
+    refresh();
+  });
+  $("#token-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    setToken($("#token").value.trim());
+    $("#token").value = "";
+    loadAssistants();
+  });
+  $("#journal-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    state.journalOffset = 0;
+    refresh();
+  });
+  $("#journal-prev").addEventListener("click", () => {
+    state.journalOffset = Math.max(0, state.journalOffset - JOURNAL_PAGE);
+    refresh();
+  });
+  $("#journal-next").addEventListener("click", () => {
+    state.journalOffset += JOURNAL_PAGE;
+    refresh();
+  });
+  $("#memory-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    refresh();
+  });
+  loadAssistants();
+}
+
+start();

@@ -1,0 +1,192 @@
+// Renderers for the state panels. Each takes the API's JSON and returns DOM nodes.
+
+import { badge, bar, empty, h, when } from "./dom.js";
+
+const STATUS_CLASS = { active: "info", completed: "ok", abandoned: "bad", paused: "warn" };
+const STATE_CLASS = { stranger: "subtle", acquaintance: "info", friend: "ok", ally: "ok strong" };
+
+export function goalTree(data, { compact = false } = {}) {
+  if (!data.goals.length) return empty("No goals yet. Ask the assistant for something in the chat.");
+  const render = (goal) =>
+    h(
+      "li",
+      { class: `goal ${goal.status}`, dataset: { goalId: goal.id } },
+      h(
+        "div",
+        { class: "goal-row" },
+        bar(goal.progress, goal.status === "completed" ? "done" : ""),
+        h("span", { class: "pct" }, `${Math.floor(goal.progress)}%`),
+        h("span", { class: "desc" }, goal.description),
+        badge(goal.status, STATUS_CLASS[goal.status] || ""),
+        compact ? null : badge(goal.priority, `prio-${goal.priority}`),
+        compact ? null : h("code", { class: "id" }, goal.id),
+      ),
+      goal.subtasks.length ? h("ul", {}, goal.subtasks.map(render)) : null,
+    );
+  const c = data.counts;
+  return [
+    h("p", { class: "hint" }, `${data.total} goals: ${c.active} active, ${c.completed} completed, ${c.abandoned} abandoned`),
+    h("ul", { class: "tree" }, data.goals.map(render)),
+  ];
+}
+
+export function projects(data, { compact = false } = {}) {
+  if (!data.projects.length) return empty("No projects yet.");
+  return h(
+    "ul",
+    { class: "projects" },
+    data.projects.map((p) =>
+      h(
+        "li",
+        { class: p.key === data.active ? "active-project" : "" },
+        h(
+          "div",
+          { class: "row" },
+          p.key === data.active ? badge("▶ active", "ok") : badge(p.status, STATUS_CLASS[p.status] || ""),
+          h("strong", {}, p.key),
+          h("span", { class: "muted" }, `last active ${when(p.last_active)}`),
+        ),
+        h("div", {}, p.summary),
+        compact || !p.context ? null : h("pre", { class: "context-text" }, p.context),
+      ),
+    ),
+  );
+}
+
+export function sessionMemory(data) {
+  const list = (title, items, fmt = (x) => x) =>
+    h("div", {}, h("h3", {}, `${title} (${items.length})`), items.length ? h("ul", { class: "plain" }, items.map((x) => h("li", {}, fmt(x)))) : empty("none"));
+  return [
+    list("Key facts", data.key_facts),
+    list("Learned patterns", data.learned_patterns),
+    list("Completed tasks", data.completed_tasks.slice(-8), (t) => `${t.description} (${when(t.timestamp)})`),
+  ];
+}
+
+export function workingMemory(data) {
+  const entries = Object.entries(data.conversations || {});
+  if (!entries.length) return empty("No active conversations.");
+  return h(
+    "ul",
+    { class: "plain" },
+    entries.map(([who, c]) =>
+      h("li", {}, h("strong", {}, who), ` – ${c.topic} `, h("span", { class: "muted" }, `(${c.messages.length} messages, last ${when(c.last_message_at)})`)),
+    ),
+  );
+}
+
+function importanceClass(value) {
+  if (value >= 8) return "imp-high";
+  if (value <= 3) return "imp-low";
+  return "imp-mid";
+}
+
+export function journalEntries(data) {
+  if (!data.entries.length) return [empty("No journal entries match.")];
+  return data.entries.map((e) =>
+    h(
+      "li",
+      { class: `entry ${e.is_synthesis ? "synthesis" : ""}` },
+      h(
+        "div",
+        { class: "meta" },
+        h("span", { class: `importance ${importanceClass(e.importance)}`, title: "importance" }, String(e.importance)),
+        h("span", { class: "muted" }, `#${e.id} · ${when(e.timestamp)}`),
+        badge(e.importance_method, `method-${e.importance_method}`),
+        badge(`trust ${Number(e.source_trust).toFixed(2)}`, "subtle"),
+        badge(e.source_type, "subtle"),
+        e.source_entity ? badge(e.source_entity, "info") : null,
+        e.consolidated ? badge("consolidated", "ok") : null,
+      ),
+      h("div", { class: "content" }, e.content),
+      e.tags.length || e.related_projects.length
+        ? h("div", { class: "tags" }, e.tags.map((t) => h("span", { class: "tag" }, `#${t}`)), e.related_projects.map((p) => h("span", { class: "tag project" }, p)))
+        : null,
+    ),
+  );
+}
+
+export function reflection(data) {
+  const state = data.reflection;
+  const pct = Math.min(100, (state.cumulative_importance / state.threshold) * 100);
+  return [
+    h("span", {}, `Importance towards the next reflection: ${state.cumulative_importance} / ${state.threshold}`),
+    bar(pct, pct >= 100 ? "warn" : ""),
+    h("span", { class: "muted" }, `${state.reflection_count} reflections so far · last ${when(state.last_reflection_time)}`),
+  ];
+}
+
+export function memories(data) {
+  const items = data.memories || [];
+  if (!items.length) return empty(data.query ? `Nothing recalled for “${data.query}”.` : "No semantic memories yet (they come from the journal while sleeping).");
+  return h(
+    "ol",
+    { class: "memories" },
+    items.map((m) =>
+      h(
+        "li",
+        {},
+        h(
+          "div",
+          { class: "meta" },
+          m.score !== undefined ? h("span", { class: "score", title: "fused score" }, Number(m.score).toFixed(3)) : null,
+          m.relevance !== undefined && m.relevance !== null ? badge(`cos ${Number(m.relevance).toFixed(2)}`, "subtle") : null,
+          h("code", { class: "id" }, m.id),
+          badge(`trust ${Number(m.metadata.source_trust).toFixed(2)}`, "subtle"),
+          badge(`importance ${m.metadata.importance}`, importanceClass(m.metadata.importance)),
+          m.metadata.source_entity ? badge(m.metadata.source_entity, "info") : null,
+          h("span", { class: "muted" }, when(m.metadata.occurred_at)),
+        ),
+        h("div", { class: "content" }, m.content),
+      ),
+    ),
+  );
+}
+
+export function entities(data) {
+  if (!data.entities.length) return [empty("No one has spoken to the assistant yet.")];
+  return data.entities.map((e) => {
+    const rel = e.relationship;
+    const attrs = Object.entries(e.attributes || {});
+    return h(
+      "article",
+      { class: "card entity", dataset: { entity: e.entity_id } },
+      h("h2", {}, e.entity_id, " ", badge(e.entity_type, "subtle")),
+      h(
+        "div",
+        { class: "row" },
+        badge(rel.state, STATE_CLASS[rel.state] || ""),
+        bar(rel.favorability * 100, "fav"),
+        h("span", { class: "muted" }, `favorability ${Number(rel.favorability).toFixed(2)} · ${rel.interaction_count} interactions`),
+      ),
+      h("p", { class: "muted" }, `first seen ${when(e.first_seen)} · last seen ${when(e.last_seen)}`),
+      h("h3", {}, "Attributes (Pa)"),
+      attrs.length ? h("dl", { class: "attrs" }, attrs.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])) : empty("none yet (consolidated while dreaming)"),
+      h("h3", {}, `Observations (Pf, ${e.observations.length})`),
+      h(
+        "ul",
+        { class: "plain" },
+        e.observations.slice(-6).map((o) => h("li", { class: o.consolidated ? "muted" : "" }, o.text, " ", h("span", { class: "muted" }, `(${o.source_type}${o.consolidated ? ", consolidated" : ""})`))),
+      ),
+    );
+  });
+}
+
+export function approvals(data, decide) {
+  if (!data.approvals.length) return empty("Nothing waits for approval.");
+  return h(
+    "ul",
+    { class: "plain" },
+    data.approvals.map((a) =>
+      h(
+        "li",
+        { class: "approval" },
+        h("strong", {}, a.tool),
+        h("code", {}, a.arguments),
+        h("span", { class: "muted" }, ` requested ${when(a.requested_at)} `),
+        h("button", { type: "button", onclick: () => decide(a.id, "approve") }, "Approve"),
+        h("button", { type: "button", class: "danger", onclick: () => decide(a.id, "reject") }, "Reject"),
+      ),
+    ),
+  );
+}

@@ -1,0 +1,299 @@
+"""Errors as JSON in mindspace's error shape, and the request size limit.
+
+Every error the API returns - a refused token, a missing assistant, a malformed body,
+a body that is too large, a crash - has the shape of a failed tool result::
+
+    {"success": false, "error": "...", "suggestion": "..."}
+
+with extra fields where they help (``problems`` for invalid requests).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from mindspace.errors import (
+    AssistantNotFoundError,
+    ConcurrencyError,
+    ConfigError,
+    ConflictError,
+    InvalidArgumentsError,
+    InvalidStateError,
+    LLMError,
+    MindspaceError,
+    NotFoundError,
+    PersonaViolationError,
+    ToolError,
+    UnknownToolError,
+)
+
+__all__ = [
+    "ApiError",
+    "BodyLimitMiddleware",
+    "error_body",
+    "install_error_handlers",
+    "status_for_tool_error",
+]
+
+logger = logging.getLogger("mindspace.http")
+
+_TOOL_ERROR_STATUS: dict[str, int] = {
+    UnknownToolError.__name__: 404,
+    NotFoundError.__name__: 404,
+    InvalidArgumentsError.__name__: 422,
+    PersonaViolationError.__name__: 422,
+    ConflictError.__name__: 409,
+    InvalidStateError.__name__: 409,
+}
+_DEFAULT_SUGGESTIONS: dict[int, str] = {
+    400: "Check the request against the API schema at /openapi.json.",
+    401: "Send 'Authorization: Bearer <token>' with a token from MINDSPACE_API_TOKEN(S).",
+    403: "Use a token whose allow-list names this assistant (MINDSPACE_API_TOKENS).",
+    404: "Check the path against the API schema at /openapi.json.",
+    405: "Check the method against the API schema at /openapi.json.",
+    413: "Send a smaller body.",
+    415: "Send the body as JSON with 'Content-Type: application/json'.",
+    503: "Try again in a moment.",
+}
+
+
+class ApiError(Exception):
+    """An error a route raises on purpose, with its HTTP status.
+
+    Args:
+        status: The HTTP status code.
+        error: What went wrong, quoting the offending values.
+        suggestion: What the caller should do next.
+        headers: Extra response headers (``WWW-Authenticate`` for 401).
+        **extra: Further fields for the body.
+    """
+
+    def __init__(
+        self,
+        status: int,
+        error: str,
+        suggestion: str = "",
+        *,
+        headers: dict[str, str] | None = None,
+        **extra: Any,
+    ) -> None:
+        super().__init__(error)
+        self.status = status
+        self.error = error
+        self.suggestion = suggestion or _DEFAULT_SUGGESTIONS.get(status, "")
+        self.headers = headers
+        self.extra = extra
+
+
+def error_body(error: str, suggestion: str = "", **extra: Any) -> dict[str, Any]:
+    """The error shape: ``success`` false, ``error``, ``suggestion`` and extras."""
+    body: dict[str, Any] = {"success": False, "error": error}
+    if suggestion:
+        body["suggestion"] = suggestion
+    body.update(extra)
+    return body
+
+
+def status_for_tool_error(error_type: str | None) -> int:
+    """The HTTP status for a failed tool result, by the error class that caused it."""
+    if error_type is None:
+        return 400
+    return _TOOL_ERROR_STATUS.get(error_type, 400)
+
+
+def _json(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Turn every error into a JSON response in the error shape."""
+
+    @app.exception_handler(ApiError)
+    async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
+        return _json(exc.status, error_body(exc.error, exc.suggestion, **exc.extra), exc.headers)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        detail = exc.detail if isinstance(exc.detail, str) else json.dumps(exc.detail)
+        if exc.status_code == 404 and detail == "Not Found":
+            detail = f"No such path: {request.method} {request.url.path!r}"
+        elif exc.status_code == 405:
+            detail = f"Method {request.method} is not allowed on {request.url.path!r}"
+        suggestion = _DEFAULT_SUGGESTIONS.get(exc.status_code, "")
+        headers = dict(exc.headers) if exc.headers else None
+        return _json(exc.status_code, error_body(detail, suggestion), headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = [_problem(e) for e in exc.errors()]
+        summary = "; ".join(f"{p['field']}: {p['message']}" for p in problems[:5])
+        return _json(
+            422,
+            error_body(
+                f"Invalid request: {summary}",
+                "Fix the fields listed in 'problems'; the API schema is at /openapi.json.",
+                problems=problems,
+            ),
+        )
+
+    @app.exception_handler(ToolError)
+    async def _tool_error(request: Request, exc: ToolError) -> JSONResponse:
+        return _json(status_for_tool_error(type(exc).__name__), exc.to_result())
+
+    @app.exception_handler(AssistantNotFoundError)
+    async def _no_assistant(request: Request, exc: AssistantNotFoundError) -> JSONResponse:
+        return _json(
+            404,
+            error_body(str(exc), "List the assistants with GET /v1/assistants or create one."),
+        )
+
+    @app.exception_handler(ConfigError)
+    async def _config(request: Request, exc: ConfigError) -> JSONResponse:
+        return _json(422, error_body(str(exc), "Fix the value named in the error."))
+
+    @app.exception_handler(ConcurrencyError)
+    async def _concurrency(request: Request, exc: ConcurrencyError) -> JSONResponse:
+        return _json(
+            409, error_body(str(exc), "Another process changed the assistant; send it again.")
+        )
+
+    @app.exception_handler(LLMError)
+    async def _llm(request: Request, exc: LLMError) -> JSONResponse:
+        return _json(
+            502,
+            error_body(
+                f"The language model failed: {exc}",
+                "Check MINDSPACE_LLM_BASE_URL and the provider, then try again.",
+            ),
+        )
+
+    @app.exception_handler(MindspaceError)
+    async def _mindspace(request: Request, exc: MindspaceError) -> JSONResponse:
+        logger.exception("Request %s %s failed", request.method, request.url.path)
+        return _json(
+            500, error_body(f"{type(exc).__name__}: {exc}", "See the server log for details.")
+        )
+
+    @app.exception_handler(Exception)
+    async def _crash(request: Request, exc: Exception) -> JSONResponse:
+        logger.exception("Request %s %s crashed", request.method, request.url.path)
+        return _json(
+            500,
+            error_body(
+                "Internal server error", "This is a bug in mindspace; the server log has details."
+            ),
+        )
+
+
+def _problem(error: Any) -> dict[str, Any]:
+    location = [str(part) for part in error.get("loc", ()) if part != "body"]
+    return {
+        "field": ".".join(location) or "body",
+        "message": str(error.get("msg", "invalid")),
+        "type": str(error.get("type", "")),
+    }
+
+
+DRAIN_FACTOR = 16
+"""An oversized body is read and dropped up to this many times the limit before the 413."""
+
+
+class BodyLimitMiddleware:
+    """Refuse request bodies over ``limit`` bytes with 413, before any route runs.
+
+    A declared ``Content-Length`` over the limit is refused at once; a body sent without
+    one (chunked) is read up to the limit first and refused when it passes it. Since the
+    route never runs, nothing of such a request is stored.
+
+    Args:
+        app: The wrapped application.
+        limit: The most bytes a body may have.
+    """
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = _content_length(scope)
+        if declared is not None and declared > self.limit:
+            await self._drain(receive, 0)
+            await self._refuse(send, declared)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":  # the client went away
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.limit:
+                await self._drain(receive, size)
+                await self._refuse(send, size)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _drain(self, receive: Receive, size: int) -> None:
+        # Read (and drop) the rest of a moderately oversized body, so the client gets the
+        # 413 instead of a connection reset; a huge one is cut off at DRAIN_FACTOR x limit.
+        more = True
+        while more and size <= self.limit * DRAIN_FACTOR:
+            message = await receive()
+            if message["type"] != "http.request":
+                return
+            size += len(message.get("body", b""))
+            more = bool(message.get("more_body", False))
+
+    async def _refuse(self, send: Send, size: int) -> None:
+        body = json.dumps(
+            error_body(
+                f"The request body has {size:,} bytes or more; the limit is {self.limit:,}",
+                "Send a smaller body (events hold at most 16,000 characters), or raise "
+                "MINDSPACE_API_MAX_BODY_BYTES on the server.",
+            )
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+
+def _content_length(scope: Scope) -> int | None:
+    for name, value in scope.get("headers", ()):
+        if name == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None

@@ -1,0 +1,68 @@
+"""Health, the tool catalogue, and assistants: list, create, get."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from mindspace import __version__
+from mindspace.hosts.http.auth import CallerDep, KeyDep
+from mindspace.hosts.http.errors import ApiError
+from mindspace.hosts.http.schemas import CreateAssistant, HubDep
+from mindspace.hosts.http.views import assistant_summary
+from mindspace.tools import default_registry
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/v1")
+
+
+@router.get("/health", tags=["server"], summary="Is the server up (no token needed)")
+async def health() -> dict[str, Any]:
+    """Always 200 while the server runs."""
+    return {"success": True, "status": "ok", "version": __version__}
+
+
+@router.get("/tools", tags=["tools"], summary="Every tool, its category and parameters")
+async def list_tools(caller: CallerDep) -> dict[str, Any]:
+    """The tools an assistant can call, with the JSON schema of their arguments."""
+    tools = default_registry().tools()
+    return {
+        "success": True,
+        "tools": [
+            {
+                "name": tool.name,
+                "category": tool.category.value,
+                "description": tool.description,
+                "parameters": tool.args_model.model_json_schema(),
+            }
+            for tool in tools
+        ],
+    }
+
+
+@router.get("/assistants", tags=["assistants"], summary="The assistants this token may use")
+async def list_assistants(caller: CallerDep, hub: HubDep) -> dict[str, Any]:
+    """Keys of the assistants in the store that the caller's token may use."""
+    keys = [key for key in hub.assistant_keys() if caller.allows(key)]
+    return {"success": True, "assistants": keys}
+
+
+@router.post("/assistants", status_code=201, tags=["assistants"], summary="Create an assistant")
+async def create_assistant(body: CreateAssistant, caller: CallerDep, hub: HubDep) -> dict[str, Any]:
+    """Create the assistant ``key`` (409 if it exists)."""
+    if not caller.allows(body.key):
+        raise ApiError(
+            403,
+            f"This token may not use assistant {body.key!r}",
+            "Use a token whose MINDSPACE_API_TOKENS entry names this key, or '*'.",
+        )
+    assistant = hub.create(body.key)
+    return {"success": True, "assistant": assistant_summary(assistant)}
+
+
+@router.get("/assistants/{key}", tags=["assistants"], summary="One assistant at a glance")
+async def get_assistant(key: KeyDep, hub: HubDep) -> dict[str, Any]:
+    """Mode, token usage, session metrics and counts of everything it holds."""
+    return {"success": True, "assistant": assistant_summary(hub.get(key))}

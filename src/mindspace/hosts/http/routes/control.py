@@ -1,0 +1,71 @@
+"""Sleep and wake, and pending approvals of DANGEROUS tool calls."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Path
+
+from mindspace.hosts.http.auth import KeyDep
+from mindspace.hosts.http.schemas import Decision, HubDep, SleepIn, WakeIn
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/v1/assistants/{key}")
+
+ApprovalId = Annotated[str, Path(min_length=1, max_length=64, description="The approval's id.")]
+
+
+@router.post("/sleep", tags=["modes"], summary="Put the assistant to sleep")
+async def sleep(
+    key: KeyDep, hub: HubDep, body: Annotated[SleepIn | None, Body()] = None
+) -> dict[str, Any]:
+    """Sleep starts in the compacting phase; sleep ticks then run every tick_rate_sleep."""
+    request = body or SleepIn()
+    state = await hub.sleep(key, request.reason, deep=request.deep)
+    return {"success": True, "mode": state.model_dump(mode="json")}
+
+
+@router.post("/wake", tags=["modes"], summary="Wake the assistant")
+async def wake(
+    key: KeyDep, hub: HubDep, body: Annotated[WakeIn | None, Body()] = None
+) -> dict[str, Any]:
+    """Wake now, even mid-phase (what is done so far is kept), with the wake cooldown."""
+    request = body or WakeIn()
+    state = await hub.wake(key, request.reason)
+    return {"success": True, "mode": state.model_dump(mode="json")}
+
+
+@router.get("/approvals", tags=["approvals"], summary="Tool calls waiting for approval")
+async def approvals(key: KeyDep, hub: HubDep) -> dict[str, Any]:
+    """DANGEROUS tool calls the model made under dangerous_requires_confirm."""
+    pending = hub.get(key).pending_approvals()
+    return {"success": True, "approvals": [a.model_dump(mode="json") for a in pending]}
+
+
+@router.post(
+    "/approvals/{approval_id}/approve", tags=["approvals"], summary="Approve and run a call"
+)
+async def approve(
+    key: KeyDep,
+    approval_id: ApprovalId,
+    hub: HubDep,
+    body: Annotated[Decision | None, Body()] = None,
+) -> dict[str, Any]:
+    """The call runs now; its result is returned and stored with the approval."""
+    decision = body or Decision()
+    result = await hub.get(key).approve(approval_id, decision.decided_by)
+    return {"success": True, "approval_id": approval_id, "result": result}
+
+
+@router.post("/approvals/{approval_id}/reject", tags=["approvals"], summary="Reject a call")
+async def reject(
+    key: KeyDep,
+    approval_id: ApprovalId,
+    hub: HubDep,
+    body: Annotated[Decision | None, Body()] = None,
+) -> dict[str, Any]:
+    """The call never runs."""
+    decision = body or Decision()
+    await hub.reject(key, approval_id, decision.decided_by, decision.reason)
+    return {"success": True, "approval_id": approval_id, "status": "rejected"}

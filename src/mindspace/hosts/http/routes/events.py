@@ -1,0 +1,99 @@
+"""Events in, ticks on demand and the recent-tick log."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path
+
+from mindspace.hosts.http.auth import KeyDep
+from mindspace.hosts.http.errors import ApiError
+from mindspace.hosts.http.schemas import EventIn, HubDep
+from mindspace.hosts.http.ticks import tick_summary
+from mindspace.hosts.http.views import event_view
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/v1/assistants/{key}")
+
+EventId = Annotated[str, Path(min_length=1, max_length=64, description="The event's id.")]
+
+
+@router.post("/events", status_code=202, tags=["events"], summary="Queue an event")
+async def post_event(key: KeyDep, body: EventIn, hub: HubDep) -> dict[str, Any]:
+    """Put an event in the assistant's queue; its next tick takes it (urgent ones first).
+
+    Poll ``GET .../events/{event_id}`` (or watch the stream) for the reply.
+    """
+    assistant = hub.get(key)
+    event = assistant.enqueue_event(
+        body.content,
+        type=body.type,
+        source_entity=body.source_entity,
+        location=body.location,
+        metadata=body.metadata,
+    )
+    if assistant.mode().mode == "awake" or event.urgent:
+        hub.nudge(key)
+    return {"success": True, "event_id": event.id, "status": event.status, "urgent": event.urgent}
+
+
+@router.get("/events", tags=["events"], summary="Events not yet processed")
+async def open_events(key: KeyDep, hub: HubDep) -> dict[str, Any]:
+    """Pending and interrupted events, most urgent first."""
+    return {"success": True, "events": [event_view(e) for e in hub.get(key).open_events()]}
+
+
+@router.get("/events/{event_id}", tags=["events"], summary="An event's status and reply")
+async def get_event(key: KeyDep, event_id: EventId, hub: HubDep) -> dict[str, Any]:
+    """pending, processing, done (with the reply) or failed (with the error)."""
+    event = hub.get(key).event(event_id)
+    if event is None:
+        raise ApiError(
+            404,
+            f"Event {event_id!r} does not exist for assistant {key!r}",
+            "Use the event_id that POST .../events returned.",
+        )
+    return {"success": True, "event": event_view(event)}
+
+
+@router.post("/tick", tags=["ticks"], summary="Run one tick now")
+async def tick_now(key: KeyDep, hub: HubDep) -> dict[str, Any]:
+    """Run a tick at once (after a running one finishes): an event, goal work, a sleep tick
+    or nothing (idle). Returns the tick's record as the context viewer shows it.
+    """
+    result, record = await hub.tick(key)
+    return {
+        "success": True,
+        "kind": result.kind,
+        "status": result.status,
+        "event_id": result.event_id,
+        "reply": result.reply,
+        "error": result.error,
+        "tick": record,
+    }
+
+
+@router.get("/ticks", tags=["ticks"], summary="Recent ticks (summaries)")
+async def recent_ticks(key: KeyDep, hub: HubDep) -> dict[str, Any]:
+    """The last ticks this server ran for the assistant, newest first (idle ones are not kept)."""
+    hub.get(key)
+    return {"success": True, "ticks": [tick_summary(r) for r in hub.ticks.recent(key)]}
+
+
+@router.get("/ticks/{number}", tags=["ticks"], summary="One recent tick in full")
+async def one_tick(
+    key: KeyDep, number: Annotated[int, Path(ge=1, le=2**31)], hub: HubDep
+) -> dict[str, Any]:
+    """Each prompt component with its tokens and content, the execution pattern with
+    ``source_layers``, the tool calls and their results, the reply.
+    """
+    hub.get(key)
+    record = hub.ticks.get(key, number)
+    if record is None:
+        raise ApiError(
+            404,
+            f"Tick {number!r} of {key!r} is not kept",
+            "List the kept ticks with GET .../ticks; only the most recent ones are kept.",
+        )
+    return {"success": True, "tick": record}

@@ -1,0 +1,165 @@
+"""Read-only state: goals, projects, session memory, journal, memories, entities, status."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query
+from fastapi.responses import JSONResponse
+
+from mindspace.hosts.http.auth import KeyDep
+from mindspace.hosts.http.errors import ApiError, status_for_tool_error
+from mindspace.hosts.http.schemas import HubDep
+from mindspace.hosts.http.views import (
+    entities_view,
+    entity_view,
+    goal_tree,
+    journal_page,
+    memory_graph,
+    memory_list,
+    mode_view,
+    projects_view,
+    session_memory_view,
+    working_memory_view,
+)
+from mindspace.journal.search import JournalFilter
+from mindspace.memory.entities import EntityBook
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/v1/assistants/{key}", tags=["state"])
+
+Offset = Annotated[int, Query(ge=0, le=1_000_000, description="Entries to skip.")]
+Limit = Annotated[int, Query(ge=1, le=200, description="Most entries returned.")]
+Tags = Annotated[
+    list[str] | None,
+    Query(max_length=20, description="Only items with every one of these tags (repeat)."),
+]
+
+
+@router.get("/goals", summary="The goal tree with progress")
+async def goals(key: KeyDep, hub: HubDep) -> dict[str, Any]:
+    """Root goals with nested ``subtasks``; parents carry the rolled-up progress."""
+    return goal_tree(hub.get(key))
+
+
+@router.get("/projects", summary="Projects, the active one named")
+async def projects(key: KeyDep, hub: HubDep) -> dict[str, Any]:
+    """Every project with its status and context; ``active`` is the loaded one."""
+    return projects_view(hub.get(key))
+
+
+@router.get("/session-memory", summary="Key facts, learned patterns, completed tasks")
+async def session_memory(key: KeyDep, hub: HubDep) -> dict[str, Any]:
+    """The session memory."""
+    return session_memory_view(hub.get(key))
+
+
+@router.get("/journal", summary="Journal entries, newest first, filtered and paged")
+async def journal(
+    key: KeyDep,
+    hub: HubDep,
+    tag: Tags = None,
+    days: Annotated[int | None, Query(ge=1, le=36_500, description="Only the last N days.")] = None,
+    project: Annotated[
+        str | None, Query(min_length=1, max_length=64, description="Only this project's.")
+    ] = None,
+    query: Annotated[str, Query(max_length=500, description="Text the entry contains.")] = "",
+    min_importance: Annotated[int, Query(ge=1, le=10)] = 1,
+    offset: Offset = 0,
+    limit: Limit = 20,
+) -> dict[str, Any]:
+    """Entries with importance, how it was scored, trust, tags and consolidation; and the
+    reflection state (importance gathered towards the next reflection).
+    """
+    where = JournalFilter(tags=tuple(tag or ()), days_back=days, project=project)
+    return journal_page(
+        hub.get(key),
+        where,
+        query=query,
+        min_importance=min_importance,
+        offset=offset,
+        limit=limit,
+    )
+
+
+@router.get("/memories", summary="Semantic memories: newest first, or ranked for a query")
+async def memories(
+    key: KeyDep,
+    hub: HubDep,
+    query: Annotated[
+        str, Query(max_length=500, description="Rank by this (as recall_memories does).")
+    ] = "",
+    tag: Tags = None,
+    min_trust: Annotated[float, Query(ge=0, le=1)] = 0.0,
+    offset: Offset = 0,
+    limit: Limit = 20,
+) -> JSONResponse:
+    """Without ``query``, a page of memories newest first; with it, the ``recall_memories``
+    ranking (dense and BM25, fused), best first. Nothing is written or counted.
+    """
+    assistant = hub.get(key)
+    if not query.strip():
+        listed = memory_list(
+            assistant, offset=offset, limit=limit, min_trust=min_trust, tags=list(tag or ())
+        )
+        return JSONResponse(listed)
+    args = {
+        "query": query,
+        "limit": min(limit, 100),
+        "min_source_trust": min_trust,
+        "tags": list(tag or ()),
+    }
+    outcome = await assistant.run_tool("recall_memories", args, unit=assistant.read())
+    status = 200 if outcome.ok else status_for_tool_error(outcome.error_type)
+    return JSONResponse({**outcome.result, "query": query}, status_code=status)
+
+
+@router.get("/memory-links", summary="The A-MEM link graph")
+async def memory_links(key: KeyDep, hub: HubDep) -> dict[str, Any]:
+    """Memories as nodes and their A-MEM links (similarity scores) as edges."""
+    return memory_graph(hub.get(key))
+
+
+@router.get("/entities", summary="Entity profiles with relationship state")
+async def entities(key: KeyDep, hub: HubDep) -> dict[str, Any]:
+    """Every profile: type, attributes, observations, relationship, first and last seen."""
+    return entities_view(hub.get(key))
+
+
+@router.get("/entities/{entity_id}", summary="One entity profile")
+async def entity(
+    key: KeyDep,
+    entity_id: Annotated[str, Path(min_length=1, max_length=128)],
+    hub: HubDep,
+) -> dict[str, Any]:
+    """The profile of ``entity_id``."""
+    assistant = hub.get(key)
+    profile = EntityBook(
+        assistant.read(), assistant.clock, assistant.settings, assistant.guard
+    ).get(entity_id)
+    if profile is None:
+        raise ApiError(
+            404,
+            f"No entity {entity_id!r} is known to {key!r}",
+            "List the entities with GET .../entities.",
+        )
+    return {"success": True, "entity": entity_view(profile)}
+
+
+@router.get("/working-memory", summary="Active conversations")
+async def working_memory(key: KeyDep, hub: HubDep) -> dict[str, Any]:
+    """Topic, start, the last messages and pending actions of each active conversation."""
+    return working_memory_view(hub.get(key))
+
+
+@router.get("/status", summary="Token usage, advisory level, loop and session metrics")
+async def status(key: KeyDep, hub: HubDep) -> dict[str, Any]:
+    """What ``get_system_status`` reports, without counting as a tool call."""
+    return hub.get(key).status()
+
+
+@router.get("/mode", summary="Operating mode, sleep phase, tick rate and schedule")
+async def mode(key: KeyDep, hub: HubDep) -> dict[str, Any]:
+    """Awake or asleep; asleep, the phase (compacting, dreaming) and depth."""
+    return {"success": True, **mode_view(hub.get(key))}

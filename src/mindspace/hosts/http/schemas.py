@@ -1,0 +1,91 @@
+"""Request bodies of the API (strict: unknown fields are refused) and shared dependencies."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import Depends, Request
+from pydantic import BaseModel, ConfigDict, Field
+
+from mindspace.hosts.http.auth import ASSISTANT_KEY_PATTERN
+from mindspace.hosts.http.hub import AssistantHub
+
+__all__ = [
+    "CreateAssistant",
+    "Decision",
+    "EventIn",
+    "HubDep",
+    "SleepIn",
+    "WakeIn",
+]
+
+
+def _hub(request: Request) -> AssistantHub:
+    hub: AssistantHub = request.app.state.hub
+    return hub
+
+
+HubDep = Annotated[AssistantHub, Depends(_hub)]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CreateAssistant(_Body):
+    """A new assistant."""
+
+    key: str = Field(
+        min_length=1,
+        max_length=64,
+        pattern=ASSISTANT_KEY_PATTERN,
+        description="Letters, digits, '_', '.' or '-', starting with a letter or digit.",
+        examples=["barkeep"],
+    )
+
+
+class EventIn(_Body):
+    """Something that happened in the host, for the assistant's next tick."""
+
+    content: str = Field(
+        min_length=1, max_length=16_000, description="The text of the event.", examples=["Hi!"]
+    )
+    type: str = Field(
+        default="message",
+        pattern=r"^[a-z][a-z0-9_]{0,31}$",
+        description="message, say, whisper, arrival...; whispers and direct messages are "
+        "answered privately and wake a light sleeper.",
+    )
+    source_entity: str | None = Field(
+        default=None, min_length=1, max_length=128, description="Who it came from."
+    )
+    location: str | None = Field(
+        default=None, min_length=1, max_length=128, description="Where it happened."
+    )
+    metadata: dict[str, Any] = Field(
+        default_factory=dict,
+        description="urgent (bool), priority (0-10), classification ('ambient', "
+        "'direct_message'...), topic, present (list of entity ids), event_class.",
+    )
+
+
+class SleepIn(_Body):
+    """Put the assistant to sleep."""
+
+    reason: str = Field(default="put to sleep over HTTP", min_length=1, max_length=500)
+    deep: bool = Field(
+        default=False, description="Deep sleep: urgent events do not wake it, only a wake call."
+    )
+
+
+class WakeIn(_Body):
+    """Wake the assistant."""
+
+    reason: str = Field(default="woken over HTTP", min_length=1, max_length=500)
+
+
+class Decision(_Body):
+    """Who approves or rejects a pending tool call, and why."""
+
+    decided_by: str = Field(default="http", min_length=1, max_length=128)
+    reason: str = Field(default="", max_length=500)

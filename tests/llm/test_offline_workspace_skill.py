@@ -1,0 +1,76 @@
+"""The offline model's workspace skill, through real ticks of the engine."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from mindspace import Assistant, ManualClock
+from mindspace.journal.records import JournalEntry
+from mindspace.memory.records import EntityProfile
+
+
+async def _say(assistant: Assistant, clock: ManualClock, text: str, who: str = "Bob") -> str:
+    clock.advance(minutes=5)
+    assistant.enqueue_event(text, source_entity=who)
+    result = await assistant.tick()
+    assert result.status == "done", result.error
+    return result.reply or ""
+
+
+async def test_projects_swaps_progress_and_the_project_log(
+    make_assistant: Callable[..., Assistant], clock: ManualClock
+) -> None:
+    a = make_assistant()
+    reply = await _say(
+        a, clock, "Could you start a project to build a tavern with a bar, a kitchen and rooms?"
+    )
+    assert reply == "The build_tavern project is open, Bob, and I've planned 5 steps for it."
+    await _say(a, clock, "Please start a project to design quests for the regulars.", "Carol")
+    desk = a.projects()
+    assert desk.active_key() == "build_tavern"
+    assert {p.key for p in desk.all()} == {"build_tavern", "design_quests"}
+
+    reply = await _say(a, clock, "The bar is built!")
+    assert reply.startswith("Good news, Bob: Build a bar - done.")
+    bar = next(g for g in a.goals().all() if g.description == "Build a bar")
+    assert bar.status == "completed"
+
+    reply = await _say(a, clock, "Let's switch to the quest project.")
+    assert reply == "Very well, Bob: the design_quests project is loaded now."
+    assert a.projects().active_key() == "design_quests"
+
+    entries = a.read().all(JournalEntry)
+    assert len(entries) == 4  # every exchange that changed the workspace, while a project is on
+    assert entries[-1].related_projects == ("design_quests",)
+    assert entries[-1].source_entity == "Bob"
+
+
+async def test_facts_and_thanks_become_observations(
+    make_assistant: Callable[..., Assistant], clock: ManualClock
+) -> None:
+    a = make_assistant()
+    assert await _say(a, clock, "I prefer dark ale.", "Alice") == "I'll remember that, Alice."
+    assert await _say(a, clock, "Thank you, that was kind!", "Alice") == "You're welcome, Alice."
+    alice = a.read().get(EntityProfile, "Alice")
+    assert alice is not None
+    assert [o.text for o in alice.observations] == [
+        "Alice prefers dark ale",
+        "Alice expressed thanks",
+    ]
+    assert alice.relationship.favorability == 0.3
+    assert alice.relationship.state == "acquaintance"
+    assert a.read().all(JournalEntry) == []  # no project: no project log
+
+
+async def test_with_nothing_to_answer_it_works_on_the_first_open_goal(
+    make_assistant: Callable[..., Assistant], clock: ManualClock
+) -> None:
+    a = make_assistant()
+    goal = (await a.call_tool("add_goal", {"description": "Sweep the porch"}))["goal_id"]
+    first = await a.tick()
+    assert first.kind == "autonomous"
+    assert first.reply == "Worked on 'Sweep the porch': 50% (active)."
+    clock.advance(minutes=2)
+    second = await a.tick()
+    assert second.reply == "Worked on 'Sweep the porch': 100% (completed)."
+    assert a.goals().get(goal).status == "completed"
