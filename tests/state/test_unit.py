@@ -58,3 +58,34 @@ def test_an_empty_unit_commits_nothing(store: SqlStore) -> None:
     cache = StateCache(store, info.id, info.revision)
     assert cache.commit(cache.begin()) == info.revision
     assert store.revision(info.id) == info.revision
+
+
+def test_a_unit_cannot_undo_a_write_committed_while_it_was_open(store: SqlStore) -> None:
+    import pytest
+
+    from mindspace.errors import ConcurrencyError
+
+    info = store.open_assistant("a", create=True)
+    cache = StateCache(store, info.id, info.revision)
+    long_running = cache.begin()  # e.g. a tick waiting for the LLM
+    quick = cache.begin()  # e.g. a host call in the same process
+    quick.put_doc(SessionMemory(key_facts=("The gate is shut",)))
+    cache.commit(quick)
+
+    long_running.put(_goal("g1"))  # a different record: fine
+    stale = long_running.child()
+    stale.put_doc(SessionMemory(key_facts=("The gate is open",)))
+    stale.merge()
+    with pytest.raises(ConcurrencyError, match="doc:session_memory changed"):
+        cache.commit(long_running)
+    fresh = StateCache(store, info.id, store.revision(info.id)).begin()
+    assert fresh.doc(SessionMemory).key_facts == ("The gate is shut",)
+    assert fresh.all(Goal) == []  # nothing of the refused unit was written
+
+    disjoint = cache.begin()
+    other = cache.begin()
+    other.put(_goal("g2"))
+    cache.commit(other)
+    disjoint.put(_goal("g3"))
+    cache.commit(disjoint)  # writes that do not overlap both land
+    assert [g.id for g in cache.begin().all(Goal)] == ["g2", "g3"]

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Protocol, TypeVar, cast
 
+from mindspace.errors import ConcurrencyError
 from mindspace.state.models import DOC_KIND, Document, Record
 from mindspace.state.port import Change, RecordStore
 
@@ -63,6 +64,7 @@ class StateCache:
         self._doc_models: dict[str, Document] = {}
         self._versions: dict[str, int] = {}
         self._listeners: dict[str, list[CacheListener]] = {}
+        self._written: dict[_Slot, int] = {}
         self.epoch = 0
 
     def listen(self, kind: str, listener: CacheListener) -> None:
@@ -117,6 +119,7 @@ class StateCache:
         changes = unit.pending_changes()
         if not changes:
             return self.revision
+        self._check_overlap(unit, changes)
         stored = [
             Change(
                 kind,
@@ -133,6 +136,7 @@ class StateCache:
             self._forget(self.revision)
             raise
         for (kind, key), entry in changes.items():
+            self._written[(kind, key)] = self.revision
             self._apply(kind, key, entry)
             for listener in self._listeners.get(kind, ()):
                 listener.applied(key, entry if isinstance(entry, Record) else None)
@@ -140,6 +144,28 @@ class StateCache:
             self._versions[topic] = self._versions.get(topic, 0) + 1
         unit.clear()
         return self.revision
+
+    def _check_overlap(self, unit: Unit, changes: dict[_Slot, _Entry]) -> None:
+        # The store's revision check only sees other processes; commits made in this
+        # process since the unit began advanced the shared revision too. A unit that
+        # writes a record changed since it began would silently undo that change.
+        if unit.base_epoch != self.epoch:
+            unit.clear()
+            raise ConcurrencyError(
+                "The assistant's state was reloaded (another process wrote) while this "
+                "unit of work was open; nothing was written - retry the call."
+            )
+        clashes = sorted(
+            f"{kind}:{key}"
+            for kind, key in changes
+            if self._written.get((kind, key), -1) > unit.base_revision
+        )
+        if clashes:
+            unit.clear()
+            raise ConcurrencyError(
+                f"{', '.join(clashes[:5])} changed while this unit of work was open; "
+                "nothing was written - retry the call."
+            )
 
     def _known_absent(self, kind: str, key: str) -> bool:
         # Only a loaded kind tells for sure that a key has no row (the revision check
@@ -172,6 +198,7 @@ class StateCache:
         self._docs = None
         self._doc_models.clear()
         self._versions.clear()
+        self._written.clear()
         self.epoch += 1
         self.revision = revision
         for listeners in self._listeners.values():
@@ -191,6 +218,11 @@ class Unit:
         self.cache = cache
         self.parent = parent
         self._changes: dict[_Slot, _Entry] = {}
+        root = parent
+        while root is not None and root.parent is not None:
+            root = root.parent
+        self.base_revision: int = root.base_revision if root else cache.revision
+        self.base_epoch: int = root.base_epoch if root else cache.epoch
 
     # -- nesting -----------------------------------------------------------------------
     def child(self) -> Unit:
