@@ -47,9 +47,16 @@ from mindspace.workspace.prompts import PromptDesk
 from mindspace.workspace.records import ContextUsage, SessionMemory, SessionMetrics
 from mindspace.workspace.status import LoopSnapshot, build_status
 
-__all__ = ["Assistant"]
+__all__ = ["Assistant", "assistant_tools"]
 
 logger = logging.getLogger("mindspace.engine")
+
+
+def assistant_tools() -> ToolRegistry:
+    """The tools every assistant starts with: the built-in ones and ``go_to_sleep``."""
+    registry = default_registry()
+    registry.register(GoToSleep())
+    return registry
 
 
 class Assistant:
@@ -84,7 +91,7 @@ class Assistant:
         self.settings = settings or Settings()
         self.clock: Clock = clock or SystemClock()
         self.llm: LLM = llm or OfflineLLM()
-        self.tools = tools or default_registry()
+        self.tools = tools or assistant_tools()
         if "go_to_sleep" not in self.tools:
             self.tools.register(GoToSleep())
         self.guard = PersonaGuard(self_names)

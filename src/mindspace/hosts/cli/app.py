@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.text import Text
 
 from mindspace import __version__
+from mindspace.engine.assistant import assistant_tools
 from mindspace.errors import MindspaceError
 from mindspace.hosts.cli.bench import bench_app
 from mindspace.hosts.cli.chat import run_chat
@@ -35,7 +36,7 @@ from mindspace.hosts.cli.memory import register_memory_commands
 from mindspace.hosts.cli.render import goal_tree, projects_table, status_view, tools_table
 from mindspace.hosts.cli.serve import HostOption, PortOption, serve_command, serve_demo
 from mindspace.llm.offline import OFFLINE_NOTICE, OfflineLLM
-from mindspace.tools import ToolCategory, default_registry
+from mindspace.tools import ToolCategory
 from mindspace.tools.registry import describe_parameters
 
 __all__ = ["app", "main"]
@@ -91,7 +92,7 @@ def tool_command(
     A failed tool prints its result on stdout, one [bold]error:[/] line on stderr, exits 1.
     """
     if name == "list":
-        console.print(tools_table(default_registry().tools()))
+        console.print(tools_table(assistant_tools().tools()))
         return
     parsed = _parse_args(name, args)
     settings = load_settings()
@@ -110,7 +111,7 @@ def tool_command(
 
 
 def _parse_args(name: str, raw: str) -> dict[str, Any]:
-    registry = default_registry()
+    registry = assistant_tools()
     takes = (
         f" {name!r} takes: {describe_parameters(registry.get(name))}." if name in registry else ""
     )

@@ -1,12 +1,12 @@
 """The background ticker: ticks each open assistant at its own rate, never overlapping.
 
 An assistant ticks every ``Assistant.tick_rate()`` seconds: ``MINDSPACE_TICK_RATE_AWAKE``
-(5 s) awake, its sleep schedule's ``tick_rate_sleep`` (60 s) asleep. The rate is read
-after each tick, so falling asleep slows the next one down at once. Each assistant's
-tick runs as its own task, so a slow model for one assistant never delays another; a
-tick still running when its next one is due is not doubled (the next waits for a new
-turn). A new event nudges its assistant to tick at once while awake (and when urgent,
-asleep too, so it can wake).
+(5 s) awake, the schedule's ``tick_rate_sleep`` or ``MINDSPACE_TICK_RATE_SLEEP`` (60 s)
+asleep. The rate is read after each tick, so falling asleep slows the next one down at
+once. Each assistant's tick runs as its own task, so a slow model for one assistant never
+delays another; a tick still running when its next one is due is not doubled (the next
+waits for a new turn). A new event nudges its assistant to tick at once while awake (and
+when urgent, asleep too, so it can wake).
 
 Scheduling uses the event loop's monotonic time, never the assistant's clock: the
 engine's time-based rules read the injected clock, the cadence of ticks does not.

@@ -7,11 +7,11 @@ from typing import Any
 from fastapi import APIRouter
 
 from mindspace import __version__
+from mindspace.engine.assistant import assistant_tools
 from mindspace.hosts.http.auth import CallerDep, KeyDep
 from mindspace.hosts.http.errors import ApiError
 from mindspace.hosts.http.schemas import CreateAssistant, HubDep
 from mindspace.hosts.http.views import assistant_summary
-from mindspace.tools import default_registry
 
 __all__ = ["router"]
 
@@ -27,7 +27,7 @@ async def health() -> dict[str, Any]:
 @router.get("/tools", tags=["tools"], summary="Every tool, its category and parameters")
 async def list_tools(caller: CallerDep) -> dict[str, Any]:
     """The tools an assistant can call, with the JSON schema of their arguments."""
-    tools = default_registry().tools()
+    tools = assistant_tools().tools()
     return {
         "success": True,
         "tools": [

@@ -14,10 +14,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse
 
+from mindspace.engine.assistant import assistant_tools
 from mindspace.hosts.http.auth import KeyDep
 from mindspace.hosts.http.errors import ApiError, status_for_tool_error
 from mindspace.hosts.http.hub import AssistantHub
-from mindspace.tools import default_registry
 
 __all__ = ["router"]
 
@@ -82,7 +82,7 @@ def _documented(name: str, description: str, schema: dict[str, Any]) -> None:
     )
 
 
-for _tool in default_registry().tools():
+for _tool in assistant_tools().tools():
     _documented(_tool.name, _tool.description, _tool.args_model.model_json_schema())
 
 
