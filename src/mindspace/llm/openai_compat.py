@@ -25,7 +25,14 @@ from mindspace.errors import (
     LLMResponseError,
 )
 from mindspace.llm.openai_retry import error_detail, is_transient, retry_delay
-from mindspace.llm.port import LLMResponse, Message, ToolCall, ToolSchema, Usage
+from mindspace.llm.port import (
+    FinishReason,
+    LLMResponse,
+    Message,
+    ToolCall,
+    ToolSchema,
+    Usage,
+)
 
 __all__ = ["OpenAICompatibleLLM"]
 
@@ -112,6 +119,10 @@ class OpenAICompatibleLLM:
                 raise error from exc
             return _from_wire(completion, self.model)
 
+    async def aclose(self) -> None:
+        """Close the HTTP client and its keep-alive connections (call on the same loop)."""
+        await self._client.close()
+
 
 def _to_wire(message: Message) -> dict[str, Any]:
     wire: dict[str, Any] = {"role": message.role, "content": message.content}
@@ -153,7 +164,16 @@ def _from_wire(completion: Any, model: str) -> LLMResponse:
         tool_calls=tuple(calls),
         usage=usage,
         model=str(getattr(completion, "model", None) or model),
+        finish_reason=_finish_reason(getattr(choices[0], "finish_reason", None)),
     )
+
+
+def _finish_reason(raw: object) -> FinishReason | None:
+    if raw is None:
+        return None
+    if raw in ("stop", "length", "tool_calls", "content_filter"):
+        return raw
+    return "tool_calls" if raw == "function_call" else "other"
 
 
 def _map_error(exc: openai.APIError, base_url: str) -> LLMError:

@@ -6,9 +6,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-__all__ = ["LLM", "LLMResponse", "Message", "Role", "ToolCall", "ToolSchema", "Usage"]
+__all__ = [
+    "LLM",
+    "FinishReason",
+    "LLMResponse",
+    "Message",
+    "Role",
+    "ToolCall",
+    "ToolSchema",
+    "Usage",
+    "close_llm",
+]
 
 Role = Literal["system", "user", "assistant", "tool"]
+
+FinishReason = Literal["stop", "length", "tool_calls", "content_filter", "other"]
+"""Why the model stopped: ``length`` means the reply was cut at the token limit."""
 
 ToolSchema = dict[str, Any]
 """A tool as offered to the model, in the chat-completions ``tools`` format."""
@@ -55,6 +68,8 @@ class LLMResponse:
     tool_calls: tuple[ToolCall, ...] = field(default=())
     usage: Usage | None = None
     model: str = ""
+    finish_reason: FinishReason | None = None
+    """None when the provider did not say (fakes and the offline model)."""
 
 
 @runtime_checkable
@@ -71,3 +86,14 @@ class LLM(Protocol):
     ) -> LLMResponse:
         """Answer the conversation, optionally calling some of ``tools``."""
         ...
+
+
+async def close_llm(llm: LLM) -> None:
+    """Close the model's connections if it holds any (adapters define ``aclose``).
+
+    Long-running hosts call this once, on the event loop the model was used on, before
+    that loop ends; an HTTP client must not outlive its loop.
+    """
+    closer = getattr(llm, "aclose", None)
+    if closer is not None:
+        await closer()
