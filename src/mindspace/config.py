@@ -102,10 +102,32 @@ class Settings(BaseSettings):
         default=4_000, gt=0, description="Longest semantic memory accepted."
     )
     memory_relevance_threshold: float = Field(
-        default=0.7,
+        default=0.3,
         ge=0,
         le=1,
-        description="Stage 1 of retrieve_relevant_memories: relevance must exceed this.",
+        description=(
+            "Stage 1 of retrieve_relevant_memories: relevance (cosine similarity; for a "
+            "message, blended over the speaker-aware and plain query) must exceed this. "
+            "Spec 003 says 0.7; MiniLM scores paraphrases far lower (docs/memory.md)."
+        ),
+    )
+    memory_relevance_window: float = Field(
+        default=0.05,
+        ge=0,
+        le=1,
+        description=(
+            "Stage 1: a memory reaches the prompt only if its relevance is within this of "
+            "the best relevance for the same query."
+        ),
+    )
+    memory_speaker_query_weight: float = Field(
+        default=0.75,
+        ge=0,
+        le=1,
+        description=(
+            "Weight of the speaker-aware query ('<speaker>: <message>') against the plain "
+            "message when a message's memories are looked up for the prompt."
+        ),
     )
     memory_min_source_trust: float = Field(
         default=0.5, ge=0, le=1, description="Stage 2: least source trust for the prompt."

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from mindspace.engine.prompting import PromptBuilder, PromptInputs
 from mindspace.memory.entities import EntityBook
-from mindspace.memory.semantic import SemanticMemory
+from mindspace.memory.semantic import MemoryQuery, SemanticMemory
 from mindspace.memory.working import WorkingMemoryBook
 from mindspace.workspace.goals import GoalBook
 
@@ -16,15 +16,19 @@ if TYPE_CHECKING:
 __all__ = ["install_memory_providers", "memory_queries"]
 
 
-def memory_queries(inputs: PromptInputs) -> list[str]:
-    """What to look up for a prompt: the pending event (or task) and the active goals."""
+def memory_queries(inputs: PromptInputs) -> list[MemoryQuery]:
+    """What to look up for a prompt: the pending event (or task) and the active goals.
+
+    An event from an entity is looked up speaker-aware (see :class:`MemoryQuery`):
+    what a person asks about themselves ("what do I drink?") names nobody.
+    """
     queries = []
     if inputs.event is not None:
-        queries.append(inputs.event.content)
+        queries.append(MemoryQuery(inputs.event.content, inputs.event.source_entity))
     elif inputs.task:
-        queries.append(inputs.task)
+        queries.append(MemoryQuery(inputs.task))
     book = GoalBook(inputs.unit, inputs.clock, inputs.settings)
-    queries += [g.description for g in book.active()[:5]]
+    queries += [MemoryQuery(g.description) for g in book.active()[:5]]
     return queries
 
 

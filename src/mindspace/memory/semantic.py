@@ -19,7 +19,14 @@ from mindspace.state.models import Document
 from mindspace.state.unit import Unit
 from mindspace.workspace.limits import bounded_text
 
-__all__ = ["DEFAULT_TRUST", "MemoryDraft", "MemoryState", "Recalled", "SemanticMemory"]
+__all__ = [
+    "DEFAULT_TRUST",
+    "MemoryDraft",
+    "MemoryQuery",
+    "MemoryState",
+    "Recalled",
+    "SemanticMemory",
+]
 
 DEFAULT_TRUST: dict[str, float] = {
     "direct": 0.9,
@@ -72,6 +79,20 @@ def _check(draft: MemoryDraft) -> None:
             f"Unknown source_type {draft.source_type!r}",
             f"Use one of {sorted(DEFAULT_TRUST)!r}.",
         )
+
+
+@dataclass(frozen=True)
+class MemoryQuery:
+    """What the prompt looks memories up by: a text and, for a message, who said it.
+
+    Memories from an entity are searched by ``"<entity>: <content>"``; a message from
+    the same entity is looked up the same way, so "do you remember I'm allergic to
+    oak?" from Alice meets "Alice is allergic to oak" (the plain text alone does not
+    say who "I" is).
+    """
+
+    text: str
+    speaker: str | None = None
 
 
 @dataclass(frozen=True)
@@ -197,9 +218,15 @@ class SemanticMemory:
         limit: int = 10,
         min_source_trust: float = 0.0,
         tags: Sequence[str] = (),
+        vector: Vectors | None = None,
     ) -> list[Recalled]:
-        """The ``limit`` best memories for ``query``: dense and BM25 fused, best first."""
-        vector = self.embed_query(query)
+        """The ``limit`` best memories for ``query``: dense and BM25 fused, best first.
+
+        ``vector`` replaces the query's own embedding for the dense side (the prompt's
+        speaker-aware lookups pass a blended one); BM25 always uses ``query``.
+        """
+        if vector is None:
+            vector = self.embed_query(query)
         hits = self.index.search(
             query,
             vector,
@@ -210,31 +237,59 @@ class SemanticMemory:
         )
         return self._merge_pending(query, vector, hits, limit, min_source_trust, tags)
 
+    def query_vector(self, query: MemoryQuery) -> Vectors | None:
+        """The dense vector of a prompt lookup (None without an embedder).
+
+        With a speaker it blends the embeddings of ``"<speaker>: <text>"`` and of the
+        plain text (``memory_speaker_query_weight`` to the first), so a memory's
+        relevance is the same blend of its two cosine similarities: the speaker-aware
+        side finds what this person told us, the plain side tells apart their facts by
+        topic.
+        """
+        if self.embedder is None:
+            return None
+        if not query.speaker:
+            return self.embed_query(query.text)
+        keyed, plain = self.embedder.embed([memory_key(query.text, query.speaker), query.text])
+        weight = self.settings.memory_speaker_query_weight
+        blended: Vectors = (weight * keyed + (1.0 - weight) * plain).astype(np.float32)
+        return blended
+
     def retrieve_relevant(
         self,
-        queries: Sequence[str],
+        queries: Sequence[str | MemoryQuery],
         *,
         min_source_trust: float = 0.5,
         limit: int = 5,
         threshold: float | None = None,
+        window: float | None = None,
     ) -> list[Recalled]:
-        """The spec's two stages: relevance above ``threshold``, then trust >= the minimum."""
+        """The spec's two stages: relevance, then source trust >= the minimum.
+
+        Stage 1 keeps, per query, the memories whose relevance exceeds ``threshold``
+        and lies within ``window`` of that query's best relevance (defaults: the
+        ``memory_relevance_*`` settings). The floor alone cannot tell a paraphrased
+        fact from the same person's other facts, which score nearly as high; the
+        window keeps the clear winners and drops the crowd behind them.
+        """
         cut = self.settings.memory_relevance_threshold if threshold is None else threshold
+        span = self.settings.memory_relevance_window if window is None else window
         best: dict[str, Recalled] = {}
-        for query in (q for q in queries if q.strip()):
-            for found in self.recall(query, limit=limit * 4):
-                relevance = found.relevance
-                if relevance is None:  # no embedder: lexical strength stands in
-                    relevance = found.lexical / (found.lexical + 5.0)
-                if relevance <= cut:  # stage 1: semantic relevance
+        for query in queries:
+            asked = query if isinstance(query, MemoryQuery) else MemoryQuery(query)
+            if not asked.text.strip():
+                continue
+            found = self.recall(asked.text, limit=limit * 4, vector=self.query_vector(asked))
+            scored = [(item, _relevance(item)) for item in found]
+            top = max((relevance for _, relevance in scored), default=0.0)
+            for item, relevance in scored:
+                if relevance <= cut or relevance < top - span:  # stage 1: relevance
                     continue
-                if found.memory.source_trust < min_source_trust:  # stage 2: source trust
+                if item.memory.source_trust < min_source_trust:  # stage 2: source trust
                     continue
-                known = best.get(found.memory.id)
+                known = best.get(item.memory.id)
                 if known is None or (known.relevance or 0.0) < relevance:
-                    best[found.memory.id] = Recalled(
-                        found.memory, found.score, relevance, found.lexical
-                    )
+                    best[item.memory.id] = Recalled(item.memory, item.score, relevance, item.lexical)
         ranked = sorted(best.values(), key=lambda r: -(r.relevance or 0.0))
         return ranked[:limit]
 
@@ -288,3 +343,10 @@ class SemanticMemory:
                     Recalled(memory_c, round(value / best, 6), hit.relevance, hit.lexical)
                 )
         return results
+
+
+def _relevance(found: Recalled) -> float:
+    """Stage 1's score: cosine similarity, or saturated BM25 without an embedder."""
+    if found.relevance is not None:
+        return found.relevance
+    return found.lexical / (found.lexical + 5.0)
