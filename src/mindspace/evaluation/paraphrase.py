@@ -22,6 +22,8 @@ Per split:
   labelled fact divided by all memories in the component (0 for an empty component),
   averaged over the split's questions. ``unrelated_pooled`` is the same ratio over all
   memories shown in the split.
+- ``shared_terms_per_question``: how many search terms (stemmed, stopwords dropped) a
+  question shares with its fact, on average: how much of a paraphrase it is.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from mindspace.embeddings.port import Embedder
 from mindspace.engine.assistant import Assistant
 from mindspace.errors import ConfigError
 from mindspace.llm.scripted import FunctionLLM
+from mindspace.memory.lexical import tokenize
 
 __all__ = [
     "DATA_PATH",
@@ -167,6 +170,9 @@ def _score(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "unrelated_pooled": round(unrelated / shown, 4) if shown else 0.0,
         "memories_per_question": round(shown / n, 2) if n else 0.0,
         "empty_components": sum(1 for r in rows if not r["shown"]),
+        "shared_terms_per_question": round(sum(r["shared_terms"] for r in rows) / n, 2)
+        if n
+        else 0.0,
         "missed": [r["id"] for r in rows if not r["reached"]],
     }
 
@@ -217,6 +223,9 @@ async def run_paraphrase_recall(
                             "shown": len(shown),
                             "unrelated": len(shown) - int(reached),
                             "question": fact.question,
+                            "shared_terms": len(
+                                set(tokenize(fact.fact)) & set(tokenize(fact.question))
+                            ),
                             "component": shown,
                         }
                     )
@@ -241,5 +250,8 @@ async def run_paraphrase_recall(
         "memory_min_source_trust": config.memory_min_source_trust,
         "embedder": embedder.name,
     }
-    report["seconds"] = {"store": round(stored_s, 1), "total": round(time.perf_counter() - started, 1)}
+    report["seconds"] = {
+        "store": round(stored_s, 1),
+        "total": round(time.perf_counter() - started, 1),
+    }
     return report

@@ -289,7 +289,9 @@ class SemanticMemory:
                     continue
                 known = best.get(item.memory.id)
                 if known is None or (known.relevance or 0.0) < relevance:
-                    best[item.memory.id] = Recalled(item.memory, item.score, relevance, item.lexical)
+                    best[item.memory.id] = Recalled(
+                        item.memory, item.score, relevance, item.lexical
+                    )
         ranked = sorted(best.values(), key=lambda r: -(r.relevance or 0.0))
         return ranked[:limit]
 
