@@ -6,8 +6,12 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from rich.console import Console
+
 from mindspace import Assistant, ManualClock, ScriptedLLM
+from mindspace.engine.sleep import SleepTickResult
 from mindspace.errors import LLMProviderError
+from mindspace.hosts.cli.night_report import night_table
 from mindspace.journal import (
     INSIGHTS_PROMPT,
     QUESTIONS_PROMPT,
@@ -288,6 +292,16 @@ async def test_unusable_insights_skip_the_reflection_and_store_nothing(
     assert outcome.to_dict()["structured"] == {"questions": "parsed", "insights": "fallback"}
     assert stored() == before  # the reflection window stays for the next try
     assert assistant.read().doc(ReflectionState).reflection_count == 0
+
+    # The night report shows a skip with its reason, not a reflection done.
+    console = Console(width=300, record=True)
+    console.print(
+        night_table(
+            [SleepTickResult("dreaming", "dreaming", {"run_reflection": outcome.to_dict()})]
+        )
+    )
+    text = " ".join(console.export_text().split())
+    assert "0 reflections, 0 insights stored; 1 time skipped, last: The language model" in text
 
 
 async def test_reflection_end_to_end_with_the_offline_model(
