@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import BaseModel, RootModel
 
 from mindspace import ScriptedLLM
@@ -133,3 +136,26 @@ async def test_an_unreachable_model_is_an_error_not_a_fallback(scripted: Scripte
     scripted.enqueue_error(LLMConnectionError("connection refused"))
     with pytest.raises(LLMConnectionError):
         await ask_structured(scripted, ASK, Pair, expected="the object", fallback=None)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=12,
+)
+
+
+@given(value=_JSON, fenced=st.booleans())
+def test_any_json_answer_reads_back_as_itself(value: Any, fenced: bool) -> None:
+    text = json.dumps(value)
+    assert extract_json(f"```json\n{text}\n```" if fenced else text) == value
+
+
+@given(prose=st.text(alphabet=st.characters(blacklist_characters="{}[]`\"'"), max_size=80))
+def test_prose_without_a_whole_json_value_never_yields_one(prose: str) -> None:
+    # Numbers inside prose ("rate it 7 out of 10") are never taken for an answer.
+    try:
+        json.loads(prose)
+    except ValueError:
+        with pytest.raises(LLMResponseError):
+            extract_json(prose)
