@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mindspace import Assistant, ScriptedLLM
-from mindspace.errors import LLMConnectionError
+from mindspace.errors import LLMConnectionError, LLMResponseError
 from mindspace.journal import (
     JournalBook,
     parse_importance,
@@ -67,35 +67,67 @@ async def test_add_journal_entry_uses_the_heuristic_when_no_importance_is_given(
     ("reply", "expected"),
     [
         ("7", 7),
-        ("I'd rate this a 7 out of 10.", 7),
-        ("Score: 8/10", 8),
-        ("On a scale of 1-10, this event is a 6.", 6),
-        ("On a scale of 1 to 10 I would say 3", 3),
-        ("7.6", 8),
-        ("15", 15),
-        ("-2", -2),
-        ("high importance", None),
-        ("", None),
+        (" 10\n", 10),
+        ("```json\n8\n```", 8),
+        ("```\n3\n```", 3),
     ],
 )
-def test_parsing_a_score_out_of_a_reply(reply: str, expected: int | None) -> None:
+def test_a_score_is_read_only_in_its_exact_form(reply: str, expected: int) -> None:
     assert parse_importance(reply) == expected
 
 
-async def test_llm_scores_are_found_in_prose_clamped_or_rejected(scripted: ScriptedLLM) -> None:
-    scripted.enqueue("This is fairly notable - I'd give it a 7 out of 10.")
-    scripted.enqueue("15")
-    scripted.enqueue("Quite significant, honestly.")
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "the first 2 digits may not match",  # once read as importance 2, labelled llm
+        "I'd rate this a 7 out of 10.",
+        "Score: 8/10",
+        "On a scale of 1-10, this event is a 6.",
+        "7.6",
+        "15",
+        "0",
+        "-2",
+        '"7"',
+        "true",
+        "high importance",
+        "",
+        "```python\n7\n```",
+    ],
+)
+def test_anything_but_the_exact_form_is_refused(reply: str) -> None:
+    with pytest.raises(LLMResponseError):
+        parse_importance(reply)
 
-    prose = await score_importance_llm(scripted, "Alice found the lost sword", fallback=5)
-    assert (prose.score, prose.method, prose.note) == (7, "llm", None)
-    clamped = await score_importance_llm(scripted, "The king died", fallback=5)
-    assert (clamped.score, clamped.method, clamped.parsed) == (10, "llm", 15)
-    assert clamped.note == "The reply's score 15 was clamped to 10"
-    garbage = await score_importance_llm(scripted, "A cat slept", fallback=4)
-    assert (garbage.score, garbage.method) == (4, "heuristic")
-    assert garbage.note is not None
-    assert "the heuristic score 4 stands" in garbage.note
+
+async def test_a_score_is_parsed_repaired_or_falls_back_with_its_label(
+    scripted: ScriptedLLM,
+) -> None:
+    scripted.enqueue("6")
+    scripted.enqueue("the first 2 digits may not match")
+    scripted.enqueue("7")
+    scripted.enqueue("This is fairly notable - I'd give it a 7 out of 10.")
+    scripted.enqueue("Seven, really.")
+
+    parsed = await score_importance_llm(scripted, "Alice found the lost sword", fallback=5)
+    assert (parsed.score, parsed.method, parsed.obtained, parsed.note) == (6, "llm", "parsed", None)
+
+    repaired = await score_importance_llm(scripted, "The king died", fallback=5)
+    assert (repaired.score, repaired.method, repaired.obtained) == (7, "llm", "repaired")
+    assert repaired.replies == ("the first 2 digits may not match", "7")
+    assert repaired.note is not None
+    assert "'the first 2 digits may not match' was refused" in repaired.note
+    # The repair request shows the model its answer and what was wrong with it.
+    repair = scripted.history[2]
+    assert repair.messages[-2].role == "assistant"
+    assert repair.messages[-2].content == "the first 2 digits may not match"
+    assert "could not be used: the answer holds no JSON value" in repair.last_user_text
+    assert "the integer score from 1 to 10" in repair.last_user_text
+
+    fell_back = await score_importance_llm(scripted, "A cat slept", fallback=4)
+    assert (fell_back.score, fell_back.method, fell_back.obtained) == (4, "heuristic", "fallback")
+    assert fell_back.note is not None
+    assert "the heuristic score 4 stands" in fell_back.note
+    assert len(scripted.history) == 5  # exactly one repair per scoring, never more
 
     prompt = scripted.history[0].last_user_text
     assert prompt.startswith("Rate the significance of this event (1-10):\nAlice found the lost")
@@ -113,26 +145,45 @@ async def test_pending_entries_are_upgraded_three_per_tick(
     assistant = make_assistant(llm=scripted)
     await _journal(assistant, "One", "Two", "Three", "Four")
     await assistant.call_tool("add_journal_entry", {"content": "Manual", "importance": 2})
-    for reply in ("3", "The score is 9", "20"):
+    for reply in ("3", "The score is 9", "9", "20", "twenty"):
         scripted.enqueue(reply)
 
     with assistant.transaction() as unit:
         outcome = await score_pending_entries(unit, scripted)
 
-    assert outcome.to_dict() == {
+    report = outcome.to_dict()
+    notes = [s.pop("note", None) for s in report["scored"]]
+    assert report == {
         "scored": [
-            {"id": 1, "previous_importance": 6, "importance": 3, "importance_method": "llm"},
-            {"id": 2, "previous_importance": 6, "importance": 9, "importance_method": "llm"},
+            {
+                "id": 1,
+                "previous_importance": 6,
+                "importance": 3,
+                "importance_method": "llm",
+                "structured": "parsed",
+            },
+            {
+                "id": 2,
+                "previous_importance": 6,
+                "importance": 9,
+                "importance_method": "llm",
+                "structured": "repaired",
+            },
             {
                 "id": 3,
                 "previous_importance": 6,
-                "importance": 10,
-                "importance_method": "llm",
-                "note": "The reply's score 20 was clamped to 10",
+                "importance": 6,
+                "importance_method": "heuristic",
+                "structured": "fallback",
             },
         ],
-        "remaining": 1,
+        "llm_scored": 2,
+        "kept_heuristic": 1,
+        "remaining": 2,  # entry 3 will be tried again, entry 4 was not reached
     }
+    assert notes[0] is None
+    assert "'The score is 9' was refused" in str(notes[1])
+    assert "'20' then 'twenty'" in str(notes[2])
     entries = {
         e.id: e
         for e in JournalBook(assistant.read(), assistant.clock, assistant.settings).entries()
@@ -140,10 +191,11 @@ async def test_pending_entries_are_upgraded_three_per_tick(
     assert [(entries[i].importance, entries[i].importance_method) for i in range(1, 6)] == [
         (3, "llm"),
         (9, "llm"),
-        (10, "llm"),
+        (6, "heuristic"),
         (6, "heuristic"),
         (2, "manual"),
     ]
+    assert entries[3].scoring_attempts == 1
 
 
 async def test_an_unusable_reply_keeps_the_heuristic_and_goes_to_the_back(
@@ -152,9 +204,11 @@ async def test_an_unusable_reply_keeps_the_heuristic_and_goes_to_the_back(
     assistant = make_assistant(llm=scripted)
     await _journal(assistant, "One", "Two")
     scripted.enqueue("no idea")
+    scripted.enqueue("still no idea")
     with assistant.transaction() as unit:
         first = await score_pending_entries(unit, scripted, max_per_tick=1)
     assert first.scored[0]["importance_method"] == "heuristic"
+    assert first.scored[0]["structured"] == "fallback"
     assert first.scored[0]["importance"] == 6
     assert "no idea" in first.scored[0]["note"]
     assert first.remaining == 2
@@ -188,5 +242,11 @@ async def test_the_offline_model_rates_with_the_heuristic(assistant: Assistant) 
         outcome = await score_pending_entries(unit, assistant.llm)
     # offline: 5 base, no source modifier, player/revealed/secret/quest capped at +4 -> 9
     assert outcome.scored == [
-        {"id": 1, "previous_importance": 10, "importance": 9, "importance_method": "llm"}
+        {
+            "id": 1,
+            "previous_importance": 10,
+            "importance": 9,
+            "importance_method": "llm",
+            "structured": "parsed",
+        }
     ]

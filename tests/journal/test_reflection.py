@@ -6,8 +6,12 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from rich.console import Console
+
 from mindspace import Assistant, ManualClock, ScriptedLLM
+from mindspace.engine.sleep import SleepTickResult
 from mindspace.errors import LLMProviderError
+from mindspace.hosts.cli.night_report import night_table
 from mindspace.journal import (
     INSIGHTS_PROMPT,
     QUESTIONS_PROMPT,
@@ -224,35 +228,80 @@ async def test_a_failing_llm_changes_nothing(
     assert outcome.error is not None
     assert "HTTP 503" in outcome.error
     scripted.enqueue("I am not sure what to ask.")
+    scripted.enqueue("Still not sure.")
     with assistant.transaction() as unit:
         outcome = await run_reflection(
             unit, assistant.clock, assistant.settings, scripted, assistant.guard
         )
     assert outcome.success is False
-    assert outcome.error is not None
-    assert "no usable questions" in outcome.error
+    assert outcome.error is None  # the model answered; its answers were unusable
+    assert outcome.skipped is not None
+    assert "no usable questions (after one repair)" in outcome.skipped
+    report = outcome.to_dict()
+    assert report["structured"] == {"questions": "fallback"}
+    assert report["skipped"] == outcome.skipped
     assert stored() == before
 
 
-async def test_bulleted_replies_are_understood(
+async def test_bulleted_replies_are_refused_and_repaired_once(
     make_assistant: Callable[..., Assistant], scripted: ScriptedLLM
 ) -> None:
     assistant = make_assistant(llm=scripted)
     await _village(assistant)
     scripted.enqueue("Here are my questions:\n1. How do players treat newcomers?\n2. Why?")
+    scripted.enqueue('["How do players treat newcomers?", "Why did the quarrel end?"]')
+    scripted.enqueue("- Players welcome newcomers warmly [journal_1, journal_2]\n")
     scripted.enqueue(
-        "- Players welcome newcomers warmly [journal_1, journal_2]\n"
-        "- The smith and the miller reconciled (evidence: journal_3)\n"
+        'Sure:\n```json\n[{"insight": "Players welcome newcomers warmly", '
+        '"evidence": ["journal_1", "journal_2"]}]\n```'
     )
     with assistant.transaction() as unit:
         outcome = await run_reflection(
             unit, assistant.clock, assistant.settings, scripted, assistant.guard
         )
-    assert outcome.questions == ["How do players treat newcomers?", "Why?"]
+    assert outcome.success is True
+    assert outcome.questions == ["How do players treat newcomers?", "Why did the quarrel end?"]
     assert [(e.content, e.evidence_ids) for e in outcome.stored] == [
         ("[SYNTHESIS] Players welcome newcomers warmly", ("journal_1", "journal_2")),
-        ("[SYNTHESIS] The smith and the miller reconciled", ("journal_3",)),
     ]
+    assert outcome.to_dict()["structured"] == {"questions": "repaired", "insights": "repaired"}
+    assert len(scripted.history) == 4
+    assert "Answer again with only a JSON array of 3 question strings" in (
+        scripted.history[1].last_user_text
+    )
+
+
+async def test_unusable_insights_skip_the_reflection_and_store_nothing(
+    make_assistant: Callable[..., Assistant], scripted: ScriptedLLM, stored: Snapshot
+) -> None:
+    assistant = make_assistant(llm=scripted)
+    await _village(assistant)
+    before = stored()
+    scripted.enqueue(_questions())
+    scripted.enqueue("Players are patient with newcomers (journal_1).")
+    scripted.enqueue('[{"insight": "Players are patient", "evidence": "journal_1"}]')
+    with assistant.transaction() as unit:
+        outcome = await run_reflection(
+            unit, assistant.clock, assistant.settings, scripted, assistant.guard
+        )
+    assert outcome.success is False
+    assert outcome.stored == []
+    assert outcome.skipped is not None
+    assert "no usable insights (after one repair)" in outcome.skipped
+    assert "evidence" in outcome.skipped  # says which field was wrong
+    assert outcome.to_dict()["structured"] == {"questions": "parsed", "insights": "fallback"}
+    assert stored() == before  # the reflection window stays for the next try
+    assert assistant.read().doc(ReflectionState).reflection_count == 0
+
+    # The night report shows a skip with its reason, not a reflection done.
+    console = Console(width=300, record=True)
+    console.print(
+        night_table(
+            [SleepTickResult("dreaming", "dreaming", {"run_reflection": outcome.to_dict()})]
+        )
+    )
+    text = " ".join(console.export_text().split())
+    assert "0 reflections, 0 insights stored; 1 time skipped, last: The language model" in text
 
 
 async def test_reflection_end_to_end_with_the_offline_model(

@@ -59,6 +59,7 @@ async def test_decompose_then_rollup_reproduces_the_spec_40_percent_example(
     decomposed = await at_tick_42.call_tool("decompose_goal", {"goal_id": "goal_42_0"})
 
     assert decomposed["subtasks_created"] == 5
+    assert decomposed["structured"] == "parsed"
     assert decomposed["subtasks"] == [
         {"id": f"goal_42_{i + 1}", "description": text} for i, text in enumerate(SPEC_SUBTASKS)
     ]
@@ -130,6 +131,7 @@ async def test_offline_model_decomposes_into_three_to_seven_subtasks(
     result = await assistant.call_tool("decompose_goal", {"goal_id": goal_id})
     assert result["success"] is True
     assert 3 <= result["subtasks_created"] <= 7
+    assert result["structured"] == "parsed"  # the offline model answers in the exact form
     assert all("tavern" in s["description"] for s in result["subtasks"])
 
 
@@ -208,20 +210,32 @@ async def test_decomposing_a_completed_goal_is_refused(
     assert stored() == before
 
 
-async def test_an_unusable_decomposition_adds_no_subtasks(
+async def test_an_unusable_decomposition_fails_cleanly_and_adds_no_subtasks(
     make_assistant: Callable[..., Assistant], scripted: ScriptedLLM, stored: Snapshot
 ) -> None:
     assistant = make_assistant(llm=scripted)
     goal_id = (await assistant.call_tool("add_goal", {"description": "Fix the gate"}))["goal_id"]
     before = stored()
     scripted.enqueue('["Only one step", "and another"]')
+    scripted.enqueue("1. Only one step\n2. and another")
     result = await assistant.call_tool("decompose_goal", {"goal_id": goal_id})
     assert result["success"] is False
-    assert "2 usable subtasks" in result["error"]
+    assert result["error"].startswith(
+        f"The language model gave no usable subtasks for goal {goal_id!r} (after one repair)"
+    )
+    assert "no JSON value" in result["error"]  # why the repair answer was refused
+    assert "add_goal(parent_id=...)" in result["suggestion"]
+    assert result["structured"] == "fallback"
+    assert result["llm_replies"] == [
+        '["Only one step", "and another"]',
+        "1. Only one step\n2. and another",
+    ]
+    # The repair request quoted the count that was wrong.
+    assert "give 3 to 7 subtasks, not 2" in scripted.history[1].last_user_text
     assert stored() == before
 
 
-async def test_decomposition_reads_bullets_and_caps_at_seven(
+async def test_a_bulleted_decomposition_is_repaired_once_into_json(
     make_assistant: Callable[..., Assistant], scripted: ScriptedLLM
 ) -> None:
     assistant = make_assistant(llm=scripted)
@@ -229,6 +243,31 @@ async def test_decomposition_reads_bullets_and_caps_at_seven(
     scripted.enqueue(
         "Sure! Here is the plan:\n" + "\n".join(f"{i}. Step {i}" for i in range(1, 10))
     )
+    scripted.enqueue(json.dumps([f"Step {i}" for i in range(1, 6)]))
     result = await assistant.call_tool("decompose_goal", {"goal_id": goal_id})
-    assert result["subtasks_created"] == 7
-    assert result["subtasks"][0]["description"] == "Step 1"
+    assert result["success"] is True
+    assert result["structured"] == "repaired"
+    assert [s["description"] for s in result["subtasks"]] == [f"Step {i}" for i in range(1, 6)]
+    assert len(scripted.history) == 2
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        json.dumps([f"Step {i}" for i in range(1, 9)]),  # eight: more than 7
+        json.dumps(["Plan", "plan", "Build"]),  # a repeat
+        json.dumps(["Plan", "  ", "Build", "Test"]),  # a blank
+        json.dumps([{"description": "Plan"}, "Build", "Test"]),  # not a string
+    ],
+)
+async def test_decompositions_outside_the_exact_form_are_refused(
+    make_assistant: Callable[..., Assistant], scripted: ScriptedLLM, reply: str
+) -> None:
+    assistant = make_assistant(llm=scripted)
+    goal_id = (await assistant.call_tool("add_goal", {"description": "Fix the gate"}))["goal_id"]
+    scripted.enqueue(reply)
+    scripted.enqueue(reply)
+    result = await assistant.call_tool("decompose_goal", {"goal_id": goal_id})
+    assert result["success"] is False
+    assert result["structured"] == "fallback"
+    assert [g.id for g in assistant.goals().all()] == [goal_id]

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from pydantic import RootModel, field_validator
 
 from mindspace.clock import Clock, format_time, parse_time
 from mindspace.config import Settings
@@ -37,6 +37,7 @@ from mindspace.journal.importance import MAX_SCORING_ATTEMPTS, score_pending_ent
 from mindspace.journal.records import JournalEntry
 from mindspace.journal.reflection import reflect_if_due
 from mindspace.llm.port import LLM, Message
+from mindspace.llm.structured import ask_structured
 from mindspace.memory.entities import EntityBook
 from mindspace.memory.index import MemoryIndex
 from mindspace.memory.prompts import ENTITY_CONSOLIDATION_PROMPT
@@ -191,11 +192,18 @@ async def run_entity_consolidation_batch(
     guard: PersonaGuard,
     batch_size: int = 3,
 ) -> dict[str, Any]:
-    """Fold entities' raw observations (Pf) into attributes (Pa) through the LLM."""
+    """Fold entities' raw observations (Pf) into attributes (Pa) through the LLM.
+
+    The answer is read strictly as :class:`EntityAttributes` with one repair; an entity
+    whose answers stay unusable is listed in ``skipped`` with the reason, and its
+    observations stay pending for a later tick.
+    """
     book = EntityBook(unit, clock, settings, guard)
     updated: dict[str, dict[str, str]] = {}
     rejected: list[str] = []
     errors: list[str] = []
+    skipped: dict[str, str] = {}
+    repaired = 0
     for profile in book.pending_consolidation()[:batch_size]:
         observations = [o.text for o in profile.observations if not o.consolidated]
         prompt = ENTITY_CONSOLIDATION_PROMPT.format(
@@ -204,37 +212,50 @@ async def run_entity_consolidation_batch(
             attributes=json.dumps(profile.attributes, sort_keys=True),
         )
         try:
-            reply = await llm.complete([Message("user", prompt)])
+            answer = await ask_structured(
+                llm, [Message("user", prompt)], EntityAttributes, expected=ATTRIBUTES_EXPECTED
+            )
         except LLMError as exc:
             errors.append(f"{profile.entity_id}: {exc}")
             continue
-        attributes = _json_object(reply.text or "")
+        if answer.value is None:
+            # Fallback: the observations stay pending (nothing is folded on a bad answer).
+            skipped[profile.entity_id] = f"no usable attributes (after one repair): {answer.reason}"
+            continue
+        repaired += answer.obtained == "repaired"
         clean = {}
-        for key, value in attributes.items():
+        for key, value in answer.value.root.items():
             if guard.is_clean(value) and guard.is_clean(key):
                 clean[key] = value
             else:
                 rejected.append(f"{key}: {value}")
         book.consolidate(profile.entity_id, clean)
         updated[profile.entity_id] = clean
-    return {"entities": updated, "rejected_attributes": rejected, "errors": errors}
-
-
-def _json_object(text: str) -> dict[str, str]:
-    found = re.search(r"\{.*\}", text, re.DOTALL)
-    if not found:
-        return {}
-    try:
-        value = json.loads(found.group(0))
-    except json.JSONDecodeError:
-        return {}
-    if not isinstance(value, dict):
-        return {}
     return {
-        str(k).strip()[:64]: str(v).strip()[:500]
-        for k, v in value.items()
-        if str(k).strip() and v is not None and str(v).strip()
+        "entities": updated,
+        "rejected_attributes": rejected,
+        "errors": errors,
+        "skipped": skipped,
+        "repaired": repaired,
     }
+
+
+class EntityAttributes(RootModel[dict[str, str]]):
+    """The exact form of entity consolidation: one JSON object of string to string.
+
+    Keys and values are trimmed (keys to 64 characters, values to 500); pairs with a
+    blank key or value are dropped.
+    """
+
+    @field_validator("root")
+    @classmethod
+    def _trimmed(cls, pairs: dict[str, str]) -> dict[str, str]:
+        return {
+            k.strip()[:64]: v.strip()[:500] for k, v in pairs.items() if k.strip() and v.strip()
+        }
+
+
+ATTRIBUTES_EXPECTED = 'one JSON object mapping attribute names to text, e.g. {"drink": "dark ale"}'
 
 
 CONTEXT_WINDOW = timedelta(minutes=10)

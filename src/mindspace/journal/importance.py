@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, RootModel
 
 from mindspace.errors import LLMError
 from mindspace.journal.records import JournalEntry
 from mindspace.llm.port import LLM, Message
+from mindspace.llm.structured import Obtained, ask_structured, parse_structured
 from mindspace.state.unit import Unit
 
 __all__ = [
+    "IMPORTANCE_EXPECTED",
     "IMPORTANCE_PROMPT",
     "MAX_SCORING_ATTEMPTS",
     "ImportanceRating",
+    "ImportanceScore",
     "PendingScoring",
     "parse_importance",
     "score_importance_heuristic",
@@ -34,7 +38,8 @@ IMPORTANCE_PROMPT = """Rate the significance of this event (1-10):
 Return only the integer score."""
 
 MAX_SCORING_ATTEMPTS = 3
-"""LLM replies without a usable score before an entry stops being retried."""
+"""Scorings that fell back (each one question and one repair) before an entry keeps its
+heuristic score for good."""
 
 
 def score_importance_heuristic(
@@ -79,69 +84,81 @@ def score_importance_heuristic(
     return max(1, min(10, score))  # Clamp to 1-10
 
 
-# "1-10", "1 to 10", "out of 10", "/10" describe the scale, not the score.
-_SCALE = re.compile(
-    r"\b1\s*(?:-|–|to)\s*10\b|\bout\s+of\s+10\b|/\s*10\b|\bscale\s+of\s+10\b", re.IGNORECASE
-)
-_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?")
+class ImportanceScore(RootModel[Annotated[int, Field(ge=1, le=10)]]):
+    """The exact form of an importance answer: one JSON integer from 1 to 10, nothing else."""
 
 
-def parse_importance(reply: str) -> int | None:
-    """The score in an LLM reply (not yet clamped), or None when it holds no number.
+IMPORTANCE_EXPECTED = "the integer score from 1 to 10 (for example: 6)"
 
-    The first number that is not part of the scale ("1-10", "out of 10", "/10") wins, so
-    "I'd rate it 7 out of 10" gives 7 and "On a scale of 1-10, this is an 8" gives 8.
-    Decimals round half up.
+
+def parse_importance(reply: str) -> int:
+    """The score in an LLM reply, read strictly (see :mod:`mindspace.llm.structured`).
+
+    The reply must be one integer from 1 to 10 (alone, or alone in a code block). Prose
+    around a number is refused: "the first 2 digits may not match" is no score.
+
+    Raises:
+        LLMResponseError: the reply is not a score, with what was wrong.
     """
-    text = _SCALE.sub(" ", reply)
-    found = _NUMBER.search(text)
-    if found is None:
-        return None
-    value = float(found.group(0))
-    return int(value + 0.5) if value >= 0 else -int(-value + 0.5)
+    return parse_structured(reply, ImportanceScore).root
 
 
 @dataclass(frozen=True)
 class ImportanceRating:
-    """What the LLM made of one entry."""
+    """What the LLM made of one entry.
+
+    Attributes:
+        score: The importance to keep: the model's, or the heuristic fallback.
+        method: ``llm`` when the model gave a usable score, ``heuristic`` otherwise.
+        obtained: How the answer was obtained (``parsed``, ``repaired`` or ``fallback``).
+        replies: The raw replies (one, or two when a repair was asked for).
+        note: Why a reply was refused, when one was.
+    """
 
     score: int
     method: Literal["llm", "heuristic"]
-    reply: str
-    parsed: int | None
+    obtained: Obtained
+    replies: tuple[str, ...]
     note: str | None = None
 
     @property
     def usable(self) -> bool:
-        """Whether the reply held a score (otherwise the heuristic score stands)."""
+        """Whether the model gave a score (otherwise the heuristic score stands)."""
         return self.method == "llm"
 
 
 async def score_importance_llm(llm: LLM, content: str, fallback: int) -> ImportanceRating:
-    """Ask the LLM to rate ``content``; keep ``fallback`` when the reply holds no number.
+    """Ask the LLM to rate ``content``: strict parse, one repair, then ``fallback``.
 
-    Out-of-range numbers are clamped to 1-10 and the clamp is noted.
+    A score that falls back keeps the method ``heuristic``; it is never labelled ``llm``.
 
     Raises:
         LLMError: the model could not be reached.
     """
     prompt = IMPORTANCE_PROMPT.format(content=content)
-    response = await llm.complete(
-        [Message("system", IMPORTANCE_SYSTEM), Message("user", prompt)], max_tokens=16
+    answer = await ask_structured(
+        llm,
+        [Message("system", IMPORTANCE_SYSTEM), Message("user", prompt)],
+        ImportanceScore,
+        expected=IMPORTANCE_EXPECTED,
+        max_tokens=16,
     )
-    reply = (response.text or "").strip()
-    parsed = parse_importance(reply)
-    if parsed is None:
-        return ImportanceRating(
-            fallback,
-            "heuristic",
-            reply,
-            None,
-            f"No score in the reply {reply[:80]!r}; the heuristic score {fallback!r} stands",
+    if answer.value is None:
+        fell_back = (
+            f"No usable score in {_quoted(answer.replies)} ({answer.reason}); "
+            f"the heuristic score {fallback!r} stands"
         )
-    score = max(1, min(10, parsed))
-    note = None if score == parsed else f"The reply's score {parsed!r} was clamped to {score!r}"
-    return ImportanceRating(score, "llm", reply, parsed, note)
+        return ImportanceRating(fallback, "heuristic", "fallback", answer.replies, fell_back)
+    note = None
+    if answer.obtained == "repaired":
+        note = (
+            f"Repaired after the reply {_quoted(answer.replies[:1])} was refused ({answer.reason})"
+        )
+    return ImportanceRating(answer.value.root, "llm", answer.obtained, answer.replies, note)
+
+
+def _quoted(replies: tuple[str, ...]) -> str:
+    return " then ".join(repr(r[:80]) for r in replies)
 
 
 @dataclass
@@ -152,9 +169,24 @@ class PendingScoring:
     remaining: int = 0
     error: str | None = None
 
+    @property
+    def llm_scored(self) -> int:
+        """Entries that got a score from the model (parsed or repaired) in this run."""
+        return sum(1 for s in self.scored if s["importance_method"] == "llm")
+
+    @property
+    def kept_heuristic(self) -> int:
+        """Entries whose scoring fell back, so they keep their heuristic score."""
+        return len(self.scored) - self.llm_scored
+
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready summary."""
-        result: dict[str, Any] = {"scored": self.scored, "remaining": self.remaining}
+        """A JSON-ready summary; ``llm_scored`` never counts a fallback."""
+        result: dict[str, Any] = {
+            "scored": self.scored,
+            "llm_scored": self.llm_scored,
+            "kept_heuristic": self.kept_heuristic,
+            "remaining": self.remaining,
+        }
         if self.error:
             result["error"] = self.error
         return result
@@ -163,9 +195,11 @@ class PendingScoring:
 async def score_pending_entries(unit: Unit, llm: LLM, max_per_tick: int = 3) -> PendingScoring:
     """Upgrade up to ``max_per_tick`` heuristic scores with the LLM (sleep, compacting phase).
 
-    Entries are taken oldest first; ones whose earlier replies held no score go last, and
-    after :data:`MAX_SCORING_ATTEMPTS` such replies an entry keeps its heuristic score for
-    good. A failing LLM stops the batch and is reported in ``error``; nothing else changes.
+    Entries are taken oldest first; ones whose earlier scorings fell back go last, and
+    after :data:`MAX_SCORING_ATTEMPTS` fallbacks an entry keeps its heuristic score for
+    good. Each report in ``scored`` says how the answer was obtained (``structured``:
+    parsed, repaired or fallback); a fallback stays ``heuristic``. A failing LLM stops the
+    batch and is reported in ``error``; nothing else changes.
     """
     pending = sorted(
         (
@@ -189,6 +223,7 @@ async def score_pending_entries(unit: Unit, llm: LLM, max_per_tick: int = 3) -> 
             "previous_importance": entry.importance,
             "importance": rating.score,
             "importance_method": rating.method,
+            "structured": rating.obtained,
         }
         if rating.note:
             report["note"] = rating.note

@@ -8,16 +8,18 @@
    rejected; the rest become ``[SYNTHESIS]`` entries (importance 8, tags synthesis and
    meta_learning), and the reflection state is reset.
 
-Nothing is written unless the whole reflection succeeds.
+Both answers are read strictly (:mod:`mindspace.llm.structured`: exact JSON forms, one
+repair); when an answer stays unusable the reflection is skipped with its reason. Nothing
+is written unless the whole reflection succeeds.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, RootModel, field_validator
 
 from mindspace.clock import Clock
 from mindspace.config import Settings
@@ -28,6 +30,7 @@ from mindspace.journal.evidence import Evidence, EvidenceSource, JournalEvidence
 from mindspace.journal.records import JournalEntry, ReflectionState
 from mindspace.journal.reflection_state import check_reflection_trigger, reset_reflection_state
 from mindspace.llm.port import LLM, Message
+from mindspace.llm.structured import Obtained, Structured, ask_structured, parse_structured
 from mindspace.state.unit import Unit
 from mindspace.workspace.persona import PERSONA_ERROR, PersonaGuard
 
@@ -36,12 +39,17 @@ __all__ = [
     "INSIGHTS_PROMPT",
     "MAX_INSIGHTS",
     "QUESTIONS_PROMPT",
+    "InsightItem",
+    "Insights",
+    "Questions",
     "ReflectionOutcome",
     "parse_insights",
     "parse_questions",
     "reflect_if_due",
     "run_reflection",
 ]
+
+M = TypeVar("M", bound=BaseModel)
 
 QUESTION_COUNT = 3
 EVIDENCE_PER_QUESTION = 10
@@ -68,7 +76,8 @@ Cite the ids of the evidence each insight rests on.
 
 {blocks}
 
-Return a JSON array of objects: {{"insight": "...", "evidence": ["journal_1", ...]}}."""
+Return a JSON array of objects: {{"insight": "...", "evidence": ["journal_1", ...]}}.
+Return [] when the evidence supports no insight."""
 
 
 @dataclass(frozen=True)
@@ -81,7 +90,9 @@ class Insight:
 
 @dataclass
 class ReflectionOutcome:
-    """What a reflection did; ``success`` is False when the LLM failed (nothing changed)."""
+    """What a reflection did. ``success`` is False when it changed nothing: ``error`` when
+    the LLM could not be reached, ``skipped`` (the reason) when its answers stayed unusable
+    after the one repair. ``structured`` says how each answer was obtained."""
 
     success: bool
     questions: list[str] = field(default_factory=list)
@@ -90,6 +101,8 @@ class ReflectionOutcome:
     rejected: list[dict[str, Any]] = field(default_factory=list)
     state: ReflectionState | None = None
     error: str | None = None
+    skipped: str | None = None
+    structured: dict[str, Obtained] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready report."""
@@ -102,11 +115,14 @@ class ReflectionOutcome:
                 for e in self.stored
             ],
             "rejected_insights": self.rejected,
+            "structured": dict(self.structured),
         }
         if self.state is not None:
             result["reflection_state"] = self.state.to_spec()
         if self.error:
             result["error"] = self.error
+        if self.skipped:
+            result["skipped"] = self.skipped
         return result
 
 
@@ -147,23 +163,35 @@ async def run_reflection(
     outcome = ReflectionOutcome(success=False)
     window = _window(book, unit.doc(ReflectionState))
     try:
-        reply = await _ask(llm, QUESTIONS_PROMPT.format(entries=_entry_lines(window)))
-        outcome.questions = parse_questions(reply)[:QUESTION_COUNT]
-        if not outcome.questions:
-            outcome.error = f"The language model gave no usable questions: {reply[:200]!r}"
+        asked = await _ask(
+            llm, QUESTIONS_PROMPT.format(entries=_entry_lines(window)), Questions, _QUESTIONS
+        )
+        outcome.structured["questions"] = asked.obtained
+        if asked.value is None:
+            outcome.skipped = (
+                f"The language model gave no usable questions (after one repair): {asked.reason}"
+            )
             return outcome
+        outcome.questions = asked.value.root
         for question in outcome.questions:
             found = await source.find(question, EVIDENCE_PER_QUESTION)
             outcome.evidence[question] = list(found)[:EVIDENCE_PER_QUESTION]
-        reply = await _ask(llm, INSIGHTS_PROMPT.format(blocks=_evidence_blocks(outcome.evidence)))
+        prompt = INSIGHTS_PROMPT.format(blocks=_evidence_blocks(outcome.evidence))
+        answered = await _ask(llm, prompt, Insights, _INSIGHTS)
+        outcome.structured["insights"] = answered.obtained
     except LLMError as exc:
         outcome.error = f"The language model failed during reflection: {exc}"
+        return outcome
+    if answered.value is None:
+        outcome.skipped = (
+            f"The language model gave no usable insights (after one repair): {answered.reason}"
+        )
         return outcome
 
     known = {e.id for ev in outcome.evidence.values() for e in ev}
     accepted: list[Insight] = []
     seen: set[str] = set()
-    for insight in parse_insights(reply, known):
+    for insight in _insights(answered.value, known):
         reason = _rejection(insight, guard)
         if reason is not None:
             outcome.rejected.append(reason)
@@ -209,11 +237,18 @@ def _evidence_blocks(evidence: dict[str, list[Evidence]]) -> str:
     return "\n\n".join(blocks)
 
 
-async def _ask(llm: LLM, prompt: str) -> str:
-    response = await llm.complete(
-        [Message("system", REFLECTION_SYSTEM), Message("user", prompt)], temperature=0.3
+_QUESTIONS = "a JSON array of 3 question strings"
+_INSIGHTS = 'a JSON array of objects like {"insight": "...", "evidence": ["journal_1"]}'
+
+
+async def _ask(llm: LLM, prompt: str, model: type[M], expected: str) -> Structured[M]:
+    return await ask_structured(
+        llm,
+        [Message("system", REFLECTION_SYSTEM), Message("user", prompt)],
+        model,
+        expected=expected,
+        temperature=0.3,
     )
-    return response.text or ""
 
 
 def _rejection(insight: Insight, guard: PersonaGuard) -> dict[str, Any] | None:
@@ -234,95 +269,78 @@ def _rejection(insight: Insight, guard: PersonaGuard) -> dict[str, Any] | None:
     return None
 
 
-# -- parsing ---------------------------------------------------------------------------
-
-_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)]|Q\d+[:.)])?\s*(.+?)\s*$", re.IGNORECASE)
+# -- the exact forms ---------------------------------------------------------------
 
 
-def _json_array(text: str) -> list[Any] | None:
-    candidates = [text.strip()]
-    found = re.search(r"\[.*\]", text, re.DOTALL)
-    if found:
-        candidates.append(found.group(0))
-    for candidate in candidates:
-        try:
-            value = json.loads(candidate)
-        except ValueError:
-            continue
-        if isinstance(value, list):
-            return value
-    return None
+def _clean(text: str) -> str:
+    return " ".join(text.split())
+
+
+class Questions(RootModel[list[str]]):
+    """The exact form of the questions: a JSON array of 1-3 distinct, non-blank strings.
+
+    The prompt asks for three; fewer are accepted, more are refused (and repaired).
+    """
+
+    @field_validator("root")
+    @classmethod
+    def _distinct_questions(cls, items: list[str]) -> list[str]:
+        clean = [_clean(item) for item in items]
+        if not 1 <= len(clean) <= QUESTION_COUNT:
+            raise ValueError(f"give 1 to {QUESTION_COUNT} questions, not {len(clean)}")
+        if any(not item for item in clean):
+            raise ValueError("every question must be non-blank text")
+        if len({item.casefold() for item in clean}) != len(clean):
+            raise ValueError("the questions must all be different")
+        return clean
+
+
+class InsightItem(BaseModel):
+    """One insight as the model must write it: its text and the evidence ids it cites."""
+
+    insight: str
+    evidence: list[str]
+
+    @field_validator("insight")
+    @classmethod
+    def _non_blank(cls, text: str) -> str:
+        clean = _clean(text)
+        if not clean:
+            raise ValueError("the insight must be non-blank text")
+        return clean
+
+
+class Insights(RootModel[list[InsightItem]]):
+    """The exact form of the insights: a JSON array (possibly empty) of
+    ``{"insight": "...", "evidence": ["journal_1", ...]}`` objects."""
 
 
 def parse_questions(text: str) -> list[str]:
-    """Questions from an LLM reply: a JSON array, or else the lines that end with '?'."""
-    items: list[str] = []
-    array = _json_array(text)
-    if array is not None:
-        for item in array:
-            value = item.get("question") if isinstance(item, dict) else item
-            if isinstance(value, str):
-                items.append(value)
-    else:
-        for line in text.splitlines():
-            found = _BULLET.match(line)
-            if found and found.group(1).endswith("?"):
-                items.append(found.group(1))
-    result: list[str] = []
-    for item in items:
-        clean = " ".join(item.split()).strip(" \"'")
-        if clean and clean.casefold() not in {r.casefold() for r in result}:
-            result.append(clean)
-    return result
+    """The questions in an LLM reply, read strictly as :class:`Questions`.
 
-
-def _cited(values: Any, known: set[str]) -> tuple[str, ...]:
-    if isinstance(values, (str, int)):
-        values = [values]
-    if not isinstance(values, list):
-        return ()
-    cited: list[str] = []
-    for value in values:
-        key = f"journal_{value}" if isinstance(value, int) else str(value).strip(" []#")
-        if key not in known and key.isdigit():
-            key = f"journal_{key}"
-        if key in known and key not in cited:
-            cited.append(key)
-    return tuple(cited)
-
-
-_TRAILING_GROUP = re.compile(r"\s*[\[(]([^\[\]()]*)[\])]\s*$")
-_CITATION_LABEL = re.compile(r"^\s*(?:evidence|sources?|cites?|citations?)\b", re.IGNORECASE)
+    Raises:
+        LLMResponseError: the reply is not a JSON array of 1-3 distinct strings.
+    """
+    return parse_structured(text, Questions).root
 
 
 def parse_insights(text: str, known_ids: set[str]) -> list[Insight]:
-    """Insights with the known evidence ids they cite, from a JSON array or a bulleted list."""
-    insights: list[Insight] = []
-    array = _json_array(text)
-    if array is not None:
-        for item in array:
-            if isinstance(item, dict):
-                body = item.get("insight") or item.get("text") or item.get("content")
-                cites = item.get("evidence", item.get("evidence_ids", item.get("citations")))
-                if isinstance(body, str):
-                    insights.append(Insight(" ".join(body.split()), _cited(cites, known_ids)))
-            elif isinstance(item, str):
-                insights.append(_from_line(item, known_ids))
-    else:
-        for line in text.splitlines():
-            found = _BULLET.match(line)
-            if found:
-                insights.append(_from_line(found.group(1), known_ids))
-    return [i for i in insights if i.text]
+    """The insights in an LLM reply, read strictly as :class:`Insights`.
+
+    Cited ids that were not among ``known_ids`` are dropped (an insight left with none
+    is rejected later as ``no_evidence``).
+
+    Raises:
+        LLMResponseError: the reply is not a JSON array of insight objects.
+    """
+    return _insights(parse_structured(text, Insights), known_ids)
 
 
-def _from_line(line: str, known_ids: set[str]) -> Insight:
-    ids = tuple(dict.fromkeys(re.findall(r"journal_\d+", line)))
-    cited = tuple(i for i in ids if i in known_ids)
-    body = line
-    # Drop trailing "[journal_1, journal_2]" / "(evidence: journal_3)"; keep "(in winter)".
-    while (group := _TRAILING_GROUP.search(body)) is not None and (
-        "journal_" in group.group(1) or _CITATION_LABEL.match(group.group(1))
-    ):
-        body = body[: group.start()]
-    return Insight(" ".join(body.split()).strip(" \"'"), cited)
+def _insights(parsed: Insights, known_ids: set[str]) -> list[Insight]:
+    return [
+        Insight(
+            item.insight,
+            tuple(i for i in dict.fromkeys(e.strip() for e in item.evidence) if i in known_ids),
+        )
+        for item in parsed.root
+    ]

@@ -74,10 +74,11 @@ class DecomposeGoal(Tool[DecomposeGoalArgs]):
     args_model = DecomposeGoalArgs
 
     async def execute(self, ctx: ToolContext, args: DecomposeGoalArgs) -> dict[str, Any]:
-        subtasks = await ctx.goals.decompose(args.goal_id, ctx.llm)
+        done = await ctx.goals.decompose(args.goal_id, ctx.llm)
         return {
             "success": True,
             "goal_id": args.goal_id,
-            "subtasks_created": len(subtasks),
-            "subtasks": [{"id": g.id, "description": g.description} for g in subtasks],
+            "subtasks_created": len(done.subtasks),
+            "subtasks": [{"id": g.id, "description": g.description} for g in done.subtasks],
+            "structured": done.obtained,
         }

@@ -10,10 +10,11 @@ Invariants kept after every operation (and checked by a property test):
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import RootModel, field_validator
 
 from mindspace.clock import Clock, format_time
 from mindspace.config import Settings
@@ -25,27 +26,35 @@ from mindspace.errors import (
     ToolFailedError,
 )
 from mindspace.llm.port import LLM, Message
+from mindspace.llm.structured import ask_structured, parse_structured
 from mindspace.state.unit import Unit
 from mindspace.workspace.limits import bounded_text
 from mindspace.workspace.records import Counters, Goal, GoalPriority, GoalStatus
 from mindspace.workspace.session_memory import record_completed_tasks
 
 __all__ = [
+    "DECOMPOSE_EXPECTED",
     "DECOMPOSE_PROMPT",
     "MAX_SUBTASKS",
     "MIN_SUBTASKS",
+    "Decomposition",
     "GoalBook",
     "GoalUpdate",
+    "Subtasks",
     "parse_subtasks",
 ]
 
 MIN_SUBTASKS = 3
 MAX_SUBTASKS = 7
 
-DECOMPOSE_SYSTEM = "You plan work. You answer with JSON only."
+DECOMPOSE_SYSTEM = "You plan work. You answer with one JSON array of strings and nothing else."
 DECOMPOSE_PROMPT = """Break down this goal into 3-7 actionable subtasks:
 Goal: {description}
 Return JSON array of subtask descriptions."""
+DECOMPOSE_EXPECTED = (
+    'a JSON array of 3 to 7 distinct subtask description strings, e.g. ["Draw the plan", '
+    '"Buy the timber", "Raise the walls"]'
+)
 
 
 @dataclass
@@ -55,6 +64,14 @@ class GoalUpdate:
     goal: Goal
     ancestors: list[Goal] = field(default_factory=list)
     newly_completed: list[Goal] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Decomposition:
+    """The subtasks a decomposition added, and whether the model's answer needed a repair."""
+
+    subtasks: list[Goal]
+    obtained: Literal["parsed", "repaired"]
 
 
 class GoalBook:
@@ -187,12 +204,13 @@ class GoalBook:
         record_completed_tasks(self.unit, newly, self.clock, self.settings.max_completed_tasks)
         return GoalUpdate(updated, ancestors, newly)
 
-    async def decompose(self, goal_id: str, llm: LLM) -> list[Goal]:
+    async def decompose(self, goal_id: str, llm: LLM) -> Decomposition:
         """Ask the LLM for 3-7 subtasks of ``goal_id`` and add them under it.
 
         Raises:
             InvalidStateError: the goal is not active, or already has subtasks.
-            ToolFailedError: the LLM failed or gave fewer than three usable subtasks.
+            ToolFailedError: the LLM failed, or neither its answer nor the one repair was a
+                JSON array of 3-7 distinct subtasks (nothing is added then).
         """
         goal = self.get(goal_id)
         if goal.status != "active":
@@ -211,27 +229,32 @@ class GoalBook:
             )
         prompt = DECOMPOSE_PROMPT.format(description=goal.description)
         try:
-            response = await llm.complete(
-                [Message("system", DECOMPOSE_SYSTEM), Message("user", prompt)]
+            answer = await ask_structured(
+                llm,
+                [Message("system", DECOMPOSE_SYSTEM), Message("user", prompt)],
+                Subtasks,
+                expected=DECOMPOSE_EXPECTED,
             )
         except LLMError as exc:
             raise ToolFailedError(
                 f"The language model could not decompose goal {goal_id!r}: {exc}",
                 "Try again later, or add the subtasks yourself with add_goal(parent_id=...).",
             ) from exc
-        limit = self.settings.max_goal_description_chars
-        subtasks = [s[:limit] for s in parse_subtasks(response.text or "")][:MAX_SUBTASKS]
-        if len(subtasks) < MIN_SUBTASKS:
+        if answer.value is None:
             raise ToolFailedError(
-                f"The language model gave {len(subtasks)} usable subtasks for goal "
-                f"{goal_id!r}; at least {MIN_SUBTASKS} are needed",
+                f"The language model gave no usable subtasks for goal {goal_id!r} "
+                f"(after one repair): {answer.reason}",
                 "Call decompose_goal again, or add the subtasks with add_goal(parent_id=...).",
-                llm_reply=(response.text or "")[:500],
+                goal_id=goal_id,
+                structured="fallback",
+                llm_replies=[r[:500] for r in answer.replies],
             )
-        return [
-            self.add(text, goal.priority, parent_id=goal_id, auto_generated=True)
-            for text in subtasks
+        limit = self.settings.max_goal_description_chars
+        added = [
+            self.add(text[:limit], goal.priority, parent_id=goal_id, auto_generated=True)
+            for text in answer.value.root
         ]
+        return Decomposition(added, "repaired" if answer.obtained == "repaired" else "parsed")
 
     # -- internals ---------------------------------------------------------------------
     def _next_id(self) -> str:
@@ -296,47 +319,30 @@ def _clamp(progress: float) -> float:
     return min(100.0, max(0.0, float(progress)))
 
 
-_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)]|[a-z][.)])\s+(.+?)\s*$", re.IGNORECASE)
+class Subtasks(RootModel[list[str]]):
+    """The exact form of a decomposition: a JSON array of 3-7 distinct, non-blank strings.
+
+    Whitespace inside each item is collapsed; blank or repeated items (case-insensitive)
+    are refused rather than dropped, so the repair request can say which.
+    """
+
+    @field_validator("root")
+    @classmethod
+    def _distinct_subtasks(cls, items: list[str]) -> list[str]:
+        clean = [" ".join(item.split()) for item in items]
+        if any(not item for item in clean):
+            raise ValueError("every subtask must be a non-blank description")
+        if len({item.casefold() for item in clean}) != len(clean):
+            raise ValueError("the subtasks must all be different")
+        if not MIN_SUBTASKS <= len(clean) <= MAX_SUBTASKS:
+            raise ValueError(f"give {MIN_SUBTASKS} to {MAX_SUBTASKS} subtasks, not {len(clean)}")
+        return clean
 
 
 def parse_subtasks(text: str) -> list[str]:
-    """Subtask descriptions from an LLM reply: a JSON array, or else a bulleted list.
+    """Subtask descriptions from an LLM reply, read strictly as :class:`Subtasks`.
 
-    Array items may be strings or objects with a ``description``, ``title`` or ``task``.
-    Blank and repeated items are dropped.
+    Raises:
+        LLMResponseError: the reply is not a JSON array of 3-7 distinct strings.
     """
-    items: list[str] = []
-    array = _json_array(text)
-    if array is not None:
-        for item in array:
-            if isinstance(item, str):
-                items.append(item)
-            elif isinstance(item, dict):
-                value = item.get("description") or item.get("title") or item.get("task")
-                if isinstance(value, str):
-                    items.append(value)
-    else:
-        items = [m.group(1) for line in text.splitlines() if (m := _BULLET.match(line))]
-    seen: set[str] = set()
-    result: list[str] = []
-    for item in items:
-        clean = " ".join(item.split()).strip(" .\"'")
-        if clean and clean.lower() not in seen:
-            seen.add(clean.lower())
-            result.append(clean)
-    return result
-
-
-def _json_array(text: str) -> list[object] | None:
-    candidates = [text.strip()]
-    found = re.search(r"\[.*\]", text, re.DOTALL)
-    if found:
-        candidates.append(found.group(0))
-    for candidate in candidates:
-        try:
-            value = json.loads(candidate)
-        except (json.JSONDecodeError, ValueError):
-            continue
-        if isinstance(value, list):
-            return value
-    return None
+    return parse_structured(text, Subtasks).root

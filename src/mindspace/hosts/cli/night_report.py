@@ -74,11 +74,19 @@ def _with_errors(text: str, errors: Sequence[str]) -> Text:
 
 
 def _describe_scoring(runs: Sequence[Mapping[str, Any]]) -> Text:
-    return _with_errors(
-        f"{counted(_lengths(runs, 'scored'), 'entry', 'entries')} scored by the LLM, "
-        f"{runs[-1].get('remaining', 0)} left unscored",
-        _errors(runs),
-    )
+    # Only answers the model really gave count as scored by the LLM; a fallback keeps
+    # the heuristic score and is reported as such.
+    reports = [s for op in runs for s in op.get("scored") or () if isinstance(s, Mapping)]
+    by_llm = [s for s in reports if s.get("importance_method") == "llm"]
+    repaired = sum(1 for s in by_llm if s.get("structured") == "repaired")
+    kept = len(reports) - len(by_llm)
+    text = f"{counted(len(by_llm), 'entry', 'entries')} scored by the LLM"
+    if repaired:
+        text += f" ({repaired} after a repair)"
+    if kept:
+        text += f", {kept} kept the heuristic score (no usable answer)"
+    text += f", {runs[-1].get('remaining', 0)} left unscored"
+    return _with_errors(text, _errors(runs))
 
 
 def _describe_consolidation(runs: Sequence[Mapping[str, Any]]) -> Text:
@@ -118,6 +126,11 @@ def _describe_entities(runs: Sequence[Mapping[str, Any]]) -> Text:
     rejected = _lengths(runs, "rejected_attributes")
     if rejected:
         text += f"; {rejected} rejected by the persona guard"
+    skipped = _errors(runs, "skipped")
+    if skipped:
+        # A fallback, not a failure: the observations wait for a later tick.
+        text += f"; {counted(len(skipped), 'entity', 'entities')} skipped (no usable answer), "
+        text += f"last: {skipped[-1]}"
     return _with_errors(text, _errors(runs, "errors"))
 
 
@@ -126,11 +139,14 @@ def _describe_reflection(runs: Sequence[Mapping[str, Any]]) -> Text:
     if not done and not any(op.get("triggered", True) for op in runs):
         return Text("not due (importance below the threshold)")
     insights = _lengths(done, "insights")
-    return _with_errors(
+    text = (
         f"{counted(len(done), 'reflection', 'reflections')}, "
-        f"{counted(insights, 'insight', 'insights')} stored",
-        _errors(runs),
+        f"{counted(insights, 'insight', 'insights')} stored"
     )
+    skipped = _errors(runs, "skipped")
+    if skipped:
+        text += f"; {counted(len(skipped), 'time', 'times')} skipped, last: {skipped[-1]}"
+    return _with_errors(text, _errors(runs))
 
 
 def _describe_pruning(runs: Sequence[Mapping[str, Any]]) -> Text:
