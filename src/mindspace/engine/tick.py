@@ -7,6 +7,7 @@ a crash mid-tick stores nothing of it and the event runs again from the start.
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -21,9 +22,11 @@ from mindspace.context.patterns import (
     select_execution_pattern,
     token_pressure,
 )
+from mindspace.context.tokens import estimate_tokens
 from mindspace.engine.compaction import compact_conversation_history
 from mindspace.engine.events import EventQueue
-from mindspace.engine.loop import LoopResult, run_react_loop
+from mindspace.engine.hygiene import ReplyPolicy
+from mindspace.engine.loop import CutHandling, LoopResult, offered_tools, run_react_loop
 from mindspace.engine.modes import (
     OperatingMode,
     SleepSchedule,
@@ -32,6 +35,7 @@ from mindspace.engine.modes import (
 )
 from mindspace.engine.prompting import PromptInputs
 from mindspace.engine.records import (
+    URGENT_CLASSIFICATIONS,
     BufferedMessage,
     ContextBuffer,
     ConversationMessage,
@@ -46,11 +50,12 @@ from mindspace.memory.entities import EntityBook
 from mindspace.memory.working import WorkingMemoryBook
 from mindspace.state.unit import Unit
 from mindspace.workspace.records import ContextUsage, Counters, Goal
+from mindspace.workspace.status import TickToolUse, record_tick_tool_use
 
 if TYPE_CHECKING:
     from mindspace.engine.assistant import Assistant
 
-__all__ = ["AUTONOMOUS_TASK", "TickResult", "Ticker"]
+__all__ = ["AUTONOMOUS_TASK", "ReplyOutcome", "TickResult", "Ticker", "is_addressed"]
 
 logger = logging.getLogger("mindspace.engine")
 
@@ -60,6 +65,11 @@ AUTONOMOUS_TASK = (
 )
 
 TickKind = Literal["event", "autonomous", "context", "sleep", "idle"]
+ReplyOutcome = Literal["replied", "fallback", "unanswered", "silent"]
+"""How an event tick ended for the speaker: the model replied; it gave no reply to an
+addressed event and the fallback reply was sent (or, with the fallback disabled, nothing:
+``unanswered``); or it chose silence (an unaddressed event, or a deliberate terminal tool)."""
+SPEECH_TOOLS = frozenset({"say", "emote"})
 
 
 @dataclass
@@ -79,6 +89,13 @@ class TickResult:
     ambient_buffered: int = 0
     sleep: SleepTickResult | None = None
     notes: list[str] = field(default_factory=list)
+    outcome: ReplyOutcome | None = None
+    """For event ticks: whether the speaker got the model's reply, the fallback, or none."""
+
+    @property
+    def cut(self) -> CutHandling | None:
+        """Whether the reply hit the length limit (``continued`` or ``trimmed``)."""
+        return self.loop.cut if self.loop else None
 
     @property
     def tool_calls(self) -> list[tuple[str, bool]]:
@@ -264,6 +281,7 @@ class Ticker:
             )
         now = format_time(a.clock.now())
         self._remember(unit, entity, event, loop)
+        outcome, reply, failure = self._reply_outcome(event, loop)
         state = unit.doc(EngineState)
         updates: dict[str, Any] = {"recent_errors": loop.recent_errors}
         if loop.last_tool_result is not None:
@@ -272,10 +290,30 @@ class Ticker:
             updates["last_autonomous_at"] = now
         unit.put_doc(state.model_copy(update=updates))
         if event is not None:
+            # A tick that could not answer is still done (its writes are kept and running
+            # it again would repeat them); the failure is recorded in the event's error.
             unit.put(
-                event.model_copy(update={"status": "done", "reply": loop.reply, "updated_at": now})
+                event.model_copy(
+                    update={"status": "done", "reply": reply, "error": failure, "updated_at": now}
+                )
             )
+        record_tick_tool_use(
+            unit,
+            TickToolUse(
+                offered_tools=loop.offered_tools > 0,
+                valid=loop.valid_calls,
+                invalid=loop.invalid_calls,
+                repeated=loop.repeated_calls,
+                from_text=loop.calls_from_text,
+                text_only=loop.text_only,
+                cut=loop.cut is not None,
+                unanswered=outcome in ("fallback", "unanswered"),
+            ),
+            a.settings.tool_health_window,
+        )
         a.state.commit(unit)
+        if failure is not None:
+            logger.warning("Event %r: %s", event.id if event else None, failure)
         notes = []
         if emergency is not None and emergency.compacted:
             notes.append(f"emergency compaction: {emergency.to_dict()['threads']}")
@@ -284,13 +322,37 @@ class Ticker:
             kind=kind,
             status="done",
             event_id=event.id if event else None,
-            reply=loop.reply,
+            reply=reply,
             reply_target=_reply_target(event),
             context_type=context_type,
             pattern=pattern,
             prompt=prompt,
             loop=loop,
+            outcome=outcome,
         )
+
+    def _reply_outcome(
+        self, event: Event | None, loop: LoopResult
+    ) -> tuple[ReplyOutcome | None, str | None, str | None]:
+        """(outcome, the reply to deliver, the failure to record on the event)."""
+        if event is None:
+            return None, loop.reply, None
+        if loop.reply or any(c.ok and c.name in SPEECH_TOOLS for c in loop.calls):
+            return "replied", loop.reply, None
+        deliberate = loop.stopped_by == "terminal_tool" or (
+            loop.stopped_by == "single_action" and loop.valid_calls > 0
+        )
+        if deliberate or not is_addressed(event):
+            return "silent", None, None
+        why = (
+            f"The model gave no reply after {loop.iterations} iteration(s) "
+            f"(stopped by {loop.stopped_by}; {loop.valid_calls} valid and "
+            f"{loop.invalid_calls + loop.repeated_calls} failed tool calls)"
+        )
+        fallback = self.assistant.settings.fallback_reply.strip()
+        if not fallback:
+            return "unanswered", None, why + "; no fallback reply is set (MINDSPACE_FALLBACK_REPLY)"
+        return "fallback", fallback, why + "; the fallback reply was sent"
 
     async def session(
         self,
@@ -326,10 +388,13 @@ class Ticker:
             present_entities=tuple(str(p) for p in present) if isinstance(present, list) else (),
         )
         prompt = a.prompt_builder.build(inputs)
+        # The tool definitions travel with every request: count them in the estimate.
+        tools = offered_tools(a.tools, config, pattern)
+        tool_tokens = estimate_tokens(json.dumps([t.schema() for t in tools])) if tools else 0
         if record_usage:
             unit.put_doc(
                 ContextUsage(
-                    estimated_used=prompt.estimated_tokens,
+                    estimated_used=prompt.estimated_tokens + tool_tokens,
                     source="estimate",
                     recorded_at=format_time(a.clock.now()),
                 )
@@ -347,7 +412,16 @@ class Ticker:
             temperature=a.settings.llm_temperature,
             event_id=event.id if event else None,
             record_usage=record_usage,
+            reply_policy=ReplyPolicy(
+                assistant_key=a.key,
+                system_prompt=next(
+                    (m.content or "" for m in prompt.messages if m.role == "system"), ""
+                ),
+                event_text=event.content if event is not None else "",
+                max_chars=a.settings.max_reply_chars,
+            ),
         )
+        loop.tool_tokens = tool_tokens
         return pattern, prompt, loop
 
     def compose(
@@ -406,6 +480,15 @@ def _reply_target(event: Event | None) -> str | None:
         return None
     private = event.type == "whisper" or event.classification == "direct_message"
     return event.source_entity if private else None
+
+
+def is_addressed(event: Event) -> bool:
+    """Whether ``event`` speaks to the assistant and so expects an answer.
+
+    Whispers, direct messages and messages addressed to the assistant (the
+    ``direct_addressing`` classification hosts give speech naming it) do.
+    """
+    return event.type == "whisper" or event.classification in URGENT_CLASSIFICATIONS
 
 
 def _event_assessment(event: Event) -> dict[str, Any] | None:
