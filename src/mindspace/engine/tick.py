@@ -305,7 +305,7 @@ class Ticker:
                 invalid=loop.invalid_calls,
                 repeated=loop.repeated_calls,
                 from_text=loop.calls_from_text,
-                text_only=loop.text_only,
+                text_only=1 if loop.text_only and not loop.calls else 0,
                 cut=loop.cut is not None,
                 unanswered=outcome in ("fallback", "unanswered"),
             ),

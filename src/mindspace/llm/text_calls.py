@@ -138,7 +138,7 @@ def _parse_block(body: str, form: TextCallForm) -> list[TextCall]:
     try:
         value = json.loads(raw)
     except (json.JSONDecodeError, RecursionError) as exc:
-        cut = isinstance(exc, json.JSONDecodeError) and exc.pos >= len(raw) - 1
+        cut = raw[0] in "{[" and not _balanced_end(raw, 0)[1]
         return [_malformed(form, raw, exc, truncated=cut)]
     return _calls_from_value(value, form, raw, bare=False)
 

@@ -76,7 +76,7 @@ class TickToolUse(Document):
     from_text: int = 0
     """Calls the model wrote as text (counted in ``valid`` or ``invalid`` too)."""
     text_only: int = 0
-    """Model answers with no tool call at all."""
+    """1 when the tick's model answered in plain text without any tool call."""
     cut: bool = False
     """The reply hit the length limit and had to be continued or cut."""
     unanswered: bool = False
