@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from mindspace import Assistant, ScriptedLLM, Settings
+from mindspace.engine.records import ConversationMessage, EngineState
 from mindspace.hosts.http.views import assistant_summary
 from mindspace.workspace.status import NEVER_CALLS_TOOLS_WARNING
 
@@ -141,3 +142,36 @@ async def test_mindspace_status_prints_the_health_line(
         check=False,
     )
     assert json.loads(process.stdout)["tool_use_health"]["valid_calls"] == 1
+
+
+async def test_tool_definitions_come_off_the_history_budget(
+    make_assistant: Callable[..., Assistant], scripted: ScriptedLLM, settings: Settings
+) -> None:
+    budget = 9_000
+    assistant = make_assistant(
+        llm=scripted, settings=settings.model_copy(update={"context_token_budget": budget})
+    )
+    with assistant.transaction() as unit:
+        for n in range(200):
+            unit.put(
+                ConversationMessage(
+                    id=f"m{n}",
+                    entity="Alice",
+                    role="user" if n % 2 == 0 else "assistant",
+                    content=f"Message number {n} about the cellar, the ale and the stairs.",
+                    created_at="2025-12-06T09:00:00Z",
+                )
+            )
+        unit.put_doc(unit.doc(EngineState).model_copy(update={"next_message": 200}))
+    scripted.enqueue("Hello again.")
+    _event(assistant)
+    result = await assistant.tick()
+    assert result.prompt is not None
+    assert result.loop is not None
+    history = next(c for c in result.prompt.components if c.key == "conversation_history")
+    assert history.truncated
+    # What is sent - messages and tool definitions - stays within the budget (the
+    # builder's share leaves out section headings and per-message overhead: a few tokens).
+    assert result.prompt.estimated_tokens + result.loop.tool_tokens <= budget * 1.01
+    # Without the tools taken off, the history alone would have filled the budget.
+    assert history.tokens < budget - result.loop.tool_tokens

@@ -11,6 +11,7 @@ import json
 import logging
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
 from mindspace.clock import format_time, parse_time
@@ -33,9 +34,9 @@ from mindspace.engine.modes import (
     check_sleep_schedule,
     transition_mode,
 )
+from mindspace.engine.outcome import ReplyOutcome, is_addressed, reply_outcome, tick_tool_use
 from mindspace.engine.prompting import PromptInputs
 from mindspace.engine.records import (
-    URGENT_CLASSIFICATIONS,
     BufferedMessage,
     ContextBuffer,
     ConversationMessage,
@@ -50,7 +51,7 @@ from mindspace.memory.entities import EntityBook
 from mindspace.memory.working import WorkingMemoryBook
 from mindspace.state.unit import Unit
 from mindspace.workspace.records import ContextUsage, Counters, Goal
-from mindspace.workspace.status import TickToolUse, record_tick_tool_use
+from mindspace.workspace.status import record_tick_tool_use
 
 if TYPE_CHECKING:
     from mindspace.engine.assistant import Assistant
@@ -65,11 +66,6 @@ AUTONOMOUS_TASK = (
 )
 
 TickKind = Literal["event", "autonomous", "context", "sleep", "idle"]
-ReplyOutcome = Literal["replied", "fallback", "unanswered", "silent"]
-"""How an event tick ended for the speaker: the model replied; it gave no reply to an
-addressed event and the fallback reply was sent (or, with the fallback disabled, nothing:
-``unanswered``); or it chose silence (an unaddressed event, or a deliberate terminal tool)."""
-SPEECH_TOOLS = frozenset({"say", "emote"})
 
 
 @dataclass
@@ -281,7 +277,7 @@ class Ticker:
             )
         now = format_time(a.clock.now())
         self._remember(unit, entity, event, loop)
-        outcome, reply, failure = self._reply_outcome(event, loop)
+        outcome, reply, failure = reply_outcome(event, loop, a.settings.fallback_reply)
         state = unit.doc(EngineState)
         updates: dict[str, Any] = {"recent_errors": loop.recent_errors}
         if loop.last_tool_result is not None:
@@ -297,20 +293,7 @@ class Ticker:
                     update={"status": "done", "reply": reply, "error": failure, "updated_at": now}
                 )
             )
-        record_tick_tool_use(
-            unit,
-            TickToolUse(
-                offered_tools=loop.offered_tools > 0,
-                valid=loop.valid_calls,
-                invalid=loop.invalid_calls,
-                repeated=loop.repeated_calls,
-                from_text=loop.calls_from_text,
-                text_only=1 if loop.text_only and not loop.calls else 0,
-                cut=loop.cut is not None,
-                unanswered=outcome in ("fallback", "unanswered"),
-            ),
-            a.settings.tool_health_window,
-        )
+        record_tick_tool_use(unit, tick_tool_use(loop, outcome), a.settings.tool_health_window)
         a.state.commit(unit)
         if failure is not None:
             logger.warning("Event %r: %s", event.id if event else None, failure)
@@ -330,29 +313,6 @@ class Ticker:
             loop=loop,
             outcome=outcome,
         )
-
-    def _reply_outcome(
-        self, event: Event | None, loop: LoopResult
-    ) -> tuple[ReplyOutcome | None, str | None, str | None]:
-        """(outcome, the reply to deliver, the failure to record on the event)."""
-        if event is None:
-            return None, loop.reply, None
-        if loop.reply or any(c.ok and c.name in SPEECH_TOOLS for c in loop.calls):
-            return "replied", loop.reply, None
-        deliberate = loop.stopped_by == "terminal_tool" or (
-            loop.stopped_by == "single_action" and loop.valid_calls > 0
-        )
-        if deliberate or not is_addressed(event):
-            return "silent", None, None
-        why = (
-            f"The model gave no reply after {loop.iterations} iteration(s) "
-            f"(stopped by {loop.stopped_by}; {loop.valid_calls} valid and "
-            f"{loop.invalid_calls + loop.repeated_calls} failed tool calls)"
-        )
-        fallback = self.assistant.settings.fallback_reply.strip()
-        if not fallback:
-            return "unanswered", None, why + "; no fallback reply is set (MINDSPACE_FALLBACK_REPLY)"
-        return "fallback", fallback, why + "; the fallback reply was sent"
 
     async def session(
         self,
@@ -376,6 +336,10 @@ class Ticker:
         a = self.assistant
         pattern = self.compose(unit, config, assessment)
         present = event.metadata.get("present") if event is not None else None
+        # The tool definitions travel with every request: they count in the estimate and
+        # come off the budget before the conversation history gets its share.
+        tools = offered_tools(a.tools, config, pattern)
+        tool_tokens = _tool_tokens(json.dumps([t.schema() for t in tools])) if tools else 0
         inputs = PromptInputs(
             unit=unit,
             settings=a.settings,
@@ -386,11 +350,9 @@ class Ticker:
             event=event,
             task=task,
             present_entities=tuple(str(p) for p in present) if isinstance(present, list) else (),
+            reserved_tokens=tool_tokens,
         )
         prompt = a.prompt_builder.build(inputs)
-        # The tool definitions travel with every request: count them in the estimate.
-        tools = offered_tools(a.tools, config, pattern)
-        tool_tokens = estimate_tokens(json.dumps([t.schema() for t in tools])) if tools else 0
         if record_usage:
             unit.put_doc(
                 ContextUsage(
@@ -482,13 +444,9 @@ def _reply_target(event: Event | None) -> str | None:
     return event.source_entity if private else None
 
 
-def is_addressed(event: Event) -> bool:
-    """Whether ``event`` speaks to the assistant and so expects an answer.
-
-    Whispers, direct messages and messages addressed to the assistant (the
-    ``direct_addressing`` classification hosts give speech naming it) do.
-    """
-    return event.type == "whisper" or event.classification in URGENT_CLASSIFICATIONS
+@lru_cache(maxsize=64)
+def _tool_tokens(schemas: str) -> int:
+    return estimate_tokens(schemas)
 
 
 def _event_assessment(event: Event) -> dict[str, Any] | None:
