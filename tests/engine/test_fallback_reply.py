@@ -135,3 +135,15 @@ async def test_a_reply_that_cleans_to_nothing_gets_the_fallback(
     result = await assistant.tick()
     assert result.outcome == "fallback"
     assert result.reply == settings.fallback_reply
+
+
+async def test_an_unclassified_message_from_someone_is_addressed(
+    make_assistant: Callable[..., Assistant], scripted: ScriptedLLM, settings: Settings
+) -> None:
+    # What the HTTP API and Python callers send when they talk to the assistant.
+    assistant = make_assistant(llm=scripted)
+    _unknown_tool_five_times(scripted)
+    assistant.enqueue_event("Are you there?", source_entity="Alice")
+    result = await assistant.tick()
+    assert result.outcome == "fallback"
+    assert result.reply == settings.fallback_reply

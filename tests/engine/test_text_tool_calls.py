@@ -115,6 +115,7 @@ async def test_prose_is_dropped_when_the_model_answers_again(
         ('```json\n{"name": "add_goal", "arguments": {\'description\': 1}}\n```', "not valid JSON"),
         ('{"name": "add_goal", "arguments": ["Restock"]}', "not an object"),
         ("{'name': 'add_goal', 'arguments': {}}", "not valid JSON"),
+        ('{"name": "Brew a potion!", "arguments": {}}', "is not a tool name"),
     ],
 )
 async def test_a_broken_or_unknown_text_call_fails_and_is_never_shown(

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -66,6 +67,7 @@ CONTINUE_PROMPT = (
     "stopped, starting with the very next characters; do not repeat anything."
 )
 UNREADABLE_NAME = "unreadable_tool_call"
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _KEY_FIELDS = 8
 
 
@@ -315,7 +317,11 @@ def _calls_from_text(scan: TextScan, iteration: int) -> tuple[tuple[ToolCall, ..
     problems: dict[str, str] = {}
     for number, found in enumerate(scan.calls, start=1):
         call_id = f"text_{iteration}_{number}"
-        if found.arguments is None or found.problem is not None:
+        if found.name is not None and not _SAFE_NAME.match(found.name):
+            # The history goes back to the provider, which refuses odd function names.
+            calls.append(ToolCall(call_id, UNREADABLE_NAME, "{}"))
+            problems[call_id] = f"{found.name[:64]!r} is not a tool name"
+        elif found.arguments is None or found.problem is not None:
             calls.append(ToolCall(call_id, found.name or UNREADABLE_NAME, "{}"))
             problems[call_id] = found.problem or "the tool call could not be read"
         else:

@@ -1,7 +1,8 @@
 """How a tick ended for the speaker, and what it adds to the tool-use health window.
 
 An event that speaks to the assistant (a whisper, a direct message, speech addressed to
-it by name: classification ``direct_addressing``) expects an answer. When the loop ends
+it by name: classification ``direct_addressing``; an unclassified ``message``) expects
+an answer. When the loop ends
 without one - its iterations spent on failed calls, or a reply that was empty after
 hygiene - the speaker gets the configured fallback reply, and the failure is recorded
 in the event's ``error`` while the event is still ``done``: its writes are kept, and
@@ -32,9 +33,13 @@ def is_addressed(event: Event) -> bool:
     """Whether ``event`` speaks to the assistant and so expects an answer.
 
     Whispers, direct messages and messages addressed to the assistant (the
-    ``direct_addressing`` classification hosts give speech naming it) do.
+    ``direct_addressing`` classification hosts give speech naming it) do, and so does an
+    unclassified event of the default type ``message`` from someone: hosts that do not
+    classify (the HTTP API, Python callers) send those to talk to the assistant.
     """
-    return event.type == "whisper" or event.classification in URGENT_CLASSIFICATIONS
+    if event.type == "whisper" or event.classification in URGENT_CLASSIFICATIONS:
+        return True
+    return event.classification is None and event.type == "message" and bool(event.source_entity)
 
 
 def reply_outcome(
