@@ -29,7 +29,7 @@ import json
 import logging
 import re
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from mindspace.clock import Clock, format_time
@@ -250,7 +250,7 @@ async def run_react_loop(
                 )
                 seen[key] = record
             if written:
-                record = _with(record, from_text=True)
+                record = replace(record, from_text=True)
             names_this_cycle.append(call.name)
             result.calls.append(record)
             result.recent_errors = 0 if record.ok else result.recent_errors + 1
@@ -335,10 +335,6 @@ def _canonical(arguments: str) -> str:
         return json.dumps(json.loads(arguments or "{}"), sort_keys=True, separators=(",", ":"))
     except (json.JSONDecodeError, RecursionError):
         return arguments
-
-
-def _with(record: ToolCallRecord, **changes: Any) -> ToolCallRecord:
-    return ToolCallRecord(**{**record.__dict__, **changes})
 
 
 def _unreadable(call: ToolCall, iteration: int, problem: str) -> ToolCallRecord:
