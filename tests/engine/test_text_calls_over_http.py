@@ -49,3 +49,22 @@ async def test_a_truncated_text_call_over_http_is_never_the_reply(
     assert http_assistant.read().all(Goal) == []
     tool_turn = next(m for m in chat_server.requests[1]["messages"] if m["role"] == "tool")
     assert "cut off" in json.loads(tool_turn["content"])["error"]
+
+
+async def test_five_unknown_tool_calls_over_http_end_in_the_fallback_reply(
+    http_assistant: Assistant, chat_server: ChatCompletionsServer
+) -> None:
+    for n in range(5):
+        chat_server.reply(tool_calls=[{"name": "brew_potion", "arguments": {"n": n}}])
+    event = http_assistant.enqueue_event(
+        "Brew me something", source_entity="Alice", metadata={"classification": "direct_message"}
+    )
+    result = await http_assistant.tick()
+    fallback = http_assistant.settings.fallback_reply
+    assert result.outcome == "fallback"
+    assert result.reply == fallback
+    assert len(chat_server.requests) == 5
+    stored = http_assistant.event(event.id)
+    assert stored is not None
+    assert (stored.status, stored.reply) == ("done", fallback)
+    assert stored.error is not None and "no reply after 5 iteration(s)" in stored.error

@@ -159,7 +159,7 @@ def end_at_sentence(text: str) -> str:
 
 
 def _strip_role_prefix(text: str, assistant_key: str) -> str:
-    names = ["assistant", "ai", "bot", "response", "answer"]
+    names = ["assistant", "ai", "bot"]
     if assistant_key:
         names.append(re.escape(assistant_key))
     pattern = re.compile(
