@@ -8,7 +8,9 @@
   the context buffer's ``[2025-12-06T10:00:00Z] Alice:`` stamp; the event's own text
   right after an echoed header goes with it;
 * an echoed system prompt: runs of sentences or lines that appear verbatim (whitespace
-  aside) in the system message and together reach :data:`ECHO_MIN_CHARS` characters;
+  aside) in the instructions (the ``system_prompt`` component, not the memories and goals
+  beside it, which a reply may rightly quote) and together reach :data:`ECHO_MIN_CHARS`
+  characters;
 
 then caps the size at ``max_chars`` with a visible marker. A reply that is empty after
 cleaning is no reply (``None``).

@@ -376,8 +376,10 @@ class Ticker:
             record_usage=record_usage,
             reply_policy=ReplyPolicy(
                 assistant_key=a.key,
+                # The instructions only: memories and goals also live in the system
+                # message, and a reply may rightly quote them word for word.
                 system_prompt=next(
-                    (m.content or "" for m in prompt.messages if m.role == "system"), ""
+                    (c.content for c in prompt.components if c.key == "system_prompt"), ""
                 ),
                 event_text=event.content if event is not None else "",
                 max_chars=a.settings.max_reply_chars,
