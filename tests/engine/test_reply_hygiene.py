@@ -146,10 +146,10 @@ async def test_quoting_session_memory_word_for_word_is_not_an_echo(
     make_assistant: Callable[..., Assistant], scripted: ScriptedLLM
 ) -> None:
     assistant = make_assistant(llm=scripted)
-    facts = ["Player Alice prefers formal address", "Player Alice is allergic to oak trees"]
+    facts = ["Player Alice prefers formal address.", "Player Alice is allergic to oak trees."]
     for fact in facts:
         await assistant.call_tool("add_session_memory", {"memory_type": "fact", "content": fact})
-    reply = f"{facts[0]}. {facts[1]}."
+    reply = f"{facts[0]} {facts[1]}"
     scripted.enqueue(reply)
     assistant.enqueue_event("What do you know about me?", source_entity="Alice")
     result = await assistant.tick()
