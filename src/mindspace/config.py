@@ -79,6 +79,25 @@ class Settings(BaseSettings):
     llm_temperature: float | None = Field(
         default=None, ge=0, le=2, description="Sampling temperature (provider default if unset)."
     )
+    max_reply_chars: int = Field(
+        default=4_000,
+        ge=100,
+        description="Longest reply delivered or stored; longer ones are cut with a marker.",
+    )
+    fallback_reply: str = Field(
+        default="Sorry - I lost my train of thought. Could you say that again?",
+        max_length=500,
+        description=(
+            "Said to the speaker when a tick ends without a reply to a message addressed "
+            "to the assistant (the model's calls all failed); empty disables it."
+        ),
+    )
+    tool_health_window: int = Field(
+        default=20,
+        ge=1,
+        le=1_000,
+        description="Ticks over which the tool-use health line counts valid and invalid calls.",
+    )
     context_token_budget: int = Field(
         default=32_000,
         gt=0,

@@ -5,40 +5,70 @@ Each iteration asks the LLM once, then runs the tool calls it made:
 * a tool that is not offered in this context (filtered out by name or category) is
   refused, as are unknown tools and malformed arguments; the error goes back to the
   model and counts towards ``recent_errors``;
+* a call identical to an earlier one in the same loop (same name, same canonical JSON
+  arguments) is not run again: the model gets an error result that quotes the earlier
+  result's key fields, and nothing is written twice;
 * SAFE_CHAIN tools continue the loop; a TERMINAL tool ends it when the pattern says so;
 * a DANGEROUS tool under ``dangerous_requires_confirm`` becomes a pending approval and
   the model is told it awaits approval;
 * ASYNC_REQUIRED tools are awaited like any other.
 
-The loop ends on a plain-text answer (the reply), a terminal tool, a single-action
-pattern after its one round, or ``max_iterations`` - a hard stop.
+A response without native tool calls is searched for tool calls written as text
+(:mod:`mindspace.llm.text_calls`); those run like native calls under synthesised ids,
+and unreadable ones are failed calls the model is told about. The loop ends on a
+plain-text answer (the reply, cleaned by :mod:`mindspace.engine.hygiene`; a reply cut
+by the length limit is continued once, then ended at its last full sentence), a
+terminal tool, a single-action pattern after its one round, or ``max_iterations`` - a
+hard stop. Prose written around text tool calls is the reply only if the loop ends
+without another answer.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from mindspace.clock import Clock, format_time
 from mindspace.context.contexts import ContextConfig
 from mindspace.context.patterns import ExecutionPattern
+from mindspace.engine.hygiene import Removal, ReplyPolicy, end_at_sentence
 from mindspace.engine.records import Approval, EngineState
-from mindspace.llm.port import LLM, LLMResponse, Message, ToolCall
+from mindspace.errors import ToolError
+from mindspace.llm.port import LLM, LLMResponse, Message, ToolCall, ToolSchema
+from mindspace.llm.text_calls import TextScan, scan_text_calls
 from mindspace.state.unit import Unit
 from mindspace.tools.base import Tool, ToolCategory
 from mindspace.tools.registry import ToolRegistry
 from mindspace.workspace.records import ContextUsage
 from mindspace.workspace.status import LoopSnapshot
 
-__all__ = ["LoopResult", "ToolCallRecord", "ToolRunnerFn", "offered_tools", "run_react_loop"]
+__all__ = [
+    "CONTINUE_PROMPT",
+    "CallStatus",
+    "LoopResult",
+    "ToolCallRecord",
+    "ToolRunnerFn",
+    "offered_tools",
+    "run_react_loop",
+]
 
 logger = logging.getLogger("mindspace.engine")
 
 StopReason = Literal["final_answer", "terminal_tool", "single_action", "max_iterations"]
+CallStatus = Literal["ran", "refused", "awaiting_approval", "repeated", "unreadable"]
+CutHandling = Literal["continued", "trimmed"]
 MAX_STORED_RESULT_CHARS = 4_000
+CONTINUE_PROMPT = (
+    "Your last reply was cut off by the length limit. Continue it exactly where it "
+    "stopped, starting with the very next characters; do not repeat anything."
+)
+UNREADABLE_NAME = "unreadable_tool_call"
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_KEY_FIELDS = 8
 
 
 @dataclass(frozen=True)
@@ -51,7 +81,11 @@ class ToolCallRecord:
     arguments: str
     ok: bool
     result: dict[str, Any]
-    status: Literal["ran", "refused", "awaiting_approval"] = "ran"
+    status: CallStatus = "ran"
+    valid: bool = True
+    """The call reached a tool with arguments it accepted (its own failure aside)."""
+    from_text: bool = False
+    """The model wrote the call as text in its message content."""
 
 
 @dataclass
@@ -65,6 +99,35 @@ class LoopResult:
     transcript: list[Message] = field(default_factory=list)
     recent_errors: int = 0
     last_tool_result: str | None = None
+    offered_tools: int = 0
+    text_only: int = 0
+    """Model answers with no tool call at all (native or written as text)."""
+    cut: CutHandling | None = None
+    """The reply hit the length limit: continued once, or trimmed to its last sentence."""
+    cleaned: tuple[Removal, ...] = ()
+    """What hygiene removed from the reply."""
+    tool_tokens: int = 0
+    """Estimated tokens of the offered tools' definitions, sent with every request."""
+
+    @property
+    def valid_calls(self) -> int:
+        """Calls that reached a tool with arguments it accepted."""
+        return sum(1 for c in self.calls if c.valid and c.status != "repeated")
+
+    @property
+    def invalid_calls(self) -> int:
+        """Unknown tools, bad arguments, refused and unreadable calls."""
+        return sum(1 for c in self.calls if not c.valid and c.status != "repeated")
+
+    @property
+    def repeated_calls(self) -> int:
+        """Identical repeats answered without running."""
+        return sum(1 for c in self.calls if c.status == "repeated")
+
+    @property
+    def calls_from_text(self) -> int:
+        """Calls the model wrote as text."""
+        return sum(1 for c in self.calls if c.from_text)
 
 
 ToolRunnerFn = Callable[[str, str, Unit, LoopSnapshot], Awaitable[tuple[bool, dict[str, Any]]]]
@@ -85,6 +148,28 @@ def offered_tools(
     return tools
 
 
+@dataclass
+class _Ask:
+    """One model request of the loop, with its usage recorded."""
+
+    llm: LLM
+    unit: Unit
+    clock: Clock
+    max_tokens: int | None
+    temperature: float | None
+    record_usage: bool
+
+    async def __call__(
+        self, conversation: Sequence[Message], schemas: Sequence[ToolSchema]
+    ) -> LLMResponse:
+        response = await self.llm.complete(
+            conversation, schemas, max_tokens=self.max_tokens, temperature=self.temperature
+        )
+        if self.record_usage:
+            _record_usage(self.unit, response, self.clock)
+        return response
+
+
 async def run_react_loop(
     *,
     llm: LLM,
@@ -99,54 +184,73 @@ async def run_react_loop(
     temperature: float | None,
     event_id: str | None = None,
     record_usage: bool = True,
+    reply_policy: ReplyPolicy | None = None,
 ) -> LoopResult:
     """Run the loop; raises :class:`~mindspace.errors.LLMError` when the model fails."""
+    policy = reply_policy or ReplyPolicy()
+    ask = _Ask(llm, unit, clock, max_tokens, temperature, record_usage)
     tools = offered_tools(registry, config, pattern)
     by_name = {t.name: t for t in tools}
     schemas = [t.schema() for t in tools]
-    result = LoopResult(recent_errors=unit.doc(EngineState).recent_errors)
+    result = LoopResult(recent_errors=unit.doc(EngineState).recent_errors, offered_tools=len(tools))
     conversation = list(messages)
     names_this_cycle: list[str] = []
+    seen: dict[str, ToolCallRecord] = {}
+    pending_prose: str | None = None
 
     for iteration in range(1, pattern.max_iterations + 1):
         result.iterations = iteration
-        response = await llm.complete(
-            conversation, schemas, max_tokens=max_tokens, temperature=temperature
-        )
-        if record_usage:
-            _record_usage(unit, response, clock)
-        if not response.tool_calls:
-            result.reply = (response.text or "").strip() or None
-            if result.reply:
-                result.transcript.append(Message("assistant", result.reply))
-            result.stopped_by = "final_answer"
+        response = await ask(conversation, schemas)
+        calls = response.tool_calls
+        content = response.text
+        problems: dict[str, str] = {}
+        written = False
+        if not calls and content:
+            scan = scan_text_calls(content, registry.names())
+            if scan.found:
+                calls, problems = _calls_from_text(scan, iteration)
+                content, written = scan.prose, True
+        if not calls:
+            await _final_answer(ask, conversation, response, policy, result)
             return result
 
-        said = Message("assistant", response.text, response.tool_calls)
+        said_text = policy.clean(content).text
+        pending_prose = said_text if written else None
+        said = Message("assistant", said_text, calls)
         conversation.append(said)
         result.transcript.append(said)
         ended = False
-        for index, call in enumerate(response.tool_calls):
+        for index, call in enumerate(calls):
             snapshot = LoopSnapshot(
                 iteration=iteration,
                 max_iterations=pattern.max_iterations,
                 tools_this_cycle=tuple(names_this_cycle),
                 in_chain=True,
                 chain_depth=iteration,
-                pending_tools=tuple(c.name for c in response.tool_calls[index + 1 :]),
+                pending_tools=tuple(c.name for c in calls[index + 1 :]),
             )
-            record = await _one_call(
-                call,
-                iteration,
-                by_name,
-                registry,
-                pattern,
-                unit,
-                run_tool,
-                snapshot,
-                clock,
-                event_id,
-            )
+            key = f"{call.name}\x00{_canonical(call.arguments)}"
+            earlier = seen.get(key) if call.id not in problems else None
+            if call.id in problems:
+                record = _unreadable(call, iteration, problems[call.id])
+            elif earlier is not None:
+                record = _repeated(call, iteration, earlier)
+            else:
+                record = await _one_call(
+                    call,
+                    iteration,
+                    by_name,
+                    registry,
+                    pattern,
+                    unit,
+                    run_tool,
+                    snapshot,
+                    clock,
+                    event_id,
+                )
+                seen[key] = record
+            if written:
+                record = replace(record, from_text=True)
             names_this_cycle.append(call.name)
             result.calls.append(record)
             result.recent_errors = 0 if record.ok else result.recent_errors + 1
@@ -163,18 +267,106 @@ async def run_react_loop(
                 and pattern.terminal_ends_loop
             ):
                 ended = True
-        if ended:
-            result.stopped_by = "terminal_tool"
-            return result
-        if pattern.mode == "single_action":
-            result.stopped_by = "single_action"
+        if ended or pattern.mode == "single_action":
+            result.stopped_by = "terminal_tool" if ended else "single_action"
+            result.reply = pending_prose
             return result
 
     logger.warning(
         "ReAct loop stopped at max_iterations=%d without a final answer", pattern.max_iterations
     )
     result.stopped_by = "max_iterations"
+    result.reply = pending_prose
     return result
+
+
+async def _final_answer(
+    ask: _Ask,
+    conversation: list[Message],
+    response: LLMResponse,
+    policy: ReplyPolicy,
+    result: LoopResult,
+) -> None:
+    """The plain-text answer: continued once if cut by the length limit, then cleaned."""
+    text = response.text or ""
+    result.text_only += 1
+    if response.finish_reason == "length" and text.strip():
+        more = await ask(
+            [*conversation, Message("assistant", text), Message("user", CONTINUE_PROMPT)], ()
+        )
+        if more.tool_calls:
+            logger.warning("The model answered a continuation request with tool calls; ignored")
+        text += more.text or ""
+        if more.finish_reason == "length":
+            text = end_at_sentence(text)
+            result.cut = "trimmed"
+        else:
+            result.cut = "continued"
+        logger.warning("A reply hit the length limit and was %s", result.cut)
+    cleaned = policy.clean(text)
+    result.reply = cleaned.text
+    result.cleaned = cleaned.removed
+    if result.reply:
+        result.transcript.append(Message("assistant", result.reply))
+    result.stopped_by = "final_answer"
+
+
+def _calls_from_text(scan: TextScan, iteration: int) -> tuple[tuple[ToolCall, ...], dict[str, str]]:
+    """Synthesised tool calls for what the text held, and the problems of unreadable ones."""
+    calls: list[ToolCall] = []
+    problems: dict[str, str] = {}
+    for number, found in enumerate(scan.calls, start=1):
+        call_id = f"text_{iteration}_{number}"
+        if found.name is not None and not _SAFE_NAME.match(found.name):
+            # The history goes back to the provider, which refuses odd function names.
+            calls.append(ToolCall(call_id, UNREADABLE_NAME, "{}"))
+            problems[call_id] = f"{found.name[:64]!r} is not a tool name"
+        elif found.arguments is None or found.problem is not None:
+            calls.append(ToolCall(call_id, found.name or UNREADABLE_NAME, "{}"))
+            problems[call_id] = found.problem or "the tool call could not be read"
+        else:
+            arguments = json.dumps(found.arguments, ensure_ascii=False)
+            calls.append(ToolCall(call_id, found.name or UNREADABLE_NAME, arguments))
+    return tuple(calls), problems
+
+
+def _canonical(arguments: str) -> str:
+    try:
+        return json.dumps(json.loads(arguments or "{}"), sort_keys=True, separators=(",", ":"))
+    except (json.JSONDecodeError, RecursionError):
+        return arguments
+
+
+def _unreadable(call: ToolCall, iteration: int, problem: str) -> ToolCallRecord:
+    outcome = {
+        "success": False,
+        "error": f"Your tool call could not be run: {problem}",
+        "suggestion": "Call the tool through the tool interface, or write exactly one JSON "
+        'object {"name": "<tool>", "arguments": {...}} with a complete, valid JSON object; '
+        "or answer in plain text.",
+    }
+    return ToolCallRecord(
+        iteration, call.id, call.name, call.arguments, False, outcome, "unreadable", False
+    )
+
+
+def _repeated(call: ToolCall, iteration: int, earlier: ToolCallRecord) -> ToolCallRecord:
+    key_fields = {
+        k: (v if not isinstance(v, str) or len(v) <= 200 else v[:197] + "...")
+        for k, v in earlier.result.items()
+        if isinstance(v, str | int | float | bool) or v is None
+    }
+    outcome = {
+        "success": False,
+        "error": f"You already called {call.name!r} with these arguments in this turn "
+        f"(iteration {earlier.iteration}); it was not run again",
+        "suggestion": "Use the earlier result; call a tool again only with different "
+        "arguments, or answer now.",
+        "earlier_result": dict(list(key_fields.items())[:_KEY_FIELDS]),
+    }
+    return ToolCallRecord(
+        iteration, call.id, call.name, call.arguments, False, outcome, "repeated", earlier.valid
+    )
 
 
 async def _one_call(
@@ -197,7 +389,7 @@ async def _one_call(
             "suggestion": "Use one of the offered tools: " + ", ".join(sorted(offered)),
         }
         return ToolCallRecord(
-            iteration, call.id, call.name, call.arguments, False, refusal, "refused"
+            iteration, call.id, call.name, call.arguments, False, refusal, "refused", False
         )
     if (
         tool is not None
@@ -206,7 +398,26 @@ async def _one_call(
     ):
         return _await_approval(call, iteration, unit, clock, event_id)
     ok, outcome = await run_tool(call.name, call.arguments, unit, snapshot)
-    return ToolCallRecord(iteration, call.id, call.name, call.arguments, ok, outcome)
+    return ToolCallRecord(
+        iteration,
+        call.id,
+        call.name,
+        call.arguments,
+        ok,
+        outcome,
+        valid=ok or _accepted(registry, call),
+    )
+
+
+def _accepted(registry: ToolRegistry, call: ToolCall) -> bool:
+    """Whether a failed call named a real tool with arguments it accepts (a tool's own failure)."""
+    if call.name not in registry:
+        return False
+    try:
+        registry.parse_arguments(registry.get(call.name), call.arguments)
+    except ToolError:
+        return False
+    return True
 
 
 def _await_approval(

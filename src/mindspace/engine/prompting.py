@@ -56,6 +56,9 @@ class PromptInputs:
     event: Event | None = None
     task: str | None = None
     present_entities: tuple[str, ...] = ()
+    reserved_tokens: int = 0
+    """Tokens of the request outside the messages (the tool definitions), taken off the
+    budget before the history gets its share."""
 
     @property
     def now(self) -> str:
@@ -201,7 +204,7 @@ class PromptBuilder:
             parts.append(self._render(component, inputs, budgets.get(component.key)))
         if history is not None:
             messages = self._messages(history, inputs)
-            used = sum(estimate_tokens(p.content) for p in parts)
+            used = sum(estimate_tokens(p.content) for p in parts) + inputs.reserved_tokens
             total = inputs.config.token_budget or self.settings.context_token_budget
             budget = min(budgets.get("conversation_history", total), max(0, total - used))
             parts.append(

@@ -7,9 +7,11 @@ a crash mid-tick stores nothing of it and the event runs again from the start.
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
 from mindspace.clock import format_time, parse_time
@@ -21,15 +23,18 @@ from mindspace.context.patterns import (
     select_execution_pattern,
     token_pressure,
 )
+from mindspace.context.tokens import estimate_tokens
 from mindspace.engine.compaction import compact_conversation_history
 from mindspace.engine.events import EventQueue
-from mindspace.engine.loop import LoopResult, run_react_loop
+from mindspace.engine.hygiene import ReplyPolicy
+from mindspace.engine.loop import CutHandling, LoopResult, offered_tools, run_react_loop
 from mindspace.engine.modes import (
     OperatingMode,
     SleepSchedule,
     check_sleep_schedule,
     transition_mode,
 )
+from mindspace.engine.outcome import ReplyOutcome, is_addressed, reply_outcome, tick_tool_use
 from mindspace.engine.prompting import PromptInputs
 from mindspace.engine.records import (
     BufferedMessage,
@@ -46,11 +51,12 @@ from mindspace.memory.entities import EntityBook
 from mindspace.memory.working import WorkingMemoryBook
 from mindspace.state.unit import Unit
 from mindspace.workspace.records import ContextUsage, Counters, Goal
+from mindspace.workspace.status import record_tick_tool_use
 
 if TYPE_CHECKING:
     from mindspace.engine.assistant import Assistant
 
-__all__ = ["AUTONOMOUS_TASK", "TickResult", "Ticker"]
+__all__ = ["AUTONOMOUS_TASK", "ReplyOutcome", "TickResult", "Ticker", "is_addressed"]
 
 logger = logging.getLogger("mindspace.engine")
 
@@ -79,6 +85,13 @@ class TickResult:
     ambient_buffered: int = 0
     sleep: SleepTickResult | None = None
     notes: list[str] = field(default_factory=list)
+    outcome: ReplyOutcome | None = None
+    """For event ticks: whether the speaker got the model's reply, the fallback, or none."""
+
+    @property
+    def cut(self) -> CutHandling | None:
+        """Whether the reply hit the length limit (``continued`` or ``trimmed``)."""
+        return self.loop.cut if self.loop else None
 
     @property
     def tool_calls(self) -> list[tuple[str, bool]]:
@@ -264,6 +277,7 @@ class Ticker:
             )
         now = format_time(a.clock.now())
         self._remember(unit, entity, event, loop)
+        outcome, reply, failure = reply_outcome(event, loop, a.settings.fallback_reply)
         state = unit.doc(EngineState)
         updates: dict[str, Any] = {"recent_errors": loop.recent_errors}
         if loop.last_tool_result is not None:
@@ -272,10 +286,17 @@ class Ticker:
             updates["last_autonomous_at"] = now
         unit.put_doc(state.model_copy(update=updates))
         if event is not None:
+            # A tick that could not answer is still done (its writes are kept and running
+            # it again would repeat them); the failure is recorded in the event's error.
             unit.put(
-                event.model_copy(update={"status": "done", "reply": loop.reply, "updated_at": now})
+                event.model_copy(
+                    update={"status": "done", "reply": reply, "error": failure, "updated_at": now}
+                )
             )
+        record_tick_tool_use(unit, tick_tool_use(loop, outcome), a.settings.tool_health_window)
         a.state.commit(unit)
+        if failure is not None:
+            logger.warning("Event %r: %s", event.id if event else None, failure)
         notes = []
         if emergency is not None and emergency.compacted:
             notes.append(f"emergency compaction: {emergency.to_dict()['threads']}")
@@ -284,12 +305,13 @@ class Ticker:
             kind=kind,
             status="done",
             event_id=event.id if event else None,
-            reply=loop.reply,
+            reply=reply,
             reply_target=_reply_target(event),
             context_type=context_type,
             pattern=pattern,
             prompt=prompt,
             loop=loop,
+            outcome=outcome,
         )
 
     async def session(
@@ -314,6 +336,10 @@ class Ticker:
         a = self.assistant
         pattern = self.compose(unit, config, assessment)
         present = event.metadata.get("present") if event is not None else None
+        # The tool definitions travel with every request: they count in the estimate and
+        # come off the budget before the conversation history gets its share.
+        tools = offered_tools(a.tools, config, pattern)
+        tool_tokens = _tool_tokens(json.dumps([t.schema() for t in tools])) if tools else 0
         inputs = PromptInputs(
             unit=unit,
             settings=a.settings,
@@ -324,12 +350,13 @@ class Ticker:
             event=event,
             task=task,
             present_entities=tuple(str(p) for p in present) if isinstance(present, list) else (),
+            reserved_tokens=tool_tokens,
         )
         prompt = a.prompt_builder.build(inputs)
         if record_usage:
             unit.put_doc(
                 ContextUsage(
-                    estimated_used=prompt.estimated_tokens,
+                    estimated_used=prompt.estimated_tokens + tool_tokens,
                     source="estimate",
                     recorded_at=format_time(a.clock.now()),
                 )
@@ -347,7 +374,18 @@ class Ticker:
             temperature=a.settings.llm_temperature,
             event_id=event.id if event else None,
             record_usage=record_usage,
+            reply_policy=ReplyPolicy(
+                assistant_key=a.key,
+                # The instructions only: memories and goals also live in the system
+                # message, and a reply may rightly quote them word for word.
+                system_prompt=next(
+                    (c.content for c in prompt.components if c.key == "system_prompt"), ""
+                ),
+                event_text=event.content if event is not None else "",
+                max_chars=a.settings.max_reply_chars,
+            ),
         )
+        loop.tool_tokens = tool_tokens
         return pattern, prompt, loop
 
     def compose(
@@ -406,6 +444,11 @@ def _reply_target(event: Event | None) -> str | None:
         return None
     private = event.type == "whisper" or event.classification == "direct_message"
     return event.source_entity if private else None
+
+
+@lru_cache(maxsize=64)
+def _tool_tokens(schemas: str) -> int:
+    return estimate_tokens(schemas)
 
 
 def _event_assessment(event: Event) -> dict[str, Any] | None:

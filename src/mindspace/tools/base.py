@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -142,15 +143,27 @@ class Tool(ABC, Generic[A]):
         """Run the tool; return the spec's result dict or raise a ToolError."""
 
     def schema(self) -> ToolSchema:
-        """The tool in the chat-completions ``tools`` format."""
-        parameters = self.args_model.model_json_schema()
-        parameters.pop("title", None)
-        parameters.setdefault("properties", {})
-        return {
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": parameters,
-            },
-        }
+        """The tool in the chat-completions ``tools`` format (a fresh copy each call).
+
+        Building the JSON schema with pydantic is slow (it was a third of a tick's CPU),
+        so it is built once per tool and kept as JSON text; the copy keeps callers from
+        changing the cached schema.
+        """
+        key = (self.name, self.description, self.args_model)
+        cached = self.__dict__.get("_schema_cache")
+        if cached is None or cached[0] != key:
+            parameters = self.args_model.model_json_schema()
+            parameters.pop("title", None)
+            parameters.setdefault("properties", {})
+            schema = {
+                "type": "function",
+                "function": {
+                    "name": self.name,
+                    "description": self.description,
+                    "parameters": parameters,
+                },
+            }
+            cached = (key, json.dumps(schema))
+            self.__dict__["_schema_cache"] = cached
+        copy: ToolSchema = json.loads(cached[1])
+        return copy

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from mindspace.clock import Clock, format_time
 from mindspace.config import Settings
 from mindspace.context.tokens import estimate_tokens
+from mindspace.state.models import Document
 from mindspace.state.unit import Unit
 from mindspace.workspace.records import (
     ContextUsage,
@@ -19,7 +20,25 @@ from mindspace.workspace.records import (
     SystemPrompts,
 )
 
-__all__ = ["AdvisoryLevel", "LoopSnapshot", "advisory", "build_status", "estimate_state_tokens"]
+__all__ = [
+    "NEVER_CALLS_TOOLS_TICKS",
+    "NEVER_CALLS_TOOLS_WARNING",
+    "AdvisoryLevel",
+    "LoopSnapshot",
+    "TickToolUse",
+    "ToolUseWindow",
+    "advisory",
+    "build_status",
+    "estimate_state_tokens",
+    "record_tick_tool_use",
+    "tool_use_health",
+]
+
+NEVER_CALLS_TOOLS_TICKS = 5
+"""Ticks in a row that offered tools without a valid call before the health line warns."""
+NEVER_CALLS_TOOLS_WARNING = (
+    "the model never calls tools: run `mindspace doctor`, see docs/llm-providers.md"
+)
 
 AdvisoryLevel = Literal["normal", "warning", "critical"]
 
@@ -40,6 +59,69 @@ class LoopSnapshot:
     in_chain: bool = False
     chain_depth: int = 0
     pending_tools: tuple[str, ...] = ()
+
+
+class TickToolUse(Document):
+    """How one tick used its tools (one entry of :class:`ToolUseWindow`)."""
+
+    name: ClassVar[str] = "tick_tool_use"
+
+    offered_tools: bool = True
+    valid: int = 0
+    """Calls that reached a tool with arguments it accepted (even if the tool then failed)."""
+    invalid: int = 0
+    """Unknown tools, bad arguments, tools not offered here, unreadable text calls."""
+    repeated: int = 0
+    """Identical repeats of an earlier call in the tick, answered without running."""
+    from_text: int = 0
+    """Calls the model wrote as text (counted in ``valid`` or ``invalid`` too)."""
+    text_only: int = 0
+    """1 when the tick's model answered in plain text without any tool call."""
+    cut: bool = False
+    """The reply hit the length limit and had to be continued or cut."""
+    unanswered: bool = False
+    """An addressed event got the fallback reply because the model gave none."""
+
+
+class ToolUseWindow(Document):
+    """Tool use of the last ticks, newest last (the window size is a setting)."""
+
+    name: ClassVar[str] = "tool_use_window"
+
+    ticks: tuple[TickToolUse, ...] = ()
+
+
+def record_tick_tool_use(unit: Unit, tick: TickToolUse, window: int) -> None:
+    """Append ``tick`` to the rolling window, keeping the newest ``window`` ticks."""
+    kept = (*unit.doc(ToolUseWindow).ticks, tick)[-window:]
+    unit.put_doc(ToolUseWindow(ticks=kept))
+
+
+def tool_use_health(unit: Unit, window: int) -> dict[str, Any]:
+    """Counts over the last ``window`` ticks, and a warning when tools are never used.
+
+    The warning appears once at least :data:`NEVER_CALLS_TOOLS_TICKS` of the most recent
+    ticks that offered tools made no valid tool call.
+    """
+    ticks = unit.doc(ToolUseWindow).ticks[-window:]
+    dry = 0
+    for tick in reversed([t for t in ticks if t.offered_tools]):
+        if tick.valid:
+            break
+        dry += 1
+    return {
+        "window": window,
+        "ticks": len(ticks),
+        "valid_calls": sum(t.valid for t in ticks),
+        "invalid_calls": sum(t.invalid for t in ticks),
+        "repeated_calls": sum(t.repeated for t in ticks),
+        "parsed_from_text": sum(t.from_text for t in ticks),
+        "text_only_answers": sum(t.text_only for t in ticks),
+        "cut_replies": sum(1 for t in ticks if t.cut),
+        "fallback_replies": sum(1 for t in ticks if t.unanswered),
+        "ticks_without_valid_call": dry,
+        "warning": NEVER_CALLS_TOOLS_WARNING if dry >= NEVER_CALLS_TOOLS_TICKS else None,
+    }
 
 
 def advisory(percent: float, settings: Settings) -> dict[str, Any]:
@@ -105,6 +187,7 @@ def build_status(
             "chain_depth": loop.chain_depth,
             "pending_tools": list(loop.pending_tools),
         },
+        "tool_use_health": tool_use_health(unit, settings.tool_health_window),
     }
 
 

@@ -23,6 +23,7 @@ __all__ = [
     "projects_table",
     "status_view",
     "summarize_result",
+    "tool_use_line",
     "tools_table",
 ]
 
@@ -184,6 +185,11 @@ def status_view(
             f" · since {metrics.get('session_start') or 'never'}",
         ),
     )
+    health = status.get("tool_use_health")
+    if isinstance(health, Mapping):
+        grid.add_row("Tool use", tool_use_line(health))
+        if health.get("warning"):
+            grid.add_row("", Text(f"warning: {health['warning']}", style="bold yellow"))
     grid.add_row("Model", model)
     grid.add_row("Database", database)
     heading = Text.assemble(
@@ -192,6 +198,28 @@ def status_view(
         (f" at {status.get('timestamp', '?')}", "dim"),
     )
     return Group(heading, grid)
+
+
+def tool_use_line(health: Mapping[str, Any]) -> str:
+    """One line of tool-use health, e.g. ``last 20 ticks: 14 valid, 2 invalid, 4 text-only``."""
+    ticks = int(health.get("ticks", 0))
+    if not ticks:
+        return "no ticks yet"
+    line = (
+        f"last {plural(ticks, 'tick')}: {health.get('valid_calls', 0)} valid, "
+        f"{health.get('invalid_calls', 0)} invalid, {health.get('text_only_answers', 0)} text-only"
+    )
+    extras = [
+        f"{health[key]} {label}"
+        for key, label in (
+            ("parsed_from_text", "written as text"),
+            ("repeated_calls", "repeated"),
+            ("cut_replies", "cut by the length limit"),
+            ("fallback_replies", "fallback replies"),
+        )
+        if health.get(key)
+    ]
+    return line + (f" ({', '.join(extras)})" if extras else "")
 
 
 def summarize_result(tool: str, result: Mapping[str, Any]) -> str:

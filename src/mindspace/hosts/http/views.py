@@ -79,6 +79,7 @@ def assistant_summary(assistant: Assistant) -> dict[str, Any]:
         "token_usage": status["token_usage"],
         "token_advisory": status["token_advisory"],
         "session_metrics": status["session_metrics"],
+        "tool_use_health": status["tool_use_health"],
         "counts": {
             "goals": len(goals),
             "active_goals": sum(1 for g in goals if g.status == "active"),

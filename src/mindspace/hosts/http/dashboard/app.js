@@ -92,6 +92,7 @@ function metricsCard(summary) {
     h("div", { class: "stat-row" }, stat(m.total_tool_calls, "tool calls"), stat(m.successful_calls, "ok"), stat(m.failed_calls, "failed")),
     bar(ok, "done"),
     h("p", { class: "muted" }, `session since ${when(m.session_start)} · model ${summary.model} · embedder ${summary.embedder || "none"}`),
+    toolUseLine(summary.tool_use_health),
     h(
       "div",
       { class: "stat-row small" },
@@ -102,6 +103,25 @@ function metricsCard(summary) {
       stat(c.open_events, "queued events"),
     ),
   ];
+}
+
+// One line of tool-use health over the last ticks, and the warning when tools go unused.
+function toolUseLine(health) {
+  if (!health) return null;
+  if (!health.ticks) return h("p", { class: "muted", id: "tool-use" }, "tool use: no ticks yet");
+  const extras = [
+    [health.parsed_from_text, "written as text"],
+    [health.repeated_calls, "repeated"],
+    [health.cut_replies, "cut by the length limit"],
+    [health.fallback_replies, "fallback replies"],
+  ].filter(([n]) => n).map(([n, label]) => `${n} ${label}`);
+  const text = `tool use (last ${health.ticks} ticks): ${health.valid_calls} valid, ${health.invalid_calls} invalid, ${health.text_only_answers} text-only` + (extras.length ? ` (${extras.join(", ")})` : "");
+  return h(
+    "div",
+    { id: "tool-use" },
+    h("p", { class: "muted" }, text),
+    health.warning ? h("div", { class: "row" }, badge("warning", "warn"), h("span", {}, health.warning)) : null,
+  );
 }
 
 function stat(value, label) {
