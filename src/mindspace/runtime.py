@@ -49,7 +49,9 @@ def build_llm(settings: Settings) -> LLM:
         model=settings.llm_model,
         api_key=key,
         timeout=settings.llm_timeout,
+        connect_timeout=settings.llm_connect_timeout,
         max_retries=settings.llm_max_retries,
+        tool_choice=settings.llm_tool_choice,
     )
 
 
