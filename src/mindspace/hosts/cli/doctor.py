@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import logging
 import math
 import time
 from collections.abc import Awaitable, Callable
@@ -232,8 +233,8 @@ def _conclude(report: DoctorReport, slowest: float) -> None:
     elif "text" in (with_choice, without) and "native" not in (with_choice, without):
         report.notes.append(
             "The model writes tool calls as text instead of native tool_calls; mindspace "
-            "reads such calls, but a model or template with native tool calling is more "
-            "reliable."
+            "has to recognise them in the reply, so a model or chat template with native "
+            "tool calling is more reliable."
         )
     elif with_choice == "none" and without == "none":
         report.notes.append(
@@ -241,11 +242,11 @@ def _conclude(report: DoctorReport, slowest: float) -> None:
             "works (observations and the night's extraction), goals and journaling will not."
         )
     if report.json_output == "fenced":
-        report.notes.append("JSON answers come in a fenced block; mindspace unwraps them.")
+        report.notes.append("The model wraps JSON answers in a fenced block (```json).")
     elif report.json_output == "none":
         report.notes.append(
-            "The model did not answer with a JSON object; importance scores and "
-            "reflections fall back to their heuristics."
+            "The model did not answer with a JSON object: structured answers (importance "
+            "scores, reflection) will often need their repair attempt or fallback."
         )
     report.settings["MINDSPACE_LLM_TOOL_CHOICE"] = choice
     report.settings["MINDSPACE_LLM_TIMEOUT"] = str(_recommended_timeout(slowest))
@@ -332,12 +333,10 @@ async def _diagnose(prober: _Prober, report: DoctorReport) -> None:
 
 async def _probe_chat_and_more(prober: _Prober, report: DoctorReport) -> None:
     chat = [Message(role="user", content=CHAT_PROMPT)]
-    answer, error, probe = await prober.run(
-        "chat", lambda: prober.auto.complete(chat, max_tokens=64)
-    )
+    answer, _, probe = await prober.run("chat", lambda: prober.auto.complete(chat, max_tokens=64))
     if answer is None:
         report.verdict = "unusable"
-        report.summary = f"The endpoint does not answer a chat: {error}"
+        report.summary = "The endpoint does not answer a chat (the chat probe says why)."
         return
     probe.detail = f"answered {(answer.text or '')[:60]!r} (finish_reason {answer.finish_reason!r})"
     if not (answer.text or "").strip():
@@ -415,6 +414,8 @@ def doctor_command(
     url = base_url or settings.llm_base_url
     name = model or settings.llm_model
     key = api_key or (settings.llm_api_key.get_secret_value() if settings.llm_api_key else None)
+    # Each probe reports its own retries; the adapter's retry warnings would repeat them.
+    logging.getLogger("mindspace.llm.openai").setLevel(logging.ERROR)
     report = asyncio.run(diagnose(settings, url, name, key))
     if as_json:
         payload = {**asdict(report), "exit_code": report.exit_code}
