@@ -13,6 +13,7 @@ import httpx2
 import openai
 import pytest
 
+from mindspace import Assistant
 from mindspace.config import Settings
 from mindspace.errors import LLMConnectionError, LLMProviderError, LLMResponseError
 from mindspace.llm.openai_compat import OpenAICompatibleLLM
@@ -339,3 +340,26 @@ async def test_a_connect_timeout_is_retried_like_a_connection_error(
         await llm.aclose()
     assert "MINDSPACE_LLM_CONNECT_TIMEOUT" in str(caught.value)
     assert sleeps == [0.5, 1.0]  # every retry, not just the one a read timeout gets
+
+
+async def test_a_tick_against_a_server_answering_junk_fails_its_event_cleanly(
+    make_assistant: Callable[..., Assistant],
+    make_llm: MakeLLM,
+    sleeps: list[float],
+    stored: Callable[[], dict[str, Any]],
+) -> None:
+    with ChatCompletionsServer(quirks=["bad_json"]) as server:
+        for _ in range(4):
+            server.reply(tool_calls=[{"name": "add_goal", "arguments": {"description": "x"}}])
+        npc = make_assistant("tavern-npc", llm=make_llm(server, max_retries=2))
+        event = npc.enqueue_event("Hello there", source_entity="Bob")
+        before = {k: v for k, v in stored().items() if k != "events"}
+        result = await npc.tick()
+    assert result.status == "failed"
+    assert "LLMResponseError" in (result.error or "")
+    failed = npc.event(event.id)
+    assert failed is not None
+    assert failed.status == "failed"  # not left 'processing'
+    assert "not json {" in (failed.error or "")
+    assert sleeps == [0.5, 1.0]
+    assert {k: v for k, v in stored().items() if k != "events"} == before
