@@ -19,7 +19,7 @@ import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
-from typing import Annotated, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import typer
 
@@ -27,8 +27,10 @@ from mindspace.config import Settings
 from mindspace.errors import LLMConnectionError, LLMError, LLMProviderError
 from mindspace.hosts.cli.common import load_settings
 from mindspace.llm.offline import OFFLINE_NOTICE
-from mindspace.llm.openai_compat import OpenAICompatibleLLM, ToolChoice
 from mindspace.llm.port import LLMResponse, Message
+
+if TYPE_CHECKING:
+    from mindspace.llm.openai_compat import OpenAICompatibleLLM, ToolChoice
 
 __all__ = ["PROBE_TOOL", "DoctorReport", "ProbeResult", "diagnose", "doctor_command"]
 
@@ -98,6 +100,9 @@ class _Prober:
     """Runs probes through adapters that count the retries they needed."""
 
     def __init__(self, settings: Settings, base_url: str, model: str, api_key: str | None):
+        # Imported here so that `mindspace --help` does not load the openai SDK.
+        from mindspace.llm.openai_compat import OpenAICompatibleLLM
+
         self.retries = 0
 
         async def counted_sleep(delay: float) -> None:
