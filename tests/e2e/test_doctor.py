@@ -91,9 +91,8 @@ def test_doctor_on_an_unreachable_endpoint_exits_2_without_a_traceback() -> None
     done = doctor("--base-url", url, "--model", "m", MINDSPACE_LLM_MAX_RETRIES="0")
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
-    assert f"Verdict: unreachable. Cannot use the endpoint: Cannot reach the LLM at {url!r}" in (
-        done.stdout
-    )
+    assert f"  fail  reachable                  Cannot reach the LLM at {url!r}" in done.stdout
+    assert "Verdict: unreachable. The endpoint cannot be reached" in done.stdout
 
 
 def test_doctor_json_with_options_overriding_the_environment() -> None:

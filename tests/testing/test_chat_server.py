@@ -6,8 +6,11 @@ import http.client
 import json
 import os
 import signal
+import socket
+import struct
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -231,3 +234,17 @@ def test_the_module_runs_as_a_process_with_quirks(tmp_path: Any) -> None:
 def test_an_unknown_quirk_is_refused() -> None:
     with pytest.raises(ValueError, match="'sleepy'"):
         ChatCompletionsServer(quirks=["sleepy"])
+
+
+def test_a_client_resetting_a_kept_alive_connection_is_not_an_error(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    with ChatCompletionsServer() as server:
+        host, port = server.url.removeprefix("http://").removesuffix("/v1").split(":")
+        with socket.create_connection((host, int(port))) as sock:
+            sock.sendall(b"GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert sock.recv(65536).startswith(b"HTTP/1.1 200")
+            # linger 0: close with a reset, as a client whose event loop died does
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        time.sleep(0.2)  # let the server's thread meet the reset (real I/O, not a clock)
+    assert "Traceback" not in capfd.readouterr().err

@@ -131,6 +131,12 @@ class _Server(ThreadingHTTPServer):
             self.open_sockets.add(request)
         super().process_request(request, client_address)
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client closing or resetting a kept-alive connection is normal, not an error.
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
     def shutdown_request(self, request: Any) -> None:
         with self.guard:
             self.open_sockets.discard(request)

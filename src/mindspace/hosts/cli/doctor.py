@@ -297,7 +297,7 @@ async def _diagnose(prober: _Prober, report: DoctorReport) -> None:
     models, error, probe = await prober.run("reachable", prober.auto.list_models)
     if isinstance(error, LLMConnectionError):
         report.verdict = "unreachable"
-        report.summary = f"Cannot use the endpoint: {error}"
+        report.summary = "The endpoint cannot be reached (the reachable probe says why)."
         return
     listed = [str(m.get("id")) for m in models or ()]
     if error is None:
