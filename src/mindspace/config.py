@@ -45,9 +45,25 @@ class Settings(BaseSettings):
     llm_base_url: str | None = Field(default=None, description="Chat-completions base URL.")
     llm_model: str | None = Field(default=None, description="Model name sent to the provider.")
     llm_api_key: SecretStr | None = Field(default=None, description="Provider API key.")
-    llm_timeout: float = Field(default=60.0, gt=0, description="Seconds per LLM request.")
+    llm_timeout: float = Field(
+        default=120.0,
+        gt=0,
+        description="Seconds to wait for an LLM answer (the read timeout: generation time).",
+    )
+    llm_connect_timeout: float = Field(
+        default=10.0, gt=0, description="Seconds to wait for a connection to the LLM server."
+    )
     llm_max_retries: int = Field(
-        default=3, ge=0, le=10, description="Retries on 429, 5xx and timeouts."
+        default=3,
+        ge=0,
+        le=10,
+        description="Retries on connection errors, 429, 5xx and malformed answers; "
+        "a read timeout is retried at most once.",
+    )
+    llm_tool_choice: Literal["auto", "omit"] = Field(
+        default="auto",
+        description="'auto' sends tool_choice: \"auto\" whenever tools are offered; "
+        "'omit' never sends it (for servers that reject the field).",
     )
 
     # Context window

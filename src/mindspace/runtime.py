@@ -15,7 +15,6 @@ from mindspace.embeddings.port import Embedder
 from mindspace.engine.assistant import Assistant
 from mindspace.errors import ConfigError
 from mindspace.llm.offline import OfflineLLM
-from mindspace.llm.openai_compat import OpenAICompatibleLLM
 from mindspace.llm.port import LLM
 from mindspace.storage.sql import SqlStore
 
@@ -43,13 +42,18 @@ def build_llm(settings: Settings) -> LLM:
             f"MINDSPACE_LLM_BASE_URL is set to {settings.llm_base_url!r} but "
             "MINDSPACE_LLM_MODEL is not; set the model name the endpoint serves."
         )
+    # Imported here so that commands which never call a model do not load the openai SDK.
+    from mindspace.llm.openai_compat import OpenAICompatibleLLM
+
     key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
     return OpenAICompatibleLLM(
         base_url=str(settings.llm_base_url),
         model=settings.llm_model,
         api_key=key,
         timeout=settings.llm_timeout,
+        connect_timeout=settings.llm_connect_timeout,
         max_retries=settings.llm_max_retries,
+        tool_choice=settings.llm_tool_choice,
     )
 
 

@@ -31,6 +31,7 @@ from mindspace.hosts.cli.common import (
     print_error,
 )
 from mindspace.hosts.cli.demo import run_demo
+from mindspace.hosts.cli.doctor import doctor_command
 from mindspace.hosts.cli.journal import journal_app
 from mindspace.hosts.cli.memory import register_memory_commands
 from mindspace.hosts.cli.render import goal_tree, projects_table, status_view, tools_table
@@ -283,6 +284,7 @@ app.add_typer(journal_app, name="journal")
 app.add_typer(bench_app, name="bench")
 register_memory_commands(app)
 app.command("serve")(serve_command)
+app.command("doctor")(doctor_command)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

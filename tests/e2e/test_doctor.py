@@ -1,0 +1,142 @@
+"""``mindspace doctor`` in a real process against the test server in every quirk mode.
+
+Its text output is compared with snapshots in ``tests/e2e/snapshots/doctor/`` (the
+server's URL and the latencies masked). After a deliberate change of the output, run
+with ``MINDSPACE_UPDATE_SNAPSHOTS=1`` once and review the diff of the snapshots.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mindspace.hosts.cli.doctor import PROBE_TOOL_NAME
+from mindspace.testing import ChatCompletionsServer, Quirk, Step
+
+SNAPSHOTS = Path(__file__).parent / "snapshots" / "doctor"
+CHAT_REPLY = "Ready. I can hear you clearly and I am ready to help."
+
+
+def respond(body: dict[str, Any]) -> Step:
+    """A coherent model: calls the probe tool when offered, answers JSON when asked."""
+    asked = str(body["messages"][-1]["content"])
+    if body.get("tools"):
+        return Step(tool_calls=[{"name": PROBE_TOOL_NAME, "arguments": {"city": "Paris"}}])
+    if "JSON" in asked:
+        return Step('{"status": "ok", "count": 3}')
+    return Step(CHAT_REPLY)
+
+
+def doctor(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("MINDSPACE_")}
+    clean.update({"COLUMNS": "200", "MINDSPACE_LLM_MAX_RETRIES": "2", **env})
+    return subprocess.run(
+        [sys.executable, "-m", "mindspace.hosts.cli.app", "doctor", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=clean,
+        check=False,
+    )
+
+
+def masked(text: str, url: str | None = None) -> str:
+    if url:
+        text = text.replace(url, "<URL>")
+    return re.sub(r"\(\d+ ms\)", "(N ms)", text)
+
+
+def check_snapshot(name: str, text: str) -> None:
+    path = SNAPSHOTS / f"{name}.txt"
+    if os.environ.get("MINDSPACE_UPDATE_SNAPSHOTS") == "1":
+        path.write_text(text)
+    assert path.exists(), f"no snapshot {path}; run with MINDSPACE_UPDATE_SNAPSHOTS=1"
+    assert text == path.read_text()
+
+
+EXIT_CODES = {None: 0, Quirk.BAD_JSON: 1}
+
+
+@pytest.mark.parametrize("quirk", [None, *Quirk], ids=lambda q: q or "default")
+def test_doctor_output_in_each_quirk_mode(quirk: Quirk | None) -> None:
+    with ChatCompletionsServer(
+        quirks=[quirk] if quirk else [], respond=respond, model_info={"context_length": 8192}
+    ) as server:
+        done = doctor(MINDSPACE_LLM_BASE_URL=server.url, MINDSPACE_LLM_MODEL="scripted")
+    assert done.returncode == EXIT_CODES.get(quirk, 0), done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr == ""
+    check_snapshot(quirk or "default", masked(done.stdout, server.url))
+
+
+def test_doctor_without_an_llm_names_the_offline_model() -> None:
+    done = doctor()
+    assert done.returncode == 0
+    check_snapshot("offline", done.stdout)
+
+
+def test_doctor_on_an_unreachable_endpoint_exits_2_without_a_traceback() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
+    done = doctor("--base-url", url, "--model", "m", MINDSPACE_LLM_MAX_RETRIES="0")
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert f"  fail  reachable                  Cannot reach the LLM at {url!r}" in done.stdout
+    assert "Verdict: unreachable. The endpoint cannot be reached" in done.stdout
+
+
+def test_doctor_json_with_options_overriding_the_environment() -> None:
+    with ChatCompletionsServer(
+        model="qwen2.5:7b",
+        quirks=["tools_need_tool_choice"],
+        respond=respond,
+        model_info={"meta": {"n_ctx_train": 32768}},
+    ) as server:
+        done = doctor(
+            "--json",
+            "--base-url",
+            server.url,
+            "--model",
+            "qwen2.5:7b",
+            MINDSPACE_LLM_BASE_URL="http://127.0.0.1:9/v1",
+            MINDSPACE_LLM_MODEL="other",
+        )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["base_url"] == server.url
+    assert report["verdict"] == "usable"
+    assert report["exit_code"] == 0
+    assert report["context_window"] == 32768
+    assert report["tool_calls"] == "native"
+    assert report["tool_calls_without_tool_choice"] == "none"
+    assert report["json_output"] == "json"
+    assert report["settings"] == {
+        "MINDSPACE_LLM_TOOL_CHOICE": "auto",
+        "MINDSPACE_LLM_TIMEOUT": "120",
+        "MINDSPACE_MODEL_LIMIT": "32768",
+    }
+    names = [p["name"] for p in report["probes"]]
+    assert names[:4] == ["reachable", "model listed", "context window", "chat"]
+    assert all(isinstance(p["latency_ms"], int) for p in report["probes"] if p["name"] == "chat")
+    # tool_choice "auto" went with the first tool probe only
+    tool_requests = [r for r in server.requests if r.get("tools")]
+    assert [r.get("tool_choice") for r in tool_requests] == ["auto", None]
+
+
+def test_doctor_without_a_model_lists_what_the_endpoint_serves() -> None:
+    with ChatCompletionsServer(model="llama3.2", respond=respond) as server:
+        done = doctor(MINDSPACE_LLM_BASE_URL=server.url)
+    assert done.returncode == 1
+    assert "MINDSPACE_LLM_MODEL is not set; set it to a model the endpoint serves ('llama3.2')" in (
+        done.stdout
+    )
