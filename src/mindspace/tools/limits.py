@@ -37,8 +37,8 @@ __all__ = [
     "Identifier",
     "Labels",
     "Limit",
+    "SessionItems",
     "ShortText",
-    "TextList",
     "limit_of",
 ]
 
@@ -107,8 +107,5 @@ ShortText = Annotated[str, Limit(MAX_SHORT_TEXT_CHARS)]
 """A reason, a query or a one-line summary."""
 Labels = Annotated[list[str], Limit(MAX_LABEL_CHARS, items=MAX_LABELS)]
 """Tags or related project keys."""
-
-
-def TextList(chars: int | str) -> Any:  # noqa: N802 - used like a type in annotations
-    """A list of at most MAX_LIST_ITEMS strings of at most ``chars`` characters each."""
-    return Annotated[list[str], Limit(chars, items=MAX_LIST_ITEMS)]
+SessionItems = Annotated[list[str], Limit("max_session_memory_chars", items=MAX_LIST_ITEMS)]
+"""Facts or patterns of session memory."""

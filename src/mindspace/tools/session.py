@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from mindspace.tools.base import Tool, ToolArgs, ToolCategory, ToolContext
-from mindspace.tools.limits import Limit, ShortText, TextList
+from mindspace.tools.limits import Limit, SessionItems, ShortText
 
 __all__ = ["AddSessionMemory", "CompactSessionMemory"]
 
@@ -46,12 +46,8 @@ class AddSessionMemory(Tool[AddSessionMemoryArgs]):
 
 
 class CompactSessionMemoryArgs(ToolArgs):
-    new_facts: TextList("max_session_memory_chars") = Field(
-        description="The consolidated facts (replace all facts)."
-    )
-    new_patterns: TextList("max_session_memory_chars") = Field(
-        description="The consolidated patterns (replace all)."
-    )
+    new_facts: SessionItems = Field(description="The consolidated facts (replace all facts).")
+    new_patterns: SessionItems = Field(description="The consolidated patterns (replace all).")
     summary: ShortText = Field(description="What was consolidated.")
 
 
