@@ -33,7 +33,7 @@ from mindspace.memory.entities import EntityBook
 from mindspace.memory.index import MemoryIndex
 from mindspace.memory.semantic import SemanticMemory
 from mindspace.state.unit import Unit
-from mindspace.tools.limits import limit_of
+from mindspace.tools.limits import Limit, limit_of
 from mindspace.validation import MAX_TEXT_CHARS, find_invalid_text
 from mindspace.workspace.goals import GoalBook
 from mindspace.workspace.persona import PersonaGuard
@@ -73,7 +73,7 @@ class ToolArgs(BaseModel):
     @classmethod
     def _within_the_boundary(cls, value: Any, info: ValidationInfo) -> Any:
         name = info.field_name or "(argument)"
-        limit = limit_of(cls.model_fields[name]) if name in cls.model_fields else None
+        limit = _field_limit(cls, name)
         settings = (info.context or {}).get("settings")
         max_chars = limit.max_chars(settings) if limit is not None else MAX_TEXT_CHARS
         items = limit.items if limit is not None else None
@@ -92,6 +92,18 @@ class ToolArgs(BaseModel):
                     f"{where!r} is {length:,} characters long; the limit is {max_chars:,}"
                 )
         return value
+
+
+_LIMITS: dict[tuple[type[ToolArgs], str], Limit | None] = {}
+
+
+def _field_limit(model: type[ToolArgs], name: str) -> Limit | None:
+    # looked up once per field: argument models do not change after import
+    key = (model, name)
+    if key not in _LIMITS:
+        field = model.model_fields.get(name)
+        _LIMITS[key] = limit_of(field) if field is not None else None
+    return _LIMITS[key]
 
 
 class NoArgs(ToolArgs):

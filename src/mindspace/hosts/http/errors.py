@@ -10,6 +10,7 @@ with extra fields where they help (``problems`` for invalid requests).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from typing import Any
@@ -204,6 +205,7 @@ def _problem(error: Any) -> dict[str, Any]:
     }
 
 
+_SCAN_INLINE_BYTES = 16_384
 DRAIN_FACTOR = 16
 """An oversized body is read and dropped up to this many times the limit before the 413."""
 
@@ -251,7 +253,13 @@ class BodyLimitMiddleware:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
-        if json_depth_exceeds(body):
+        # the scan is linear but in Python; a large body is scanned off the event loop
+        deep = (
+            await asyncio.to_thread(json_depth_exceeds, body)
+            if len(body) > _SCAN_INLINE_BYTES
+            else json_depth_exceeds(body)
+        )
+        if deep:
             await _send_json(
                 send,
                 422,
