@@ -106,12 +106,7 @@ class ToolRegistry:
                 )
             try:
                 data = json.loads(data)
-            except (json.JSONDecodeError, RecursionError) as exc:
-                if isinstance(exc, RecursionError):  # defensive: depth was checked above
-                    raise InvalidArgumentsError(
-                        f"Arguments for {tool.name!r} nest too deep to read",
-                        f"Send the arguments as one flat JSON object: {describe_parameters(tool)}.",
-                    ) from None
+            except json.JSONDecodeError as exc:
                 raise InvalidArgumentsError(
                     f"Arguments for {tool.name!r} are not valid JSON: {exc.msg} "
                     f"at position {exc.pos}",
