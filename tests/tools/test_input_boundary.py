@@ -8,12 +8,13 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from mindspace import Assistant, Settings
 from mindspace.errors import InvalidArgumentsError
 from mindspace.llm.openai_compat import OpenAICompatibleLLM
 from mindspace.testing import ChatCompletionsServer
-from mindspace.tools.base import Tool
+from mindspace.tools.base import Tool, ToolArgs
 from mindspace.validation import MAX_JSON_DEPTH, find_invalid_text, json_depth_exceeds
 
 Snapshot = Callable[[], dict[str, list[tuple[Any, ...]]]]
@@ -328,3 +329,39 @@ def test_find_invalid_text_names_the_path_without_recursing() -> None:
     found = find_invalid_text({"a": ["ok", {"b": f"x{LONE}"}]})
     assert found is not None
     assert found[0] == "a[1].b"
+
+
+class _Room:
+    """A host's world that records what the assistant said."""
+
+    def __init__(self) -> None:
+        self.said: list[str] = []
+
+    async def say(self, text: str, *, target: str | None = None) -> None:
+        self.said.append(text)
+
+    async def look(self) -> str:
+        return "A quiet tavern."
+
+
+async def test_world_tools_refuse_bad_text_before_the_host_sees_it(assistant: Assistant) -> None:
+    room = _Room()
+    assistant.attach_world(room)
+    refused = await assistant.call_tool("say", {"text": f"Hello {LONE}"})
+    _assert_refused(refused, "text", "lone surrogate")
+    too_long = await assistant.call_tool("say", {"text": "Hi", "target": "t" * 129})
+    _assert_refused(too_long, "target", "the limit is 128")
+    said = await assistant.call_tool("say", {"text": "Welcome!"})
+    assert said["success"] is True
+    assert room.said == ["Welcome!"]
+
+
+def test_a_host_tool_without_declared_limits_still_gets_the_ceiling() -> None:
+    class WhisperArgs(ToolArgs):
+        text: str
+
+    with pytest.raises(ValidationError, match="the limit is 100,000"):
+        WhisperArgs.model_validate({"text": "x" * 100_001})
+    with pytest.raises(ValidationError, match="lone surrogate"):
+        WhisperArgs.model_validate({"text": f"psst {LONE}"})
+    assert WhisperArgs.model_validate({"text": "x" * 100_000}).text == "x" * 100_000
