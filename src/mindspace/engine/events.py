@@ -18,12 +18,45 @@ from mindspace.clock import Clock, format_time
 from mindspace.engine.records import Event
 from mindspace.errors import InvalidArgumentsError
 from mindspace.state.port import Store
+from mindspace.validation import MAX_JSON_DEPTH, find_invalid_text
 
 __all__ = ["EVENT_TYPE_PATTERN", "EventQueue", "urgency_order"]
 
 EVENT_TYPE_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
 MAX_EVENT_CHARS = 16_000
 MAX_ENTITY_CHARS = 128
+
+
+def _check_text(fields: Mapping[str, Any]) -> None:
+    # Host events are the other door text comes in by: the same rule as tool arguments,
+    # so nothing unencodable is queued (a lone surrogate would fail every later tick).
+    if _nesting(fields["metadata"]) > MAX_JSON_DEPTH:
+        raise InvalidArgumentsError(
+            f"Event metadata nests deeper than {MAX_JSON_DEPTH} levels",
+            "Send metadata as a flat object of simple values.",
+        )
+    found = find_invalid_text(fields, max_chars=None) or find_invalid_text(
+        fields["metadata"], "metadata"
+    )
+    if found is not None:
+        where, problem = found
+        raise InvalidArgumentsError(
+            f"Event {where!r} {problem}", "Fix the text and enqueue the event again."
+        )
+
+
+def _nesting(value: Any) -> int:
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping | list | tuple):
+            deepest = max(deepest, depth)
+            if deepest > MAX_JSON_DEPTH:
+                break
+            children = item.values() if isinstance(item, Mapping) else item
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 def urgency_order(event: Event, position: int) -> tuple[int, int, int]:
@@ -57,9 +90,20 @@ class EventQueue:
         """Validate and store a new pending event.
 
         Raises:
-            InvalidArgumentsError: empty or oversized content, a malformed type or
-                entity, or metadata with an invalid ``priority``/``urgent``.
+            InvalidArgumentsError: empty or oversized content, text that is not valid
+                Unicode (a lone surrogate) anywhere, metadata nested deeper than
+                ``MAX_JSON_DEPTH``, a malformed type or entity, or metadata with an invalid
+                ``priority``/``urgent``.
         """
+        _check_text(
+            {
+                "content": content,
+                "type": type,
+                "source_entity": source_entity,
+                "location": location,
+                "metadata": dict(metadata or {}),
+            }
+        )
         text = content.strip()
         if not text:
             raise InvalidArgumentsError("Event content is empty", "Send the text of the event.")

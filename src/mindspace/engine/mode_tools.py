@@ -12,12 +12,13 @@ from pydantic import Field
 
 from mindspace.engine.modes import OperatingMode, transition_mode
 from mindspace.tools.base import Tool, ToolArgs, ToolCategory, ToolContext
+from mindspace.tools.limits import ShortText
 
 __all__ = ["GoToSleep"]
 
 
 class GoToSleepArgs(ToolArgs):
-    reason: str = Field(description="Why now, e.g. 'the tavern is closed for the night'.")
+    reason: ShortText = Field(description="Why now, e.g. 'the tavern is closed for the night'.")
     deep: bool = Field(
         default=False, description="Deep sleep ignores urgent events (only the schedule wakes it)."
     )

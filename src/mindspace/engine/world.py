@@ -7,14 +7,18 @@ attaches it to an assistant, which then offers the world tools below to the mode
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import Annotated, Any, Protocol, runtime_checkable
 
 from pydantic import Field
 
 from mindspace.errors import ToolFailedError
 from mindspace.tools.base import NoArgs, Tool, ToolArgs, ToolCategory, ToolContext
+from mindspace.tools.limits import Identifier, Limit, ShortText
 
 __all__ = ["EmoteTool", "LookTool", "SayTool", "World", "WorldBase", "world_tools"]
+
+MAX_UTTERANCE_CHARS = 4_000
+"""Longest text the assistant may say at once."""
 
 
 @runtime_checkable
@@ -39,8 +43,8 @@ class WorldBase:
 
 
 class SayArgs(ToolArgs):
-    text: str = Field(description="What to say.")
-    target: str | None = Field(default=None, description="Say it privately to this entity.")
+    text: Annotated[str, Limit(MAX_UTTERANCE_CHARS)] = Field(description="What to say.")
+    target: Identifier | None = Field(default=None, description="Say it privately to this entity.")
 
 
 class SayTool(Tool[SayArgs]):
@@ -61,7 +65,7 @@ class SayTool(Tool[SayArgs]):
 
 
 class EmoteArgs(ToolArgs):
-    text: str = Field(description="The action, e.g. 'polishes a glass'.")
+    text: ShortText = Field(description="The action, e.g. 'polishes a glass'.")
 
 
 class EmoteTool(Tool[EmoteArgs]):

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 
 from mindspace.clock import Clock
 from mindspace.config import Settings
@@ -34,6 +34,8 @@ from mindspace.memory.entities import EntityBook
 from mindspace.memory.index import MemoryIndex
 from mindspace.memory.semantic import SemanticMemory
 from mindspace.state.unit import Unit
+from mindspace.tools.limits import Limit, limit_of
+from mindspace.validation import MAX_TEXT_CHARS, find_invalid_text
 from mindspace.workspace.goals import GoalBook
 from mindspace.workspace.persona import PersonaGuard
 from mindspace.workspace.projects import ProjectDesk
@@ -58,9 +60,51 @@ class ToolCategory(StrEnum):
 
 
 class ToolArgs(BaseModel):
-    """Base of argument models: strict JSON types and no unknown fields."""
+    """Base of argument models: strict JSON types, no unknown fields, and bounded text.
+
+    Every field passes the input boundary (:mod:`mindspace.validation`): strings must be
+    valid Unicode and within the field's :class:`~mindspace.tools.limits.Limit` (or
+    ``MAX_TEXT_CHARS``), lists within their item count. Validation under
+    ``context={"settings": settings}`` takes setting-based limits from those settings.
+    """
 
     model_config = ConfigDict(strict=True, extra="forbid")
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _within_the_boundary(cls, value: Any, info: ValidationInfo) -> Any:
+        name = info.field_name or "(argument)"
+        limit = _field_limit(cls, name)
+        settings = (info.context or {}).get("settings")
+        max_chars = limit.max_chars(settings) if limit is not None else MAX_TEXT_CHARS
+        items = limit.items if limit is not None else None
+        if items is not None and isinstance(value, list) and len(value) > items:
+            raise ValueError(f"{name!r} has {len(value):,} items; the limit is {items:,}")
+        found = find_invalid_text(value, name, max_chars=None)
+        if found is not None:
+            raise ValueError(f"{found[0]!r} {found[1]}")
+        strings = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+        for index, text in enumerate(strings):
+            # counted as the tools store it: without surrounding space
+            length = len(text.strip()) if isinstance(text, str) else 0
+            if length > max_chars:
+                where = name if isinstance(value, str) else f"{name}[{index}]"
+                raise ValueError(
+                    f"{where!r} is {length:,} characters long; the limit is {max_chars:,}"
+                )
+        return value
+
+
+_LIMITS: dict[tuple[type[ToolArgs], str], Limit | None] = {}
+
+
+def _field_limit(model: type[ToolArgs], name: str) -> Limit | None:
+    # looked up once per field: argument models do not change after import
+    key = (model, name)
+    if key not in _LIMITS:
+        field = model.model_fields.get(name)
+        _LIMITS[key] = limit_of(field) if field is not None else None
+    return _LIMITS[key]
 
 
 class NoArgs(ToolArgs):

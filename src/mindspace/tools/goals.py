@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from mindspace.tools.base import Tool, ToolArgs, ToolCategory, ToolContext
+from mindspace.tools.limits import Identifier, Limit
 
 __all__ = ["AddGoal", "DecomposeGoal", "UpdateGoal"]
 
 
 class AddGoalArgs(ToolArgs):
-    description: str = Field(description="What should be achieved.")
+    description: Annotated[str, Limit("max_goal_description_chars")] = Field(
+        description="What should be achieved."
+    )
     priority: Literal["high", "medium", "low"] = Field(default="medium")
-    parent_id: str | None = Field(default=None, description="Make it a subtask of this goal.")
+    parent_id: Identifier | None = Field(
+        default=None, description="Make it a subtask of this goal."
+    )
 
 
 class AddGoal(Tool[AddGoalArgs]):
@@ -34,7 +39,7 @@ class AddGoal(Tool[AddGoalArgs]):
 
 
 class UpdateGoalArgs(ToolArgs):
-    goal_id: str
+    goal_id: Identifier
     status: Literal["active", "completed", "abandoned"] | None = None
     progress: float | None = Field(default=None, ge=0, le=100, description="Percent done, 0-100.")
 
@@ -64,7 +69,7 @@ class UpdateGoal(Tool[UpdateGoalArgs]):
 
 
 class DecomposeGoalArgs(ToolArgs):
-    goal_id: str
+    goal_id: Identifier
 
 
 class DecomposeGoal(Tool[DecomposeGoalArgs]):

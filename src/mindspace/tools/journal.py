@@ -3,7 +3,7 @@ and search_episodic_memory (the hybrid-scored journal search of spec 004 §5).""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -13,6 +13,7 @@ from mindspace.journal.ranker import EmbeddingRanker
 from mindspace.journal.records import JournalEntry
 from mindspace.journal.search import JournalFilter, filter_entries, search_journal
 from mindspace.tools.base import Tool, ToolArgs, ToolCategory, ToolContext
+from mindspace.tools.limits import Identifier, Labels, Limit, ShortText
 from mindspace.workspace.limits import bounded_text
 
 __all__ = ["AddJournalEntry", "ReviewJournal", "SearchEpisodicMemory", "SearchJournal"]
@@ -20,6 +21,8 @@ __all__ = ["AddJournalEntry", "ReviewJournal", "SearchEpisodicMemory", "SearchJo
 REVIEW_LISTED = 50
 """Most reviewed entries listed in review_journal's result (all are counted)."""
 _PREVIEW_CHARS = 200
+MAX_DAYS_BACK = 36_500
+"""A hundred years: further back than any entry, and still a valid date."""
 
 
 def _book(ctx: ToolContext) -> JournalBook:
@@ -27,9 +30,11 @@ def _book(ctx: ToolContext) -> JournalBook:
 
 
 class AddJournalEntryArgs(ToolArgs):
-    content: str = Field(description="Required: the narrative text of the entry.")
-    tags: list[str] = Field(default_factory=list, description="Categories, e.g. 'combat'.")
-    related_projects: list[str] = Field(
+    content: Annotated[str, Limit("max_journal_entry_chars")] = Field(
+        description="Required: the narrative text of the entry."
+    )
+    tags: Labels = Field(default_factory=list, description="Categories, e.g. 'combat'.")
+    related_projects: Labels = Field(
         default_factory=list, description="Keys of projects the entry is about."
     )
     source_type: Literal["direct", "observation", "inference", "environmental"] = Field(
@@ -40,7 +45,9 @@ class AddJournalEntryArgs(ToolArgs):
     source_trust: float | None = Field(
         default=None, ge=0.0, le=1.0, description="0.0-1.0; the source type's default if omitted."
     )
-    source_entity: str | None = Field(default=None, description="Who provided the information.")
+    source_entity: Identifier | None = Field(
+        default=None, description="Who provided the information."
+    )
     importance: int | None = Field(
         default=None, ge=1, le=10, description="1-10; scored automatically if omitted."
     )
@@ -89,10 +96,12 @@ class AddJournalEntry(Tool[AddJournalEntryArgs]):
 
 
 class SearchJournalArgs(ToolArgs):
-    query: str = Field(default="", description="Text to look for; empty lists every entry.")
-    tags: list[str] = Field(default_factory=list, description="Entries must have ALL of these.")
-    days_back: int | None = Field(default=None, ge=1, description="Only the last N days.")
-    related_to_project: str | None = Field(default=None, description="Only this project's.")
+    query: ShortText = Field(default="", description="Text to look for; empty lists every entry.")
+    tags: Labels = Field(default_factory=list, description="Entries must have ALL of these.")
+    days_back: int | None = Field(
+        default=None, ge=1, le=MAX_DAYS_BACK, description="Only the last N days."
+    )
+    related_to_project: Identifier | None = Field(default=None, description="Only this project's.")
     limit: int = Field(default=10, ge=1, le=100, description="Most results returned.")
     semantic: bool = Field(
         default=True, description="Use semantic search when an embedder is configured."
@@ -143,9 +152,11 @@ class SearchJournal(Tool[SearchJournalArgs]):
 
 
 class ReviewJournalArgs(ToolArgs):
-    synthesis: str = Field(description="Required: your insights after reviewing the entries.")
-    days_back: int = Field(default=7, ge=1, description="Days to review.")
-    tags: list[str] = Field(
+    synthesis: Annotated[str, Limit("max_journal_entry_chars")] = Field(
+        description="Required: your insights after reviewing the entries."
+    )
+    days_back: int = Field(default=7, ge=1, le=MAX_DAYS_BACK, description="Days to review.")
+    tags: Labels = Field(
         default_factory=list, description="Focus on entries with ANY of these tags."
     )
     save_as_entry: bool = Field(
@@ -205,7 +216,7 @@ def _preview(entry: JournalEntry) -> dict[str, Any]:
 
 
 class SearchEpisodicMemoryArgs(ToolArgs):
-    query: str = Field(description="What to recall.")
+    query: ShortText = Field(description="What to recall.")
     limit: int = Field(default=10, ge=1, le=50, description="Most results returned.")
 
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from mindspace.memory.semantic import MemoryDraft
 from mindspace.tools.base import Tool, ToolArgs, ToolCategory, ToolContext
+from mindspace.tools.limits import Identifier, Labels, Limit, ShortText
 
 __all__ = ["RecallMemories", "StoreMemory", "UpdateEntityObservation"]
 
@@ -15,13 +16,15 @@ SourceTypeArg = Literal["direct", "observation", "inference", "environmental"]
 
 
 class StoreMemoryArgs(ToolArgs):
-    content: str = Field(description="A fact about the world, players or events (third person).")
-    tags: list[str] = Field(default_factory=list)
+    content: Annotated[str, Limit("max_memory_chars")] = Field(
+        description="A fact about the world, players or events (third person)."
+    )
+    tags: Labels = Field(default_factory=list)
     source_type: SourceTypeArg = "observation"
     source_trust: float | None = Field(
         default=None, ge=0, le=1, description="0-1; defaults from source_type."
     )
-    source_entity: str | None = Field(default=None, description="Who it came from.")
+    source_entity: Identifier | None = Field(default=None, description="Who it came from.")
     importance: int = Field(default=5, ge=1, le=10)
 
 
@@ -52,10 +55,10 @@ class StoreMemory(Tool[StoreMemoryArgs]):
 
 
 class RecallMemoriesArgs(ToolArgs):
-    query: str = Field(description="What to remember.")
+    query: ShortText = Field(description="What to remember.")
     limit: int = Field(default=5, ge=1, le=100)
     min_source_trust: float = Field(default=0.0, ge=0, le=1)
-    tags: list[str] = Field(default_factory=list, description="Every tag must match.")
+    tags: Labels = Field(default_factory=list, description="Every tag must match.")
 
 
 class RecallMemories(Tool[RecallMemoriesArgs]):
@@ -79,13 +82,15 @@ class RecallMemories(Tool[RecallMemoriesArgs]):
 
 
 class UpdateEntityObservationArgs(ToolArgs):
-    entity_id: str = Field(description="Who the observation is about.")
-    observation: str = Field(description="What was observed, in the third person.")
+    entity_id: Identifier = Field(description="Who the observation is about.")
+    observation: Annotated[str, Limit("max_session_memory_chars")] = Field(
+        description="What was observed, in the third person."
+    )
     source_type: SourceTypeArg = "observation"
     favorability_change: float = Field(
         default=0.0, ge=-1, le=1, description="How the exchange changed your standing."
     )
-    entity_type: str | None = Field(default=None, description="player, npc, ...")
+    entity_type: Identifier | None = Field(default=None, description="player, npc, ...")
 
 
 class UpdateEntityObservation(Tool[UpdateEntityObservationArgs]):

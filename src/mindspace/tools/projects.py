@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field
 
 from mindspace.tools.base import NoArgs, Tool, ToolArgs, ToolCategory, ToolContext
+from mindspace.tools.limits import Identifier, Limit, ShortText
 from mindspace.workspace.records import Project
 
 __all__ = ["CreateProject", "ListProjects", "SwapProject", "UpdateProject"]
+
+Summary = Annotated[str, Limit("max_project_summary_chars")]
+Context = Annotated[str, Limit("max_project_context_chars")]
 
 
 def _summary(project: Project) -> dict[str, Any]:
@@ -23,9 +27,9 @@ def _summary(project: Project) -> dict[str, Any]:
 
 
 class CreateProjectArgs(ToolArgs):
-    project_key: str = Field(description="Short unique key, e.g. 'build_tavern'.")
-    summary: str = Field(description="One line saying what the project is.")
-    initial_context: str = Field(default="", description="What is known so far.")
+    project_key: Identifier = Field(description="Short unique key, e.g. 'build_tavern'.")
+    summary: Summary = Field(description="One line saying what the project is.")
+    initial_context: Context = Field(default="", description="What is known so far.")
 
 
 class CreateProject(Tool[CreateProjectArgs]):
@@ -69,11 +73,11 @@ class ListProjects(Tool[NoArgs]):
 
 
 class SwapProjectArgs(ToolArgs):
-    project_key: str = Field(description="The project to load.")
-    current_project_update: str | None = Field(
+    project_key: Identifier = Field(description="The project to load.")
+    current_project_update: Context | None = Field(
         default=None, description="Progress to save into the project being paged out."
     )
-    reasoning: str | None = Field(default=None, description="Why you are switching.")
+    reasoning: ShortText | None = Field(default=None, description="Why you are switching.")
 
 
 class SwapProject(Tool[SwapProjectArgs]):
@@ -97,8 +101,8 @@ class SwapProject(Tool[SwapProjectArgs]):
 
 
 class UpdateProjectArgs(ToolArgs):
-    context_update: str = Field(description="The active project's new context (replaces it).")
-    summary: str | None = Field(default=None, description="A new summary, if it changed.")
+    context_update: Context = Field(description="The active project's new context (replaces it).")
+    summary: Summary | None = Field(default=None, description="A new summary, if it changed.")
     completed: bool = Field(default=False, description="Mark the project completed and unload it.")
 
 

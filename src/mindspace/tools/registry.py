@@ -9,9 +9,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from mindspace.config import Settings
 from mindspace.errors import InvalidArgumentsError, UnknownToolError
 from mindspace.llm.port import ToolSchema
 from mindspace.tools.base import Tool, ToolArgs
+from mindspace.validation import MAX_ID_CHARS, MAX_JSON_DEPTH, json_depth_exceeds, text_problem
 
 __all__ = ["ToolRegistry", "describe_parameters"]
 
@@ -66,10 +68,11 @@ class ToolRegistry:
         tool = self._tools.get(name)
         if tool is not None:
             return tool
-        closest = difflib.get_close_matches(name, self.names(), n=3, cutoff=0.5)
+        closest = difflib.get_close_matches(name[:64], self.names(), n=3, cutoff=0.5)
         hint = f"Did you mean {' or '.join(repr(c) for c in closest)}?" if closest else ""
+        shown = name if len(name) <= 64 else name[:64] + "..."
         raise UnknownToolError(
-            f"Unknown tool {name!r}",
+            f"Unknown tool {shown!r}",
             (hint + " " if hint else "") + "Call one of the available tools by its exact name.",
             closest_tools=closest,
             available_tools=self.names(),
@@ -80,14 +83,27 @@ class ToolRegistry:
         chosen = self.names() if names is None else [n for n in names if n in self._tools]
         return [self._tools[name].schema() for name in chosen]
 
-    def parse_arguments(self, tool: AnyTool, raw: RawArguments) -> ToolArgs:
+    def parse_arguments(
+        self, tool: AnyTool, raw: RawArguments, settings: Settings | None = None
+    ) -> ToolArgs:
         """Validate raw arguments (a mapping, JSON text, or None) against the tool's model.
 
+        Args:
+            tool: The tool called.
+            raw: Its arguments.
+            settings: Where setting-based text limits come from (the defaults when None).
+
         Raises:
-            InvalidArgumentsError: not JSON, not an object, or not matching the schema.
+            InvalidArgumentsError: not JSON, nested too deep, not an object, invalid
+                Unicode, text over its limit, or not matching the schema.
         """
         data: Any = {} if raw is None or raw == "" else raw
         if isinstance(data, str):
+            if json_depth_exceeds(data):
+                raise InvalidArgumentsError(
+                    f"Arguments for {tool.name!r} nest deeper than {MAX_JSON_DEPTH} levels",
+                    f"Send the arguments as one flat JSON object: {describe_parameters(tool)}.",
+                )
             try:
                 data = json.loads(data)
             except json.JSONDecodeError as exc:
@@ -102,7 +118,9 @@ class ToolRegistry:
                 f"Send the arguments as one JSON object: {describe_parameters(tool)}.",
             )
         try:
-            parsed: ToolArgs = tool.args_model.model_validate(dict(data))
+            parsed: ToolArgs = tool.args_model.model_validate(
+                dict(data), context={"settings": settings}
+            )
         except ValidationError as exc:
             problems = [_problem(error) for error in exc.errors()]
             summary = "; ".join(
@@ -120,15 +138,20 @@ class ToolRegistry:
 
 def _problem(error: Mapping[str, Any]) -> dict[str, Any]:
     field = ".".join(str(part) for part in error.get("loc", ())) or "(arguments)"
-    problem: dict[str, Any] = {"field": field, "problem": str(error.get("msg", "invalid"))}
+    if text_problem(field, MAX_ID_CHARS) is not None:
+        # an unknown key can be anything; show it escaped and short, never raw
+        field = repr(field[:MAX_ID_CHARS])
+    message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
+    problem: dict[str, Any] = {"field": field, "problem": message}
     if error.get("type") != "missing" and "input" in error:
         shown = error["input"]
         if isinstance(shown, str) and len(shown) > 80:
             shown = shown[:77] + "..."
         try:
-            problem["got"] = json.dumps(shown)
-        except (TypeError, ValueError):
-            problem["got"] = repr(shown)[:80]
+            got = json.dumps(shown)
+        except (TypeError, ValueError, RecursionError):
+            got = f"a {type(shown).__name__}"
+        problem["got"] = got if len(got) <= 80 else got[:77] + "..."
     return problem
 
 

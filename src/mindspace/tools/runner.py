@@ -121,7 +121,7 @@ class ToolRunner:
         except ToolError as exc:
             return ToolOutcome(name, exc.to_result(), None, error_type=type(exc).__name__)
         try:
-            args = self.registry.parse_arguments(tool, raw_args)
+            args = self.registry.parse_arguments(tool, raw_args, context_for(unit).settings)
         except ToolError as exc:
             return ToolOutcome(name, exc.to_result(), tool.category, error_type=type(exc).__name__)
 

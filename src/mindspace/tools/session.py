@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from mindspace.tools.base import Tool, ToolArgs, ToolCategory, ToolContext
+from mindspace.tools.limits import Limit, SessionItems, ShortText
 
 __all__ = ["AddSessionMemory", "CompactSessionMemory"]
 
@@ -15,7 +16,9 @@ class AddSessionMemoryArgs(ToolArgs):
     memory_type: Literal["fact", "pattern"] = Field(
         description="'fact' for world or player facts, 'pattern' for behavioural patterns."
     )
-    content: str = Field(description="Third-person, about the world, players or events.")
+    content: Annotated[str, Limit("max_session_memory_chars")] = Field(
+        description="Third-person, about the world, players or events."
+    )
 
 
 class AddSessionMemory(Tool[AddSessionMemoryArgs]):
@@ -43,9 +46,9 @@ class AddSessionMemory(Tool[AddSessionMemoryArgs]):
 
 
 class CompactSessionMemoryArgs(ToolArgs):
-    new_facts: list[str] = Field(description="The consolidated facts (replace all facts).")
-    new_patterns: list[str] = Field(description="The consolidated patterns (replace all).")
-    summary: str = Field(description="What was consolidated.")
+    new_facts: SessionItems = Field(description="The consolidated facts (replace all facts).")
+    new_patterns: SessionItems = Field(description="The consolidated patterns (replace all).")
+    summary: ShortText = Field(description="What was consolidated.")
 
 
 class CompactSessionMemory(Tool[CompactSessionMemoryArgs]):

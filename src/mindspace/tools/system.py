@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field
 
 from mindspace.tools.base import NoArgs, Tool, ToolArgs, ToolCategory, ToolContext
+from mindspace.tools.limits import Limit
 from mindspace.workspace.status import build_status
 
 __all__ = ["GetSystemStatus", "Noop", "UpdateSystemPrompt"]
@@ -26,8 +27,12 @@ class GetSystemStatus(Tool[NoArgs]):
 
 
 class UpdateSystemPromptArgs(ToolArgs):
-    new_prompt: str = Field(description="Your complete new behavioural guidelines.")
-    reasoning: str = Field(description="Why the change helps.")
+    new_prompt: Annotated[str, Limit("max_system_prompt_chars")] = Field(
+        description="Your complete new behavioural guidelines."
+    )
+    reasoning: Annotated[str, Limit("max_session_memory_chars")] = Field(
+        description="Why the change helps."
+    )
 
 
 class UpdateSystemPrompt(Tool[UpdateSystemPromptArgs]):

@@ -39,6 +39,7 @@ from mindspace.hosts.cli.serve import HostOption, PortOption, serve_command, ser
 from mindspace.llm.offline import OFFLINE_NOTICE, OfflineLLM
 from mindspace.tools import ToolCategory
 from mindspace.tools.registry import describe_parameters
+from mindspace.validation import MAX_JSON_DEPTH, json_depth_exceeds
 
 __all__ = ["app", "main"]
 
@@ -116,6 +117,13 @@ def _parse_args(name: str, raw: str) -> dict[str, Any]:
     takes = (
         f" {name!r} takes: {describe_parameters(registry.get(name))}." if name in registry else ""
     )
+    if json_depth_exceeds(raw):
+        # a usage error like Click's own (exit 2), found by a scan: json.loads would recurse
+        print_error(
+            f"--args nests JSON deeper than {MAX_JSON_DEPTH} levels. "
+            f"Pass one flat JSON object of arguments.{takes}"
+        )
+        raise typer.Exit(2)
     try:
         parsed = json.loads(raw)
     except json.JSONDecodeError as exc:

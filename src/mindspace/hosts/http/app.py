@@ -24,6 +24,7 @@ from mindspace.clock import Clock
 from mindspace.config import Settings
 from mindspace.hosts.http.errors import BodyLimitMiddleware, install_error_handlers
 from mindspace.hosts.http.hub import AssistantHub
+from mindspace.hosts.http.responses import SafeJSONResponse
 from mindspace.hosts.http.routes import (
     assistants_router,
     control_router,
@@ -161,6 +162,8 @@ def create_app(
         # offline machine) would block; the schema itself is at /openapi.json.
         docs_url=None,
         redoc_url=None,
+        # every response renders, whatever text it carries (see responses.py)
+        default_response_class=SafeJSONResponse,
     )
     app.state.hub = hub
     app.state.policy = policy

@@ -10,6 +10,7 @@ with extra fields where they help (``problems`` for invalid requests).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from typing import Any
@@ -34,6 +35,8 @@ from mindspace.errors import (
     ToolError,
     UnknownToolError,
 )
+from mindspace.hosts.http.responses import SafeJSONResponse
+from mindspace.validation import MAX_JSON_DEPTH, json_depth_exceeds
 
 __all__ = [
     "ApiError",
@@ -110,7 +113,7 @@ def status_for_tool_error(error_type: str | None) -> int:
 
 
 def _json(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse(body, status_code=status, headers=headers)
+    return SafeJSONResponse(body, status_code=status, headers=headers)
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -202,6 +205,7 @@ def _problem(error: Any) -> dict[str, Any]:
     }
 
 
+_SCAN_INLINE_BYTES = 16_384
 DRAIN_FACTOR = 16
 """An oversized body is read and dropped up to this many times the limit before the 413."""
 
@@ -210,8 +214,10 @@ class BodyLimitMiddleware:
     """Refuse request bodies over ``limit`` bytes with 413, before any route runs.
 
     A declared ``Content-Length`` over the limit is refused at once; a body sent without
-    one (chunked) is read up to the limit first and refused when it passes it. Since the
-    route never runs, nothing of such a request is stored.
+    one (chunked) is read up to the limit first and refused when it passes it. A body
+    whose JSON nests deeper than ``MAX_JSON_DEPTH`` is refused with 422 (checked by a
+    scan, before any parser recurses into it). Since the route never runs, nothing of
+    such a request is stored.
 
     Args:
         app: The wrapped application.
@@ -246,13 +252,30 @@ class BodyLimitMiddleware:
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break
+        body = b"".join(chunks)
+        # the scan is linear but in Python; a large body is scanned off the event loop
+        deep = (
+            await asyncio.to_thread(json_depth_exceeds, body)
+            if len(body) > _SCAN_INLINE_BYTES
+            else json_depth_exceeds(body)
+        )
+        if deep:
+            await _send_json(
+                send,
+                422,
+                error_body(
+                    f"The request body nests JSON deeper than {MAX_JSON_DEPTH} levels",
+                    "Send a flatter JSON document; no request needs deeper nesting.",
+                ),
+            )
+            return
         replayed = False
 
         async def replay() -> Message:
             nonlocal replayed
             if not replayed:
                 replayed = True
-                return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+                return {"type": "http.request", "body": body, "more_body": False}
             return await receive()
 
         await self.app(scope, replay, send)
@@ -269,24 +292,30 @@ class BodyLimitMiddleware:
             more = bool(message.get("more_body", False))
 
     async def _refuse(self, send: Send, size: int) -> None:
-        body = json.dumps(
+        await _send_json(
+            send,
+            413,
             error_body(
                 f"The request body has {size:,} bytes or more; the limit is {self.limit:,}",
                 "Send a smaller body (events hold at most 16,000 characters), or raise "
                 "MINDSPACE_API_MAX_BODY_BYTES on the server.",
-            )
-        ).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 413,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                ],
-            }
+            ),
         )
-        await send({"type": "http.response.body", "body": body})
+
+
+async def _send_json(send: Send, status: int, content: dict[str, Any]) -> None:
+    body = json.dumps(content).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
 
 
 def _content_length(scope: Scope) -> int | None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mindspace.hosts.http.auth import ASSISTANT_KEY_PATTERN
 from mindspace.hosts.http.hub import AssistantHub
+from mindspace.validation import find_invalid_text
 
 __all__ = [
     "CreateAssistant",
@@ -30,6 +31,16 @@ HubDep = Annotated[AssistantHub, Depends(_hub)]
 
 class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _valid_text(cls, value: Any) -> Any:
+        # the same text rule as tool arguments and events (mindspace.validation)
+        found = find_invalid_text(value)
+        if found is not None:
+            where, problem = found
+            raise ValueError(problem if where == "(value)" else f"{where} {problem}")
+        return value
 
 
 class CreateAssistant(_Body):

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
-from fastapi.responses import JSONResponse
 
 from mindspace.hosts.http.auth import KeyDep
 from mindspace.hosts.http.errors import ApiError, status_for_tool_error
+from mindspace.hosts.http.responses import SafeJSONResponse as JSONResponse
 from mindspace.hosts.http.schemas import HubDep
 from mindspace.hosts.http.views import (
     entities_view,

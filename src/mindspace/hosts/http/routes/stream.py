@@ -12,7 +12,6 @@ a keep-alive comment goes out every ``MINDSPACE_API_STREAM_HEARTBEAT`` seconds.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator
 from typing import Annotated
 
@@ -22,6 +21,7 @@ from fastapi.responses import StreamingResponse
 from mindspace.hosts.http.auth import KeyDep
 from mindspace.hosts.http.errors import ApiError
 from mindspace.hosts.http.hub import StreamItem
+from mindspace.hosts.http.responses import safe_json_dumps
 from mindspace.hosts.http.schemas import HubDep
 from mindspace.hosts.http.settings import ServerSettings
 
@@ -36,7 +36,7 @@ POLL_SECONDS = 1.0
 
 def sse_message(kind: str, data: object) -> str:
     """One SSE message."""
-    return f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False, default=str)}\n\n"
+    return f"event: {kind}\ndata: {safe_json_dumps(data)}\n\n"
 
 
 @router.get(

@@ -12,12 +12,12 @@ import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Request
-from fastapi.responses import JSONResponse
 
 from mindspace.engine.assistant import assistant_tools
 from mindspace.hosts.http.auth import KeyDep
 from mindspace.hosts.http.errors import ApiError, status_for_tool_error
 from mindspace.hosts.http.hub import AssistantHub
+from mindspace.hosts.http.responses import SafeJSONResponse as JSONResponse
 
 __all__ = ["router"]
 
