@@ -22,12 +22,20 @@ from mindspace.storage.sql import SqlStore
 __all__ = ["build_embedder", "build_llm", "open_assistant", "open_store"]
 
 
-def open_store(settings: Settings, db: str | Path | None = None) -> SqlStore:
-    """The store named by ``db`` (a file path or SQLAlchemy URL) or by the settings."""
+def open_store(
+    settings: Settings, db: str | Path | None = None, *, create: bool = True
+) -> SqlStore:
+    """The store named by ``db`` (a file path or SQLAlchemy URL) or by the settings.
+
+    With ``create=False`` a missing SQLite file raises StorageError instead of being
+    created (an existing one is still migrated).
+    """
     if db is None:
-        return SqlStore(settings.resolved_database_url())
+        return SqlStore(settings.resolved_database_url(), create=create)
     text = str(db)
-    return SqlStore(text) if "://" in text else SqlStore.from_path(text)
+    return (
+        SqlStore(text, create=create) if "://" in text else SqlStore.from_path(text, create=create)
+    )
 
 
 def build_llm(settings: Settings) -> LLM:
@@ -66,10 +74,15 @@ def open_assistant(
     """Open (or create) an assistant with everything built from settings.
 
     The embedder is the one ``MINDSPACE_EMBEDDER`` names (the offline MiniLM model by
-    default) unless one is passed.
+    default) unless one is passed. With ``create=False`` nothing is created: neither the
+    database file nor the assistant.
+
+    Raises:
+        StorageError: ``create`` is False and the SQLite file does not exist.
+        AssistantNotFoundError: ``create`` is False and there is no such assistant.
     """
     settings = settings or Settings()
-    store = open_store(settings, db)
+    store = open_store(settings, db, create=create)
     return Assistant.open(
         store,
         key or settings.assistant_key,

@@ -7,7 +7,6 @@ print one ``error: ...`` line on stderr and exit with status 1.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Sequence
 from typing import Annotated, Any
@@ -29,6 +28,7 @@ from mindspace.hosts.cli.common import (
     load_settings,
     open_cli_assistant,
     print_error,
+    run_once,
 )
 from mindspace.hosts.cli.demo import run_demo
 from mindspace.hosts.cli.journal import journal_app
@@ -97,7 +97,7 @@ def tool_command(
     parsed = _parse_args(name, args)
     settings = load_settings()
     opened = open_cli_assistant(settings, db, assistant)
-    result = asyncio.run(opened.call_tool(name, parsed))
+    result = run_once(opened, opened.call_tool(name, parsed))
     typer.echo(json.dumps(result, indent=2, ensure_ascii=False, default=str))
     if result.get("success") is not True:
         message = str(result.get("error", f"Tool {name!r} failed"))
@@ -140,7 +140,7 @@ def status_command(
 ) -> None:
     """Show token usage and its advisory level, the loop state and session metrics."""
     settings = load_settings()
-    opened = open_cli_assistant(settings, db, assistant)
+    opened = open_cli_assistant(settings, db, assistant, create=False)
     status = opened.status()
     if as_json:
         typer.echo(json.dumps(status, indent=2, ensure_ascii=False))
@@ -181,7 +181,7 @@ def goals_command(
     Pass [bold]--all[/] to include completed and abandoned goals.
     """
     settings = load_settings()
-    opened = open_cli_assistant(settings, db, assistant)
+    opened = open_cli_assistant(settings, db, assistant, create=False)
     book = opened.goals()
     if not book.all():
         console.print(
@@ -209,7 +209,7 @@ def goals_command(
 def projects_command(db: DbOption = None, assistant: AssistantOption = None) -> None:
     """List the projects: key, status, summary and last activity, the active one marked."""
     settings = load_settings()
-    opened = open_cli_assistant(settings, db, assistant)
+    opened = open_cli_assistant(settings, db, assistant, create=False)
     desk = opened.projects()
     projects = desk.all()
     if not projects:

@@ -66,7 +66,7 @@ def journal_command(
     """List journal entries, newest first, optionally filtered by tag, days and project."""
     if ctx.invoked_subcommand is not None:
         return
-    opened = open_cli_assistant(load_settings(), db, assistant)
+    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
     unit = opened.read()
     where = _filter(tag, days, project)
     entries = filter_entries(unit, opened.clock.now(), where)
@@ -97,7 +97,7 @@ def search_command(
     assistant: AssistantOption = None,
 ) -> None:
     """Find journal entries containing QUERY (what the search_journal tool does)."""
-    opened = open_cli_assistant(load_settings(), db, assistant)
+    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
     found = search_journal(
         opened.read(), opened.clock.now(), query, _filter(tag, days, project), limit=limit
     )

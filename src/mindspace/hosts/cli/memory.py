@@ -6,7 +6,6 @@ also adds ``sleep``, ``wake`` and ``mode`` from :mod:`mindspace.hosts.cli.sleep`
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
@@ -28,6 +27,7 @@ from mindspace.hosts.cli.common import (
     dump,
     load_settings,
     open_cli_assistant,
+    run_once,
     say,
     when,
 )
@@ -116,7 +116,7 @@ def memories_command(
         return
     check_limit(limit)
     _check_trust(min_trust)
-    opened = open_cli_assistant(load_settings(), db, assistant)
+    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
     every = opened.read().all(Memory)
     wanted = {t.casefold() for t in tag or ()}
     found = [
@@ -216,11 +216,11 @@ def search_command(
     _check_trust(min_trust)
     if not query.strip():
         raise CliError(f"QUERY {query!r} is blank; say what to remember, e.g. 'what Alice drinks'.")
-    opened = open_cli_assistant(load_settings(), db, assistant)
+    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
     args = {"query": query, "limit": limit, "min_source_trust": min_trust, "tags": tag or []}
     # The tool runs in a read unit that is never committed: nothing is written, not even
     # the call count, yet the ranking is the product's own.
-    outcome = asyncio.run(opened.run_tool("recall_memories", args, unit=opened.read()))
+    outcome = run_once(opened, opened.run_tool("recall_memories", args, unit=opened.read()))
     result = outcome.result
     if result.get("success") is not True:
         raise CliError(_tool_error(result))
@@ -293,7 +293,7 @@ def entities_command(
     """List entity profiles by first contact: relationship, attributes, pending observations."""
     if ctx.invoked_subcommand is not None:
         return
-    opened = open_cli_assistant(load_settings(), db, assistant)
+    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
     profiles = _book(opened).all()
     if as_json:
         dump([p.model_dump(mode="json") for p in profiles])
@@ -365,7 +365,7 @@ def show_command(
     assistant: AssistantOption = None,
 ) -> None:
     """Show one entity profile: relationship, attributes and every observation."""
-    opened = open_cli_assistant(load_settings(), db, assistant)
+    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
     book = _book(opened)
     profile = book.get(entity_id) or book.get(entity_id.strip())
     if profile is None:

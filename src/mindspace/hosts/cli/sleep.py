@@ -45,6 +45,7 @@ from mindspace.hosts.cli.common import (
 )
 from mindspace.hosts.cli.night_report import night_table
 from mindspace.journal.records import JournalEntry
+from mindspace.llm.port import close_llm
 
 __all__ = ["mode_command", "sleep_command", "wake_command"]
 
@@ -202,8 +203,8 @@ def _run_night(opened: Assistant, limit: int | None) -> _Night:
         TimeElapsedColumn(),
     )
     try:
-        with asyncio.Runner() as runner, Progress(*columns, console=console) as progress:
-            _tick_until_stop(opened, runner, _NightProgress(progress), night, limit)
+        with Progress(*columns, console=console) as progress:
+            asyncio.run(_night_on_one_loop(opened, _NightProgress(progress), night, limit))
     except KeyboardInterrupt:
         night.stop = "interrupted"
         night.message = (
@@ -214,9 +215,19 @@ def _run_night(opened: Assistant, limit: int | None) -> _Night:
     return night
 
 
-def _tick_until_stop(
+async def _night_on_one_loop(
+    opened: Assistant, bars: _NightProgress, night: _Night, limit: int | None
+) -> None:
+    # Every tick of the night shares this loop: the model's client keeps its connections
+    # between ticks, so it is closed here, before the loop ends (even on Ctrl+C).
+    try:
+        await _tick_until_stop(opened, bars, night, limit)
+    finally:
+        await close_llm(opened.llm)
+
+
+async def _tick_until_stop(
     opened: Assistant,
-    runner: asyncio.Runner,
     bars: _NightProgress,
     night: _Night,
     limit: int | None,
@@ -234,7 +245,7 @@ def _tick_until_stop(
             )
             return
         try:
-            tick = runner.run(opened.tick())
+            tick = await opened.tick()
         except MindspaceError as exc:
             night.stop = "failed"
             done = counted(len(night.results), "tick", "ticks")
@@ -344,7 +355,7 @@ def mode_command(
     as_json: JsonOption = False, db: DbOption = None, assistant: AssistantOption = None
 ) -> None:
     """Show the operating mode: awake or asleep, sleep phase, since, reason and cooldown."""
-    opened = open_cli_assistant(load_settings(), db, assistant)
+    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
     unit = opened.read()
     state = unit.doc(OperatingMode)
     schedule = unit.doc(SleepSchedule)
