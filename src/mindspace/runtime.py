@@ -1,23 +1,26 @@
 """The composition root: builds stores, models and assistants from settings.
 
 The core never imports adapters; hosts (the CLI, the HTTP server, Evennia) call these
-functions instead of wiring adapters themselves.
+functions instead of wiring adapters themselves. The adapters' modules (the openai SDK,
+the MiniLM model) are imported when one is built, not when this module is, so that a
+process that never talks to a model never pays for loading its SDK.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from mindspace.clock import Clock
 from mindspace.config import Settings
-from mindspace.embeddings.factory import build_embedder
-from mindspace.embeddings.port import Embedder
 from mindspace.engine.assistant import Assistant
 from mindspace.errors import ConfigError
 from mindspace.llm.offline import OfflineLLM
-from mindspace.llm.openai_compat import OpenAICompatibleLLM
-from mindspace.llm.port import LLM
 from mindspace.storage.sql import SqlStore
+
+if TYPE_CHECKING:
+    from mindspace.clock import Clock
+    from mindspace.embeddings.port import Embedder
+    from mindspace.llm.port import LLM
 
 __all__ = ["build_embedder", "build_llm", "open_assistant", "open_store"]
 
@@ -38,6 +41,17 @@ def open_store(
     )
 
 
+def build_embedder(settings: Settings) -> Embedder | None:
+    """The embedder ``MINDSPACE_EMBEDDER`` names, or None when it is ``'none'``.
+
+    Raises:
+        ConfigError: a required setting is missing, or the model package is not installed.
+    """
+    from mindspace.embeddings.factory import build_embedder as build  # loads NumPy models
+
+    return build(settings)
+
+
 def build_llm(settings: Settings) -> LLM:
     """The configured LLM, or the offline model when none is configured.
 
@@ -46,6 +60,8 @@ def build_llm(settings: Settings) -> LLM:
     """
     if not settings.llm_configured:
         return OfflineLLM()
+    from mindspace.llm.openai_compat import OpenAICompatibleLLM  # the SDK loads only when used
+
     if not settings.llm_model:
         raise ConfigError(
             f"MINDSPACE_LLM_BASE_URL is set to {settings.llm_base_url!r} but "

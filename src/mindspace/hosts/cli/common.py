@@ -1,6 +1,8 @@
 """What every CLI command shares: settings, opening stores and assistants, errors, options.
 
-Also the console, checks and formatters that several command modules use.
+Also the console, checks and formatters that several command modules use. Settings,
+the engine, the store and SQLAlchemy are imported inside the functions that use them:
+every command module imports this one, and ``mindspace --help`` must not load them.
 """
 
 from __future__ import annotations
@@ -11,23 +13,20 @@ import re
 import shlex
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
-from pydantic import ValidationError
 from rich.console import Console
 from rich.text import Text
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
 
-from mindspace.clock import Clock
-from mindspace.config import Settings
-from mindspace.engine.assistant import Assistant
 from mindspace.errors import AssistantNotFoundError, MindspaceError
-from mindspace.llm.offline import OfflineLLM
-from mindspace.llm.port import LLM, close_llm
-from mindspace.runtime import open_assistant, open_store
-from mindspace.storage.sql import SqlStore, sqlite_file
+
+if TYPE_CHECKING:
+    from mindspace.clock import Clock
+    from mindspace.config import Settings
+    from mindspace.engine.assistant import Assistant
+    from mindspace.llm.port import LLM
+    from mindspace.storage.sql import SqlStore
 
 __all__ = [
     "AssistantOption",
@@ -94,6 +93,10 @@ def print_error(message: str) -> None:
 
 def load_settings() -> Settings:
     """Settings from the ``MINDSPACE_*`` environment, with bad values as a CliError."""
+    from pydantic import ValidationError
+
+    from mindspace.config import Settings
+
     try:
         return Settings()
     except ValidationError as exc:
@@ -107,6 +110,8 @@ def load_settings() -> Settings:
 
 def offline_llm(settings: Settings) -> LLM | None:
     """A quiet offline model when no LLM is configured; None lets the runtime build one."""
+    from mindspace.llm.offline import OfflineLLM
+
     return None if settings.llm_configured else OfflineLLM(announce=False)
 
 
@@ -115,6 +120,8 @@ def open_cli_store(settings: Settings, db: str | None, *, create: bool = True) -
 
     With ``create=False`` a missing database file is a CliError and nothing is created.
     """
+    from mindspace.runtime import open_store
+
     if not create:
         _require_database(settings, db, None)
     try:
@@ -139,6 +146,8 @@ def open_cli_assistant(
     """
     if key is not None and not key.strip():
         raise CliError(f"--assistant {key!r} is blank; pass a key such as 'barkeep', or omit it.")
+    from mindspace.runtime import open_assistant
+
     if not create:
         _require_database(settings, db, key)
     try:
@@ -165,6 +174,8 @@ def run_once(assistant: Assistant, work: Coroutine[Any, Any, _T]) -> _T:
     belong to the loop they were opened on, so it is closed before the loop ends.
     """
 
+    from mindspace.llm.port import close_llm
+
     async def main() -> _T:
         try:
             return await work
@@ -184,6 +195,8 @@ def _how_to_create(db: str | None, key: str) -> str:
 
 
 def _require_database(settings: Settings, db: str | None, key: str | None) -> None:
+    from mindspace.storage.sql import sqlite_file
+
     url = db if db is not None and "://" in db else None
     if db is not None and url is None:
         path: Path | None = Path(db).expanduser()
@@ -204,6 +217,8 @@ def _default_source(settings: Settings) -> str:
 
 
 def _no_assistant(settings: Settings, db: str | None, key: str | None) -> CliError:
+    from mindspace.runtime import open_store
+
     wanted = key if key is not None else settings.assistant_key
     where = database_location(settings, db)
     try:
@@ -232,6 +247,9 @@ _LISTED = 20
 
 def database_location(settings: Settings, db: str | None) -> str:
     """Where the database is, for people: an absolute file path, or the URL without password."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
     if db is not None and "://" not in db:
         return str(Path(db).expanduser().resolve())
     url = db if db is not None else settings.resolved_database_url()

@@ -7,7 +7,7 @@ also adds ``sleep``, ``wake`` and ``mode`` from :mod:`mindspace.hosts.cli.sleep`
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich import box
@@ -15,7 +15,6 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from mindspace.engine.assistant import Assistant
 from mindspace.hosts.cli.common import (
     AssistantOption,
     CliError,
@@ -32,8 +31,11 @@ from mindspace.hosts.cli.common import (
     when,
 )
 from mindspace.hosts.cli.sleep import mode_command, sleep_command, wake_command
-from mindspace.memory.entities import EntityBook
-from mindspace.memory.records import EntityProfile, Memory
+
+if TYPE_CHECKING:  # the engine is imported in the commands' bodies (start-up time)
+    from mindspace.engine.assistant import Assistant
+    from mindspace.memory.entities import EntityBook
+    from mindspace.memory.records import EntityProfile, Memory
 
 __all__ = [
     "entities_app",
@@ -116,6 +118,8 @@ def memories_command(
         return
     check_limit(limit)
     _check_trust(min_trust)
+    from mindspace.memory.records import Memory
+
     opened = open_cli_assistant(load_settings(), db, assistant, create=False)
     every = opened.read().all(Memory)
     wanted = {t.casefold() for t in tag or ()}
@@ -232,6 +236,8 @@ def search_command(
         console.print(f"No memories match {query!r}.")
     else:
         console.print(_ranking_table(found, f"Memories recalled for {query!r}"))
+    from mindspace.memory.records import Memory
+
     say(Text(_embedder_note(opened, opened.read().all(Memory)), style="dim"))
 
 
@@ -317,6 +323,8 @@ def entities_command(
 
 
 def _book(opened: Assistant) -> EntityBook:
+    from mindspace.memory.entities import EntityBook
+
     return EntityBook(opened.read(), opened.clock, opened.settings, opened.guard)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 from rich.console import Group
@@ -24,10 +24,6 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from mindspace.clock import parse_time
-from mindspace.engine.assistant import Assistant
-from mindspace.engine.modes import OperatingMode, SleepSchedule
-from mindspace.engine.sleep import SleepTickResult
 from mindspace.errors import MindspaceError
 from mindspace.hosts.cli.common import (
     AssistantOption,
@@ -43,9 +39,11 @@ from mindspace.hosts.cli.common import (
     say,
     when,
 )
-from mindspace.hosts.cli.night_report import night_table
-from mindspace.journal.records import JournalEntry
-from mindspace.llm.port import close_llm
+
+if TYPE_CHECKING:  # the engine is imported in the commands' bodies (start-up time)
+    from mindspace.engine.assistant import Assistant
+    from mindspace.engine.modes import OperatingMode, SleepSchedule
+    from mindspace.engine.sleep import SleepTickResult
 
 __all__ = ["mode_command", "sleep_command", "wake_command"]
 
@@ -57,6 +55,8 @@ def _check_text(value: str, option: str, example: str) -> str:
 
 
 def _unconsolidated(assistant: Assistant) -> int:
+    from mindspace.journal.records import JournalEntry
+
     return sum(
         1 for e in assistant.read().all(JournalEntry) if not e.consolidated and not e.is_synthesis
     )
@@ -78,6 +78,8 @@ def _mode_line(key: str, state: OperatingMode) -> Text:
 
 
 def _cooldown(assistant: Assistant, state: OperatingMode) -> str:
+    from mindspace.clock import parse_time
+
     if not state.cooldown_until:
         return "none"
     if assistant.clock.now() < parse_time(state.cooldown_until):
@@ -156,6 +158,8 @@ def sleep_command(
         return
     night = _run_night(opened, ticks)
     if night.results:
+        from mindspace.hosts.cli.night_report import night_table
+
         console.print(night_table(night.results))
     say(Text(night.message))
     if night.error is not None:
@@ -218,6 +222,8 @@ def _run_night(opened: Assistant, limit: int | None) -> _Night:
 async def _night_on_one_loop(
     opened: Assistant, bars: _NightProgress, night: _Night, limit: int | None
 ) -> None:
+    from mindspace.llm.port import close_llm
+
     # Every tick of the night shares this loop: the model's client keeps its connections
     # between ticks, so it is closed here, before the loop ends (even on Ctrl+C).
     try:
@@ -355,6 +361,8 @@ def mode_command(
     as_json: JsonOption = False, db: DbOption = None, assistant: AssistantOption = None
 ) -> None:
     """Show the operating mode: awake or asleep, sleep phase, since, reason and cooldown."""
+    from mindspace.engine.modes import OperatingMode, SleepSchedule
+
     opened = open_cli_assistant(load_settings(), db, assistant, create=False)
     unit = opened.read()
     state = unit.doc(OperatingMode)
