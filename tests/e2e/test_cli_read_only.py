@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from mindspace import open_assistant
+from mindspace.errors import AssistantNotFoundError, StorageError
 from mindspace.storage import SqlStore
 
 READ_ONLY = [
@@ -144,3 +146,15 @@ def test_tool_list_needs_no_database(env: dict[str, str], tmp_path: Path) -> Non
     assert "add_goal" in listed.stdout
     assert not (tmp_path / "nonexistent").exists()
     assert not (tmp_path / "data").exists()
+
+
+def test_opening_without_create_through_python_creates_nothing(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere" / "x.db"
+    with pytest.raises(StorageError, match="No database file at"):
+        open_assistant("barkeep", db=missing, create=False)
+    assert not (tmp_path / "nowhere").exists()
+    db = tmp_path / "tavern.db"
+    SqlStore.from_path(db).close()
+    with pytest.raises(AssistantNotFoundError, match="'barkeep'"):
+        open_assistant("barkeep", db=db, create=False)
+    assert _assistants(db) == []
