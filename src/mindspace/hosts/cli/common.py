@@ -7,7 +7,6 @@ every command module imports this one, and ``mindspace --help`` must not load th
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import shlex
@@ -173,6 +172,8 @@ def run_once(assistant: Assistant, work: Coroutine[Any, Any, _T]) -> _T:
     A command runs at most one loop: the model's HTTP client keeps connections that
     belong to the loop they were opened on, so it is closed before the loop ends.
     """
+
+    import asyncio
 
     from mindspace.llm.port import close_llm
 

@@ -7,20 +7,11 @@ nothing is written and no tool call is counted.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 from rich.console import Group
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
 from rich.table import Table
 from rich.text import Text
 
@@ -41,6 +32,8 @@ from mindspace.hosts.cli.common import (
 )
 
 if TYPE_CHECKING:  # the engine is imported in the commands' bodies (start-up time)
+    from rich.progress import Progress, TaskID
+
     from mindspace.engine.assistant import Assistant
     from mindspace.engine.modes import OperatingMode, SleepSchedule
     from mindspace.engine.sleep import SleepTickResult
@@ -199,6 +192,16 @@ class _NightProgress:
 
 
 def _run_night(opened: Assistant, limit: int | None) -> _Night:
+    import asyncio
+
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     night = _Night()
     columns = (
         TextColumn("{task.description}"),
