@@ -10,6 +10,7 @@ connection really was kept and reused.
 
 from __future__ import annotations
 
+import asyncio
 import http.client
 import json
 import os
@@ -24,7 +25,10 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from mindspace.testing import ChatCompletionsServer
+from mindspace.engine.assistant import Assistant
+from mindspace.llm import OfflineLLM
+from mindspace.storage import SqlStore
+from mindspace.testing import ChatCompletionsServer, Step
 
 TURNS = 10
 
@@ -189,3 +193,56 @@ def test_ctrl_c_at_the_prompt_ends_the_chat_cleanly(tmp_path: Path) -> None:
     with sqlite3.connect(tmp_path / "chat.db") as db:
         statuses = db.execute("SELECT status, count(*) FROM events GROUP BY status").fetchall()
     assert statuses == [("done", 1)]
+
+
+class AnsweringServer(KeepAliveServer):
+    """The keep-alive server answering "7" whenever nothing else is queued."""
+
+    def _next(self) -> Step | None:
+        return super()._next() or Step("7")
+
+
+SLEEP_RUN = (sys.executable, "-m", "mindspace.hosts.cli.app", "sleep", "--run")
+
+
+def test_sleep_run_spends_the_night_on_one_kept_alive_connection(tmp_path: Path) -> None:
+    db = tmp_path / "night.db"
+    store = SqlStore.from_path(db)
+    assistant = Assistant.open(store, "barkeep", llm=OfflineLLM(announce=False))
+    texts = [f"Alice traded {n} bolts of cloth for salt at the north gate" for n in range(6)]
+
+    async def write() -> None:
+        for text in texts:
+            result = await assistant.call_tool("add_journal_entry", {"content": text})
+            assert result["success"] is True, result
+
+    asyncio.run(write())
+    store.close()
+    with AnsweringServer() as server:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MINDSPACE_")}
+        env.update(
+            {
+                "MINDSPACE_DATA_DIR": str(tmp_path),
+                "MINDSPACE_EMBEDDER": "hashing",
+                "MINDSPACE_LLM_BASE_URL": server.url,
+                "MINDSPACE_LLM_MODEL": "scripted",
+                "COLUMNS": "200",
+                "PYTHONIOENCODING": "utf-8",
+            }
+        )
+        done = subprocess.run(
+            [*SLEEP_RUN, "--db", str(db), "--assistant", "barkeep"],
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            timeout=300,
+            env=env,
+            check=False,
+        )
+        sockets = list(server.sockets)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    assert "The night is done" in done.stdout
+    # The night asked the model several times, always over the same connection.
+    assert len(sockets) >= 2, sockets
+    assert len(set(sockets)) == 1, f"expected one connection, the client used {set(sockets)}"
