@@ -1,12 +1,23 @@
-"""mindspace: a runtime for long-lived LLM assistants that manage their own workspace."""
+"""mindspace: a runtime for long-lived LLM assistants that manage their own workspace.
 
-from mindspace.clock import Clock, ManualClock, SystemClock
-from mindspace.config import Settings
-from mindspace.engine.assistant import Assistant
-from mindspace.errors import MindspaceError, ToolError
-from mindspace.llm import FunctionLLM, OfflineLLM, ScriptedLLM
-from mindspace.runtime import open_assistant, open_store
-from mindspace.tools import Tool, ToolCategory
+The public names below are imported on first use (PEP 562), so ``import mindspace`` and
+``mindspace --help`` do not load the engine, SQLAlchemy or a model SDK until they are
+needed; ``from mindspace import open_assistant, Assistant`` works as usual.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mindspace.clock import Clock, ManualClock, SystemClock
+    from mindspace.config import Settings
+    from mindspace.engine.assistant import Assistant
+    from mindspace.errors import MindspaceError, ToolError
+    from mindspace.llm import FunctionLLM, OfflineLLM, ScriptedLLM
+    from mindspace.runtime import open_assistant, open_store
+    from mindspace.tools import Tool, ToolCategory
 
 __all__ = [
     "Assistant",
@@ -27,3 +38,35 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+# Each public name and the module that defines it.
+_EXPORTS: dict[str, str] = {
+    "Assistant": "mindspace.engine.assistant",
+    "Clock": "mindspace.clock",
+    "FunctionLLM": "mindspace.llm",
+    "ManualClock": "mindspace.clock",
+    "MindspaceError": "mindspace.errors",
+    "OfflineLLM": "mindspace.llm",
+    "ScriptedLLM": "mindspace.llm",
+    "Settings": "mindspace.config",
+    "SystemClock": "mindspace.clock",
+    "Tool": "mindspace.tools",
+    "ToolCategory": "mindspace.tools",
+    "ToolError": "mindspace.errors",
+    "open_assistant": "mindspace.runtime",
+    "open_store": "mindspace.runtime",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name on first use and keep it in the module."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mindspace' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})

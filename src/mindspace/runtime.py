@@ -1,32 +1,55 @@
 """The composition root: builds stores, models and assistants from settings.
 
 The core never imports adapters; hosts (the CLI, the HTTP server, Evennia) call these
-functions instead of wiring adapters themselves.
+functions instead of wiring adapters themselves. The adapters' modules (the openai SDK,
+the MiniLM model) are imported when one is built, not when this module is, so that a
+process that never talks to a model never pays for loading its SDK.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from mindspace.clock import Clock
 from mindspace.config import Settings
-from mindspace.embeddings.factory import build_embedder
-from mindspace.embeddings.port import Embedder
 from mindspace.engine.assistant import Assistant
 from mindspace.errors import ConfigError
 from mindspace.llm.offline import OfflineLLM
-from mindspace.llm.port import LLM
 from mindspace.storage.sql import SqlStore
+
+if TYPE_CHECKING:
+    from mindspace.clock import Clock
+    from mindspace.embeddings.port import Embedder
+    from mindspace.llm.port import LLM
 
 __all__ = ["build_embedder", "build_llm", "open_assistant", "open_store"]
 
 
-def open_store(settings: Settings, db: str | Path | None = None) -> SqlStore:
-    """The store named by ``db`` (a file path or SQLAlchemy URL) or by the settings."""
+def open_store(
+    settings: Settings, db: str | Path | None = None, *, create: bool = True
+) -> SqlStore:
+    """The store named by ``db`` (a file path or SQLAlchemy URL) or by the settings.
+
+    With ``create=False`` a missing SQLite file raises StorageError instead of being
+    created (an existing one is still migrated).
+    """
     if db is None:
-        return SqlStore(settings.resolved_database_url())
+        return SqlStore(settings.resolved_database_url(), create=create)
     text = str(db)
-    return SqlStore(text) if "://" in text else SqlStore.from_path(text)
+    return (
+        SqlStore(text, create=create) if "://" in text else SqlStore.from_path(text, create=create)
+    )
+
+
+def build_embedder(settings: Settings) -> Embedder | None:
+    """The embedder ``MINDSPACE_EMBEDDER`` names, or None when it is ``'none'``.
+
+    Raises:
+        ConfigError: a required setting is missing, or the model package is not installed.
+    """
+    from mindspace.embeddings.factory import build_embedder as build  # loads NumPy models
+
+    return build(settings)
 
 
 def build_llm(settings: Settings) -> LLM:
@@ -70,10 +93,15 @@ def open_assistant(
     """Open (or create) an assistant with everything built from settings.
 
     The embedder is the one ``MINDSPACE_EMBEDDER`` names (the offline MiniLM model by
-    default) unless one is passed.
+    default) unless one is passed. With ``create=False`` nothing is created: neither the
+    database file nor the assistant.
+
+    Raises:
+        StorageError: ``create`` is False and the SQLite file does not exist.
+        AssistantNotFoundError: ``create`` is False and there is no such assistant.
     """
     settings = settings or Settings()
-    store = open_store(settings, db)
+    store = open_store(settings, db, create=create)
     return Assistant.open(
         store,
         key or settings.assistant_key,

@@ -161,6 +161,7 @@ def test_status_json_has_token_usage(cli: Cli) -> None:
 
 
 def test_status_is_readable(cli: Cli) -> None:
+    assert cli("tool", "noop", "--assistant", "barkeep").returncode == 0  # status only reads
     process = cli("status", "--assistant", "barkeep")
     assert process.returncode == 0, process.stderr
     for label in ("'barkeep'", "Token usage", "NORMAL", "Loop", "Session", "mindspace-offline"):
@@ -180,6 +181,7 @@ def test_projects_mark_the_active_one(cli: Cli) -> None:
 
 
 def test_empty_workspace_says_how_to_start(cli: Cli) -> None:
+    assert cli("tool", "noop").returncode == 0  # creates the assistant; goals only reads
     goals = cli("goals")
     assert goals.returncode == 0, goals.stderr
     assert "no goals yet" in goals.stdout
@@ -192,7 +194,7 @@ def test_empty_workspace_says_how_to_start(cli: Cli) -> None:
 def test_unusable_database_path_is_one_error_line(cli: Cli, tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory")
-    process = cli("status", "--db", str(blocker / "sub" / "x.db"), use_db=False)
+    process = cli("tool", "noop", "--db", str(blocker / "sub" / "x.db"), use_db=False)
     assert process.returncode == 1
     line = _error_line(process)
     assert "Cannot create the directory" in line

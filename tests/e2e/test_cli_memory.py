@@ -273,6 +273,7 @@ def test_a_failing_llm_is_reported_and_the_night_still_ends(
 def test_memories_list_and_search(
     cli: Cli, cli_env: dict[str, str], db: Path, tmp_path: Path
 ) -> None:
+    _tool(cli, "noop", {})  # creates the assistant: memories only reads
     empty = _ok(cli("memories"))
     assert "has no memories yet" in empty
 
@@ -342,6 +343,7 @@ def test_memories_list_and_search(
 
 
 def test_entities_list_and_show(cli: Cli) -> None:
+    _tool(cli, "noop", {})  # creates the assistant: entities only reads
     assert "has met no one yet" in _ok(cli("entities"))
     _tool(
         cli,
@@ -403,6 +405,7 @@ def test_entities_list_and_show(cli: Cli) -> None:
 def test_bad_input_exits_1_with_one_error_line(
     cli: Cli, args: tuple[str, ...], expected: str
 ) -> None:
+    _tool(cli, "noop", {})  # the assistant exists, so only the bad option is wrong
     process = cli(*args)
     assert expected in _error_line(process)
     assert "Traceback" not in process.stderr

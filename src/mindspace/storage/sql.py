@@ -6,6 +6,10 @@ keys and a busy timeout for SQLite files, and takes over ``BEGIN`` from the driv
 recipe in SQLAlchemy's pysqlite notes) so DDL is transactional and a writing transaction
 takes the write lock up front (``BEGIN IMMEDIATE``) instead of failing on a stale
 snapshot when another process wrote first.
+
+Opened with ``create=False`` (what read-only hosts do), the store never creates anything:
+a SQLite file that does not exist is an error instead of a new empty database, and no
+directory is made. An existing file is still migrated to the current schema.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, delete, event, insert, select, update
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import SQLAlchemyError
 
 from mindspace.clock import format_time
@@ -26,7 +30,7 @@ from mindspace.state.port import AssistantInfo, Change, StoredRecord
 from mindspace.storage.migrations import migrate
 from mindspace.storage.tables import KINDS, KindTable, assistants, events
 
-__all__ = ["SqlStore"]
+__all__ = ["SqlStore", "sqlite_file"]
 
 _KEY_MAX = 128
 
@@ -37,24 +41,32 @@ class SqlStore:
     Args:
         url: A SQLAlchemy URL such as ``sqlite:///path/to/mindspace.db``.
         migrate_schema: Bring the schema up to date on open (the default).
+        create: Create a missing SQLite file and its directory (the default). With
+            False, a missing file raises :class:`StorageError` and nothing is created.
+
+    Raises:
+        ConfigError: ``url`` is not a database URL.
+        StorageError: the database cannot be opened, or (``create=False``) does not exist.
     """
 
-    def __init__(self, url: str, *, migrate_schema: bool = True) -> None:
-        try:
-            parsed = make_url(url)
-        except SQLAlchemyError as exc:
-            raise ConfigError(
-                f"{url!r} is not a database URL; give a file path or a URL such as "
-                "'sqlite:///mindspace.db' (MINDSPACE_DATABASE_URL or --db)."
-            ) from exc
+    def __init__(self, url: str, *, migrate_schema: bool = True, create: bool = True) -> None:
+        parsed = _parse(url)
         self.url = parsed.render_as_string(hide_password=True)
-        if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
-            path = Path(parsed.database).expanduser()
+        path = _file_of(parsed)
+        if path is not None:
             if path.is_dir():
                 raise StorageError(
                     f"{str(path)!r} is a directory; give a database file inside it, "
                     f"e.g. {str(path / 'mindspace.db')!r}."
                 )
+            if not create and not path.is_file():
+                # SQLite would create the file on the first connection: refuse before that.
+                raise StorageError(
+                    f"No database file at {str(path)!r}; check the path (--db, "
+                    "MINDSPACE_DATABASE_URL or MINDSPACE_DATA_DIR), or open it with "
+                    "create=True to start a new one."
+                )
+        if path is not None and create:
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
@@ -76,9 +88,13 @@ class SqlStore:
                 migrate(conn)
 
     @classmethod
-    def from_path(cls, path: str | Path) -> SqlStore:
-        """A store on the SQLite file at ``path`` (created with its directory if needed)."""
-        return cls(f"sqlite:///{Path(path).expanduser()}")
+    def from_path(cls, path: str | Path, *, create: bool = True) -> SqlStore:
+        """A store on the SQLite file at ``path``.
+
+        The file and its directory are created when missing, unless ``create`` is False:
+        then a missing file raises :class:`StorageError`.
+        """
+        return cls(f"sqlite:///{Path(path).expanduser()}", create=create)
 
     def close(self) -> None:
         """Release every pooled connection."""
@@ -113,8 +129,8 @@ class SqlStore:
             return found
         if not create:
             raise AssistantNotFoundError(
-                f"No assistant {key!r} in {self.url!r}; create it first (commands that act "
-                "on an assistant create it, e.g. `mindspace status --assistant KEY`) or check --db."
+                f"No assistant {key!r} in {self.url!r}; create it first (talking to it or "
+                "calling a tool creates it, e.g. `mindspace chat --assistant KEY`) or check --db."
             )
         with self._transaction(f"creating assistant {key!r}", write=True) as conn:
             found = _find(conn, key)  # another process may have created it meanwhile
@@ -234,6 +250,31 @@ class SqlStore:
                 .where((events.c.assistant_id == assistant_id) & (events.c.id == event_id))
                 .values(**fields)
             )
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The file a SQLite URL names; None for other databases and in-memory SQLite.
+
+    Raises:
+        ConfigError: ``url`` is not a database URL.
+    """
+    return _file_of(_parse(url))
+
+
+def _parse(url: str) -> URL:
+    try:
+        return make_url(url)
+    except SQLAlchemyError as exc:
+        raise ConfigError(
+            f"{url!r} is not a database URL; give a file path or a URL such as "
+            "'sqlite:///mindspace.db' (MINDSPACE_DATABASE_URL or --db)."
+        ) from exc
+
+
+def _file_of(parsed: URL) -> Path | None:
+    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
+        return Path(str(parsed.database)).expanduser()
+    return None
 
 
 def _kind(kind: str) -> KindTable:

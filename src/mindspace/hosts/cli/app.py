@@ -3,11 +3,14 @@
 Every command that opens an assistant takes ``--db`` and ``--assistant``; without them
 the database and key come from the ``MINDSPACE_*`` settings. Problems the user can fix
 print one ``error: ...`` line on stderr and exit with status 1.
+
+Start-up time matters (people run this often, and ``--help`` should feel instant): the
+command modules import the engine, the store and the model SDKs inside the command
+bodies, so building the command tree loads only Typer and Rich.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Sequence
 from typing import Annotated, Any
@@ -17,10 +20,8 @@ from rich.console import Console
 from rich.text import Text
 
 from mindspace import __version__
-from mindspace.engine.assistant import assistant_tools
 from mindspace.errors import MindspaceError
 from mindspace.hosts.cli.bench import bench_app
-from mindspace.hosts.cli.chat import run_chat
 from mindspace.hosts.cli.common import (
     AssistantOption,
     CliError,
@@ -29,16 +30,12 @@ from mindspace.hosts.cli.common import (
     load_settings,
     open_cli_assistant,
     print_error,
+    run_once,
 )
-from mindspace.hosts.cli.demo import run_demo
 from mindspace.hosts.cli.doctor import doctor_command
 from mindspace.hosts.cli.journal import journal_app
 from mindspace.hosts.cli.memory import register_memory_commands
-from mindspace.hosts.cli.render import goal_tree, projects_table, status_view, tools_table
 from mindspace.hosts.cli.serve import HostOption, PortOption, serve_command, serve_demo
-from mindspace.llm.offline import OFFLINE_NOTICE, OfflineLLM
-from mindspace.tools import ToolCategory
-from mindspace.tools.registry import describe_parameters
 from mindspace.validation import MAX_JSON_DEPTH, json_depth_exceeds
 
 __all__ = ["app", "main"]
@@ -93,13 +90,18 @@ def tool_command(
 
     A failed tool prints its result on stdout, one [bold]error:[/] line on stderr, exits 1.
     """
+    from mindspace.engine.assistant import assistant_tools
+    from mindspace.hosts.cli.render import tools_table
+    from mindspace.llm.offline import OFFLINE_NOTICE, OfflineLLM
+    from mindspace.tools import ToolCategory
+
     if name == "list":
         console.print(tools_table(assistant_tools().tools()))
         return
     parsed = _parse_args(name, args)
     settings = load_settings()
     opened = open_cli_assistant(settings, db, assistant)
-    result = asyncio.run(opened.call_tool(name, parsed))
+    result = run_once(opened, opened.call_tool(name, parsed))
     typer.echo(json.dumps(result, indent=2, ensure_ascii=False, default=str))
     if result.get("success") is not True:
         message = str(result.get("error", f"Tool {name!r} failed"))
@@ -113,6 +115,9 @@ def tool_command(
 
 
 def _parse_args(name: str, raw: str) -> dict[str, Any]:
+    from mindspace.engine.assistant import assistant_tools
+    from mindspace.tools.registry import describe_parameters
+
     registry = assistant_tools()
     takes = (
         f" {name!r} takes: {describe_parameters(registry.get(name))}." if name in registry else ""
@@ -148,8 +153,11 @@ def status_command(
     assistant: AssistantOption = None,
 ) -> None:
     """Show token usage and its advisory level, the loop state and session metrics."""
+    from mindspace.hosts.cli.render import status_view
+    from mindspace.llm.offline import OfflineLLM
+
     settings = load_settings()
-    opened = open_cli_assistant(settings, db, assistant)
+    opened = open_cli_assistant(settings, db, assistant, create=False)
     status = opened.status()
     if as_json:
         typer.echo(json.dumps(status, indent=2, ensure_ascii=False))
@@ -189,8 +197,10 @@ def goals_command(
 
     Pass [bold]--all[/] to include completed and abandoned goals.
     """
+    from mindspace.hosts.cli.render import goal_tree
+
     settings = load_settings()
-    opened = open_cli_assistant(settings, db, assistant)
+    opened = open_cli_assistant(settings, db, assistant, create=False)
     book = opened.goals()
     if not book.all():
         console.print(
@@ -217,8 +227,10 @@ def goals_command(
 @app.command("projects")
 def projects_command(db: DbOption = None, assistant: AssistantOption = None) -> None:
     """List the projects: key, status, summary and last activity, the active one marked."""
+    from mindspace.hosts.cli.render import projects_table
+
     settings = load_settings()
-    opened = open_cli_assistant(settings, db, assistant)
+    opened = open_cli_assistant(settings, db, assistant, create=False)
     desk = opened.projects()
     projects = desk.all()
     if not projects:
@@ -244,6 +256,8 @@ def chat_command(
 
     The model comes from MINDSPACE_LLM_BASE_URL / MINDSPACE_LLM_MODEL, or the offline model.
     """
+    from mindspace.hosts.cli.chat import run_chat
+
     if not user.strip():
         raise CliError("--as is blank; pass your name, e.g. --as Alice.")
     settings = load_settings()
@@ -282,6 +296,8 @@ def demo_command(
     a project swap, a night of sleep (consolidation, links, reflection, pruning) and an
     urgent whisper that wakes it. The database stays on disk; --serve opens the dashboard.
     """
+    from mindspace.hosts.cli.demo import run_demo
+
     settings = load_settings()
     report = run_demo(settings, db, assistant, console)
     if serve_after:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -10,11 +9,8 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from mindspace.embeddings.factory import build_embedder
-from mindspace.evaluation.locomo import run_locomo
 from mindspace.hosts.cli.common import CliError, load_settings
 
 __all__ = ["bench_app", "main", "results_table"]
@@ -46,6 +42,19 @@ def locomo_command(
     """Ingest every conversation, ask every question, and compare with BM25 and dense."""
     if not data.is_file():
         raise CliError(f"No LoCoMo file at {str(data)!r}; pass --data PATH to the JSON file.")
+    import asyncio
+
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    from mindspace.embeddings.factory import build_embedder
+    from mindspace.evaluation.locomo import run_locomo
+
     settings = load_settings()
     embedder = build_embedder(settings)
     if embedder is None:

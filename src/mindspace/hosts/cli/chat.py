@@ -3,11 +3,19 @@
 Each line you type becomes a direct-message event from you; the assistant's tick runs
 the ReAct loop and its reply comes back through the terminal world. Slash commands
 inspect it: ``/status``, ``/goals``, ``/help``, ``/quit``.
+
+The whole session runs on one event loop: the model's HTTP client keeps its connections
+open between messages (as Ollama, llama.cpp, vLLM and OpenAI expect), and a client must
+never outlive the loop it was used on. Lines are read on a daemon thread so waiting for
+the keyboard never blocks the loop, and the model is closed on that loop at the end.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import queue
+import threading
 from collections.abc import Callable
 
 from rich.console import Console
@@ -17,8 +25,9 @@ from mindspace.engine.assistant import Assistant
 from mindspace.engine.world import WorldBase
 from mindspace.hosts.cli.render import goal_tree, status_view
 from mindspace.llm.offline import OFFLINE_NOTICE, OfflineLLM
+from mindspace.llm.port import close_llm
 
-__all__ = ["TerminalWorld", "run_chat"]
+__all__ = ["LineReader", "TerminalWorld", "chat_session", "run_chat"]
 
 HELP = "Type to talk. Commands: /status, /goals, /help, /quit."
 
@@ -47,6 +56,66 @@ class TerminalWorld(WorldBase):
         return f"A quiet terminal session. {self.user} is here, typing to you."
 
 
+class LineReader:
+    """Reads one line per :meth:`read` on a daemon thread, without blocking the event loop.
+
+    A daemon thread (not ``asyncio.to_thread``) because a read blocked on the keyboard when
+    the user presses Ctrl+C must not keep the process alive: the loop's default executor
+    joins its threads on shutdown, a daemon thread is simply left behind.
+
+    Args:
+        read_line: Blocking function returning the next line; raises EOFError at the end.
+    """
+
+    def __init__(self, read_line: Callable[[], str]) -> None:
+        self._read_line = read_line
+        self._requests: queue.SimpleQueue[tuple[asyncio.AbstractEventLoop, asyncio.Future[str]]] = (
+            queue.SimpleQueue()
+        )
+        self._thread: threading.Thread | None = None
+
+    async def read(self) -> str:
+        """The next line; raises what ``read_line`` raised (EOFError at end of input)."""
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._serve, name="mindspace-chat-input", daemon=True
+            )
+            self._thread.start()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[str] = loop.create_future()
+        self._requests.put((loop, future))
+        return await future
+
+    def _serve(self) -> None:
+        while True:
+            loop, future = self._requests.get()
+            try:
+                line = self._read_line()
+            except BaseException as exc:  # EOFError, or KeyboardInterrupt from a test's reader
+                _deliver(loop, future, None, exc)
+            else:
+                _deliver(loop, future, line, None)
+
+
+def _deliver(
+    loop: asyncio.AbstractEventLoop,
+    future: asyncio.Future[str],
+    line: str | None,
+    error: BaseException | None,
+) -> None:
+    def settle() -> None:
+        if future.done():  # the reader was cancelled (Ctrl+C) while the thread waited
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(line or "")
+
+    # A closed loop (the session ended meanwhile) raises RuntimeError: nobody waits.
+    with contextlib.suppress(RuntimeError):
+        loop.call_soon_threadsafe(settle)
+
+
 def run_chat(
     assistant: Assistant,
     *,
@@ -55,7 +124,46 @@ def run_chat(
     read_line: Callable[[], str],
     database: str,
 ) -> int:
-    """The REPL; returns how many messages were sent."""
+    """The REPL on one event loop for the whole session; returns how many messages were sent.
+
+    The assistant's model is closed before the loop ends.
+    """
+    return asyncio.run(
+        chat_session(
+            assistant, user=user, console=console, reader=LineReader(read_line), database=database
+        )
+    )
+
+
+async def chat_session(
+    assistant: Assistant,
+    *,
+    user: str,
+    console: Console,
+    reader: LineReader,
+    database: str,
+) -> int:
+    """The REPL as a coroutine: read a line, tick, print; then close the model.
+
+    Ctrl+C at the prompt ends the session normally; during a tick it stops the tick (the
+    message stays queued and runs again on the next one) and ends the session.
+    """
+    try:
+        return await _converse(
+            assistant, user=user, console=console, reader=reader, database=database
+        )
+    finally:
+        await close_llm(assistant.llm)
+
+
+async def _converse(
+    assistant: Assistant,
+    *,
+    user: str,
+    console: Console,
+    reader: LineReader,
+    database: str,
+) -> int:
     world = TerminalWorld(console, assistant.key, user)
     assistant.attach_world(world)
     if isinstance(assistant.llm, OfflineLLM):
@@ -64,8 +172,9 @@ def run_chat(
     sent = 0
     while True:
         try:
-            line = read_line().strip()
-        except (EOFError, KeyboardInterrupt):
+            line = (await reader.read()).strip()
+        except (EOFError, KeyboardInterrupt, asyncio.CancelledError):
+            _uncancel()
             console.print()
             break
         if not line:
@@ -82,13 +191,32 @@ def run_chat(
             location="terminal",
             metadata={"classification": "direct_message"},
         )
-        with console.status("thinking...", spinner="dots"):
-            result = asyncio.run(assistant.tick())
+        try:
+            with console.status("thinking...", spinner="dots"):
+                result = await assistant.tick()
+        except asyncio.CancelledError:
+            _uncancel()
+            console.print(
+                Text(
+                    "Interrupted: the message stays queued and is answered on the next tick "
+                    "(the next line you send in mindspace chat).",
+                    style="yellow",
+                )
+            )
+            break
         if result.status == "failed":
             console.print(Text(f"error: {result.error}", style="red"))
         elif not result.reply:
             console.print(Text(f"({assistant.key} did not reply)", style="dim"))
     return sent
+
+
+def _uncancel() -> None:
+    # Ctrl+C cancels the main task; taking the cancellation back lets the session end
+    # normally (the model is still closed) instead of as a KeyboardInterrupt.
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        task.uncancel()
 
 
 def _command(line: str, assistant: Assistant, console: Console, database: str) -> bool:

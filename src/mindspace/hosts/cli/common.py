@@ -1,29 +1,31 @@
 """What every CLI command shares: settings, opening stores and assistants, errors, options.
 
-Also the console, checks and formatters that several command modules use.
+Also the console, checks and formatters that several command modules use. Settings,
+the engine, the store and SQLAlchemy are imported inside the functions that use them:
+every command module imports this one, and ``mindspace --help`` must not load them.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import shlex
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
-from pydantic import ValidationError
 from rich.console import Console
 from rich.text import Text
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
 
-from mindspace.clock import Clock
-from mindspace.config import Settings
-from mindspace.engine.assistant import Assistant
-from mindspace.llm.offline import OfflineLLM
-from mindspace.llm.port import LLM
-from mindspace.runtime import open_assistant, open_store
-from mindspace.storage.sql import SqlStore
+from mindspace.errors import AssistantNotFoundError, MindspaceError
+
+if TYPE_CHECKING:
+    from mindspace.clock import Clock
+    from mindspace.config import Settings
+    from mindspace.engine.assistant import Assistant
+    from mindspace.llm.port import LLM
+    from mindspace.storage.sql import SqlStore
 
 __all__ = [
     "AssistantOption",
@@ -40,9 +42,12 @@ __all__ = [
     "open_cli_assistant",
     "open_cli_store",
     "print_error",
+    "run_once",
     "say",
     "when",
 ]
+
+_T = TypeVar("_T")
 
 # User data (memories, observations, reasons) is printed as-is: no markup, no emoji codes.
 console = Console(markup=False, emoji=False, highlight=False)
@@ -63,8 +68,8 @@ AssistantOption = Annotated[
         "--assistant",
         "-a",
         metavar="KEY",
-        help="Assistant to open (created when absent). Default: MINDSPACE_ASSISTANT_KEY, "
-        "else 'default'.",
+        help="Assistant to open (commands that only read never create one). Default: "
+        "MINDSPACE_ASSISTANT_KEY, else 'default'.",
         show_default=False,
     ),
 ]
@@ -87,6 +92,10 @@ def print_error(message: str) -> None:
 
 def load_settings() -> Settings:
     """Settings from the ``MINDSPACE_*`` environment, with bad values as a CliError."""
+    from pydantic import ValidationError
+
+    from mindspace.config import Settings
+
     try:
         return Settings()
     except ValidationError as exc:
@@ -100,13 +109,22 @@ def load_settings() -> Settings:
 
 def offline_llm(settings: Settings) -> LLM | None:
     """A quiet offline model when no LLM is configured; None lets the runtime build one."""
+    from mindspace.llm.offline import OfflineLLM
+
     return None if settings.llm_configured else OfflineLLM(announce=False)
 
 
-def open_cli_store(settings: Settings, db: str | None) -> SqlStore:
-    """The store named by ``--db`` or the settings, with unusable paths as a CliError."""
+def open_cli_store(settings: Settings, db: str | None, *, create: bool = True) -> SqlStore:
+    """The store named by ``--db`` or the settings, with unusable paths as a CliError.
+
+    With ``create=False`` a missing database file is a CliError and nothing is created.
+    """
+    from mindspace.runtime import open_store
+
+    if not create:
+        _require_database(settings, db, None)
     try:
-        return open_store(settings, db)
+        return open_store(settings, db, create=create)
     except OSError as exc:
         raise _cannot_open(settings, db, exc) from exc
 
@@ -119,9 +137,18 @@ def open_cli_assistant(
     clock: Clock | None = None,
     create: bool = True,
 ) -> Assistant:
-    """Open the assistant ``key`` (or the default one) on ``db`` (or the default database)."""
+    """Open the assistant ``key`` (or the default one) on ``db`` (or the default database).
+
+    Commands that only read pass ``create=False``: a missing database file or an unknown
+    assistant is then a CliError that lists the assistants there and how to create one,
+    and nothing is created (an older database is still migrated).
+    """
     if key is not None and not key.strip():
         raise CliError(f"--assistant {key!r} is blank; pass a key such as 'barkeep', or omit it.")
+    from mindspace.runtime import open_assistant
+
+    if not create:
+        _require_database(settings, db, key)
     try:
         return open_assistant(
             key,
@@ -131,14 +158,99 @@ def open_cli_assistant(
             clock=clock,
             create=create,
         )
+    except AssistantNotFoundError as exc:
+        raise _no_assistant(settings, db, key) from exc
     except OSError as exc:
         raise _cannot_open(settings, db, exc) from exc
     except ValueError as exc:  # the store rejects malformed assistant keys with ValueError
         raise CliError(f"{exc} Pass another --assistant.") from exc
 
 
+def run_once(assistant: Assistant, work: Coroutine[Any, Any, _T]) -> _T:
+    """Run ``work`` on a new event loop, then close the assistant's model on that loop.
+
+    A command runs at most one loop: the model's HTTP client keeps connections that
+    belong to the loop they were opened on, so it is closed before the loop ends.
+    """
+
+    import asyncio
+
+    from mindspace.llm.port import close_llm
+
+    async def main() -> _T:
+        try:
+            return await work
+        finally:
+            await close_llm(assistant.llm)
+
+    return asyncio.run(main())
+
+
+def _how_to_create(db: str | None, key: str) -> str:
+    where = f" --db {shlex.quote(db)}" if db is not None else ""
+    who = f"--assistant {shlex.quote(key)}"
+    return (
+        f"talking to it (mindspace chat{where} {who}) or calling a tool "
+        f"(mindspace tool get_system_status{where} {who}) creates it"
+    )
+
+
+def _require_database(settings: Settings, db: str | None, key: str | None) -> None:
+    from mindspace.storage.sql import sqlite_file
+
+    url = db if db is not None and "://" in db else None
+    if db is not None and url is None:
+        path: Path | None = Path(db).expanduser()
+    else:
+        path = sqlite_file(url or settings.resolved_database_url())
+    if path is None or path.is_file():
+        return
+    source = "--db" if db is not None else _default_source(settings)
+    raise CliError(
+        f"No database at {str(path.resolve())!r} (from {source}); this command only reads "
+        "and creates nothing. Check the path, or start an assistant there: "
+        f"{_how_to_create(db, key if key is not None else settings.assistant_key)}."
+    )
+
+
+def _default_source(settings: Settings) -> str:
+    return "MINDSPACE_DATABASE_URL" if settings.database_url else "MINDSPACE_DATA_DIR"
+
+
+def _no_assistant(settings: Settings, db: str | None, key: str | None) -> CliError:
+    from mindspace.runtime import open_store
+
+    wanted = key if key is not None else settings.assistant_key
+    where = database_location(settings, db)
+    try:
+        store = open_store(settings, db, create=False)
+        try:
+            keys = [info.key for info in store.list_assistants()]
+        finally:
+            store.close()
+    except MindspaceError:
+        keys = []
+    if keys:
+        shown = ", ".join(repr(k) for k in keys[:_LISTED])
+        more = f" and {len(keys) - _LISTED} more" if len(keys) > _LISTED else ""
+        there = f"Assistants there: {shown}{more}; pass one with --assistant"
+    else:
+        there = "It has no assistants yet"
+    origin = "" if key is not None else " (the default: MINDSPACE_ASSISTANT_KEY, else 'default')"
+    return CliError(
+        f"No assistant {wanted!r}{origin} in {where!r}. {there}. This command only reads and "
+        f"creates nothing; {_how_to_create(db, wanted)}."
+    )
+
+
+_LISTED = 20
+
+
 def database_location(settings: Settings, db: str | None) -> str:
     """Where the database is, for people: an absolute file path, or the URL without password."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
     if db is not None and "://" not in db:
         return str(Path(db).expanduser().resolve())
     url = db if db is not None else settings.resolved_database_url()

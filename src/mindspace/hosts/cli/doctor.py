@@ -23,13 +23,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import typer
 
-from mindspace.config import Settings
 from mindspace.errors import LLMConnectionError, LLMError, LLMProviderError
 from mindspace.hosts.cli.common import load_settings
-from mindspace.llm.offline import OFFLINE_NOTICE
 from mindspace.llm.port import LLMResponse, Message
 
 if TYPE_CHECKING:
+    from mindspace.config import Settings
     from mindspace.llm.openai_compat import OpenAICompatibleLLM, ToolChoice
 
 __all__ = ["PROBE_TOOL", "DoctorReport", "ProbeResult", "diagnose", "doctor_command"]
@@ -276,6 +275,8 @@ async def diagnose(
         api_key: The key, if the endpoint needs one.
     """
     if base_url is None:
+        from mindspace.llm.offline import OFFLINE_NOTICE
+
         return DoctorReport(
             None,
             None,

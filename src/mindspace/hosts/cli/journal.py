@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich import box
@@ -15,10 +15,12 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from mindspace.engine.assistant import Assistant
 from mindspace.hosts.cli.common import AssistantOption, DbOption, load_settings, open_cli_assistant
-from mindspace.journal.records import JournalEntry, ReflectionState
-from mindspace.journal.search import JournalFilter, filter_entries, search_journal
+
+if TYPE_CHECKING:  # the engine is imported in the commands' bodies (start-up time)
+    from mindspace.engine.assistant import Assistant
+    from mindspace.journal.records import JournalEntry
+    from mindspace.journal.search import JournalFilter
 
 __all__ = ["journal_app"]
 
@@ -47,6 +49,8 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print the entries as J
 
 
 def _filter(tag: list[str] | None, days: int | None, project: str | None) -> JournalFilter:
+    from mindspace.journal.search import JournalFilter
+
     return JournalFilter(tags=tuple(tag or ()), days_back=days, project=project)
 
 
@@ -66,7 +70,10 @@ def journal_command(
     """List journal entries, newest first, optionally filtered by tag, days and project."""
     if ctx.invoked_subcommand is not None:
         return
-    opened = open_cli_assistant(load_settings(), db, assistant)
+    from mindspace.journal.records import JournalEntry
+    from mindspace.journal.search import filter_entries
+
+    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
     unit = opened.read()
     where = _filter(tag, days, project)
     entries = filter_entries(unit, opened.clock.now(), where)
@@ -97,7 +104,9 @@ def search_command(
     assistant: AssistantOption = None,
 ) -> None:
     """Find journal entries containing QUERY (what the search_journal tool does)."""
-    opened = open_cli_assistant(load_settings(), db, assistant)
+    from mindspace.journal.search import search_journal
+
+    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
     found = search_journal(
         opened.read(), opened.clock.now(), query, _filter(tag, days, project), limit=limit
     )
@@ -121,6 +130,8 @@ def search_command(
 
 
 def _show(opened: Assistant, entries: Sequence[JournalEntry], total: int, *, title: str) -> None:
+    from mindspace.journal.records import ReflectionState
+
     if not entries:
         console.print("No journal entries match.")
         return

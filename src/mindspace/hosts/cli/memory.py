@@ -6,9 +6,8 @@ also adds ``sleep``, ``wake`` and ``mode`` from :mod:`mindspace.hosts.cli.sleep`
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich import box
@@ -16,7 +15,6 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from mindspace.engine.assistant import Assistant
 from mindspace.hosts.cli.common import (
     AssistantOption,
     CliError,
@@ -28,12 +26,16 @@ from mindspace.hosts.cli.common import (
     dump,
     load_settings,
     open_cli_assistant,
+    run_once,
     say,
     when,
 )
 from mindspace.hosts.cli.sleep import mode_command, sleep_command, wake_command
-from mindspace.memory.entities import EntityBook
-from mindspace.memory.records import EntityProfile, Memory
+
+if TYPE_CHECKING:  # the engine is imported in the commands' bodies (start-up time)
+    from mindspace.engine.assistant import Assistant
+    from mindspace.memory.entities import EntityBook
+    from mindspace.memory.records import EntityProfile, Memory
 
 __all__ = [
     "entities_app",
@@ -116,7 +118,9 @@ def memories_command(
         return
     check_limit(limit)
     _check_trust(min_trust)
-    opened = open_cli_assistant(load_settings(), db, assistant)
+    from mindspace.memory.records import Memory
+
+    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
     every = opened.read().all(Memory)
     wanted = {t.casefold() for t in tag or ()}
     found = [
@@ -216,11 +220,11 @@ def search_command(
     _check_trust(min_trust)
     if not query.strip():
         raise CliError(f"QUERY {query!r} is blank; say what to remember, e.g. 'what Alice drinks'.")
-    opened = open_cli_assistant(load_settings(), db, assistant)
+    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
     args = {"query": query, "limit": limit, "min_source_trust": min_trust, "tags": tag or []}
     # The tool runs in a read unit that is never committed: nothing is written, not even
     # the call count, yet the ranking is the product's own.
-    outcome = asyncio.run(opened.run_tool("recall_memories", args, unit=opened.read()))
+    outcome = run_once(opened, opened.run_tool("recall_memories", args, unit=opened.read()))
     result = outcome.result
     if result.get("success") is not True:
         raise CliError(_tool_error(result))
@@ -232,6 +236,8 @@ def search_command(
         console.print(f"No memories match {query!r}.")
     else:
         console.print(_ranking_table(found, f"Memories recalled for {query!r}"))
+    from mindspace.memory.records import Memory
+
     say(Text(_embedder_note(opened, opened.read().all(Memory)), style="dim"))
 
 
@@ -293,7 +299,7 @@ def entities_command(
     """List entity profiles by first contact: relationship, attributes, pending observations."""
     if ctx.invoked_subcommand is not None:
         return
-    opened = open_cli_assistant(load_settings(), db, assistant)
+    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
     profiles = _book(opened).all()
     if as_json:
         dump([p.model_dump(mode="json") for p in profiles])
@@ -317,6 +323,8 @@ def entities_command(
 
 
 def _book(opened: Assistant) -> EntityBook:
+    from mindspace.memory.entities import EntityBook
+
     return EntityBook(opened.read(), opened.clock, opened.settings, opened.guard)
 
 
@@ -365,7 +373,7 @@ def show_command(
     assistant: AssistantOption = None,
 ) -> None:
     """Show one entity profile: relationship, attributes and every observation."""
-    opened = open_cli_assistant(load_settings(), db, assistant)
+    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
     book = _book(opened)
     profile = book.get(entity_id) or book.get(entity_id.strip())
     if profile is None:

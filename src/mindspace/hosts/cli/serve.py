@@ -11,14 +11,13 @@ import importlib.util
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from pydantic import ValidationError
 from rich.console import Console
 from rich.text import Text
 
-from mindspace.config import Settings
 from mindspace.hosts.cli.common import CliError, DbOption, database_location, load_settings
 
 if TYPE_CHECKING:
+    from mindspace.config import Settings
     from mindspace.hosts.cli.demo import DemoReport
     from mindspace.hosts.http.settings import ServerSettings
 
@@ -45,6 +44,8 @@ def _server_settings() -> ServerSettings:
             "The HTTP server needs the 'server' extra: pip install 'mindspace[server]' "
             "(make installs it for the tests)."
         )
+    from pydantic import ValidationError
+
     from mindspace.hosts.http.settings import ServerSettings
 
     try:

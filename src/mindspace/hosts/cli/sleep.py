@@ -7,27 +7,14 @@ nothing is written and no tool call is counted.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 from rich.console import Group
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
 from rich.table import Table
 from rich.text import Text
 
-from mindspace.clock import parse_time
-from mindspace.engine.assistant import Assistant
-from mindspace.engine.modes import OperatingMode, SleepSchedule
-from mindspace.engine.sleep import SleepTickResult
 from mindspace.errors import MindspaceError
 from mindspace.hosts.cli.common import (
     AssistantOption,
@@ -43,8 +30,13 @@ from mindspace.hosts.cli.common import (
     say,
     when,
 )
-from mindspace.hosts.cli.night_report import night_table
-from mindspace.journal.records import JournalEntry
+
+if TYPE_CHECKING:  # the engine is imported in the commands' bodies (start-up time)
+    from rich.progress import Progress, TaskID
+
+    from mindspace.engine.assistant import Assistant
+    from mindspace.engine.modes import OperatingMode, SleepSchedule
+    from mindspace.engine.sleep import SleepTickResult
 
 __all__ = ["mode_command", "sleep_command", "wake_command"]
 
@@ -56,6 +48,8 @@ def _check_text(value: str, option: str, example: str) -> str:
 
 
 def _unconsolidated(assistant: Assistant) -> int:
+    from mindspace.journal.records import JournalEntry
+
     return sum(
         1 for e in assistant.read().all(JournalEntry) if not e.consolidated and not e.is_synthesis
     )
@@ -77,6 +71,8 @@ def _mode_line(key: str, state: OperatingMode) -> Text:
 
 
 def _cooldown(assistant: Assistant, state: OperatingMode) -> str:
+    from mindspace.clock import parse_time
+
     if not state.cooldown_until:
         return "none"
     if assistant.clock.now() < parse_time(state.cooldown_until):
@@ -155,6 +151,8 @@ def sleep_command(
         return
     night = _run_night(opened, ticks)
     if night.results:
+        from mindspace.hosts.cli.night_report import night_table
+
         console.print(night_table(night.results))
     say(Text(night.message))
     if night.error is not None:
@@ -194,6 +192,16 @@ class _NightProgress:
 
 
 def _run_night(opened: Assistant, limit: int | None) -> _Night:
+    import asyncio
+
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     night = _Night()
     columns = (
         TextColumn("{task.description}"),
@@ -202,8 +210,8 @@ def _run_night(opened: Assistant, limit: int | None) -> _Night:
         TimeElapsedColumn(),
     )
     try:
-        with asyncio.Runner() as runner, Progress(*columns, console=console) as progress:
-            _tick_until_stop(opened, runner, _NightProgress(progress), night, limit)
+        with Progress(*columns, console=console) as progress:
+            asyncio.run(_night_on_one_loop(opened, _NightProgress(progress), night, limit))
     except KeyboardInterrupt:
         night.stop = "interrupted"
         night.message = (
@@ -214,9 +222,21 @@ def _run_night(opened: Assistant, limit: int | None) -> _Night:
     return night
 
 
-def _tick_until_stop(
+async def _night_on_one_loop(
+    opened: Assistant, bars: _NightProgress, night: _Night, limit: int | None
+) -> None:
+    from mindspace.llm.port import close_llm
+
+    # Every tick of the night shares this loop: the model's client keeps its connections
+    # between ticks, so it is closed here, before the loop ends (even on Ctrl+C).
+    try:
+        await _tick_until_stop(opened, bars, night, limit)
+    finally:
+        await close_llm(opened.llm)
+
+
+async def _tick_until_stop(
     opened: Assistant,
-    runner: asyncio.Runner,
     bars: _NightProgress,
     night: _Night,
     limit: int | None,
@@ -234,7 +254,7 @@ def _tick_until_stop(
             )
             return
         try:
-            tick = runner.run(opened.tick())
+            tick = await opened.tick()
         except MindspaceError as exc:
             night.stop = "failed"
             done = counted(len(night.results), "tick", "ticks")
@@ -344,7 +364,9 @@ def mode_command(
     as_json: JsonOption = False, db: DbOption = None, assistant: AssistantOption = None
 ) -> None:
     """Show the operating mode: awake or asleep, sleep phase, since, reason and cooldown."""
-    opened = open_cli_assistant(load_settings(), db, assistant)
+    from mindspace.engine.modes import OperatingMode, SleepSchedule
+
+    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
     unit = opened.read()
     state = unit.doc(OperatingMode)
     schedule = unit.doc(SleepSchedule)
