@@ -156,10 +156,13 @@ class Settings(BaseSettings):
         description="Source trust of a mined fact a speaker told about the world or others.",
     )
     mining_duplicate_threshold: float = Field(
-        default=0.9,
+        default=0.95,
         ge=0,
         le=1,
-        description="Similarity at or above which a mined fact is a duplicate of a memory.",
+        description=(
+            "Cosine similarity at or above which a mined fact duplicates a memory (when its "
+            "numbers and negation match too)."
+        ),
     )
 
     # Sleep cycle

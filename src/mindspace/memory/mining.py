@@ -265,19 +265,32 @@ def _transcript(entity: str, batch: Sequence[Utterance]) -> str:
     return "\n".join(lines)
 
 
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+_NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|nobody|neither|nor)\b|n't\b", re.I)
+
+
 def _normal(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.casefold()))
+
+
+def _same_claim(a: str, b: str) -> bool:
+    # Embeddings barely tell 50 gold from 80 gold, or "likes" from "does not like":
+    # a fact with other numbers or the opposite polarity is news, not a duplicate.
+    same_numbers = sorted(_NUMBER.findall(a)) == sorted(_NUMBER.findall(b))
+    same_polarity = len(_NEGATION.findall(a)) % 2 == len(_NEGATION.findall(b)) % 2
+    return same_numbers and same_polarity
 
 
 def _duplicate_of(
     memory: SemanticMemory, text: str, speaker: str, threshold: float
 ) -> Memory | None:
-    """An existing memory saying the same: the same words, or similarity >= threshold."""
+    """An existing memory saying the same: the same words, or a near-identical claim."""
     wanted = _normal(text)
     for found in memory.recall(memory_key(text, speaker), limit=3):
         if _normal(found.memory.content) == wanted:
             return found.memory
-        if found.relevance is not None and found.relevance >= threshold:
+        similar = found.relevance is not None and found.relevance >= threshold
+        if similar and _same_claim(text, found.memory.content):
             return found.memory
     return None
 
