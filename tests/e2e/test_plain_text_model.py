@@ -131,7 +131,9 @@ def test_a_plain_text_model_still_remembers_what_alice_said(tmp_path: Path) -> N
 
     for question, fact in QUESTIONS.items():
         found = _json(
-            _mindspace(env, db, "tool", "recall_memories", "--args", json.dumps({"query": question}))
+            _mindspace(
+                env, db, "tool", "recall_memories", "--args", json.dumps({"query": question})
+            )
         )
         best = found["memories"][0]
         assert best["content"] == fact, (question, found["memories"])

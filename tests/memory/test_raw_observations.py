@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from mindspace import Assistant, ManualClock, ScriptedLLM, Settings
 from mindspace.errors import LLMConnectionError
@@ -16,9 +17,9 @@ def _profile(assistant: Assistant, entity: str) -> EntityProfile | None:
     return assistant.read().get(EntityProfile, entity)
 
 
-async def _say(assistant: Assistant, llm: ScriptedLLM, text: str, **kwargs: object) -> None:
+async def _say(assistant: Assistant, llm: ScriptedLLM, text: str, **kwargs: Any) -> None:
     llm.enqueue("Noted.")
-    assistant.enqueue_event(text, source_entity="Alice", **kwargs)  # type: ignore[arg-type]
+    assistant.enqueue_event(text, source_entity="Alice", **kwargs)
     result = await assistant.tick()
     assert result.status == "done", result.error
 
