@@ -211,6 +211,21 @@ async def test_batches_and_requests_per_tick_are_bounded(
     assert Counter(line for s in spoken for line in s) == Counter(f"Alice: {ln}" for ln in lines)
 
 
+async def test_zero_requests_per_tick_turns_mining_off(
+    make_assistant: Callable[..., Assistant], tmp_path: Path
+) -> None:
+    settings = Settings(data_dir=tmp_path, mining_calls_per_tick=0)
+    model = PlainTextModel()
+    assistant = make_assistant(
+        llm=FunctionLLM(model), embedder=HashingEmbedder(256), settings=settings
+    )
+    await _chat(assistant, "Alice", "I'm allergic to oak.")
+    mined = await _night(assistant)  # the night ends without asking
+    assert model.mining == []
+    assert mined[0]["requests"] == 0
+    assert _mined(assistant) == []
+
+
 async def test_an_unusable_answer_gets_one_repair(
     make_assistant: Callable[..., Assistant],
 ) -> None:

@@ -313,9 +313,11 @@ async def mine_conversations(
         memory: Where facts are stored (and duplicates are looked for).
         messages: The conversation history the miner may read.
     """
+    result = MiningResult()
+    if settings.mining_calls_per_tick == 0:
+        return result  # mining is off: nothing to wait for
     state = unit.doc(MiningState)
     threads = _unmined(messages, state)
-    result = MiningResult()
     watermarks = dict(state.mined_through)
     stored = 0
     budget = settings.mining_calls_per_tick
