@@ -348,12 +348,14 @@ def test_the_offline_extractor_answers_only_with_the_speakers_own_statements() -
         EXTRACT
         + "Alice.\nAlice: My budget is 50 gold. Thanks, you are kind!\nyou: I am glad.\n"
         + "Alice: My friend Tom runs the mill. Where is it?\n"
+        + "Alice: Remember that the mill closes at dusk.\n"
     )
     answer = fact_mining_skill([Message("user", prompt)], [])
     assert answer is not None
     assert json.loads(answer) == [
         {"fact": "Alice's budget is 50 gold", "entity": "Alice", "importance": 7},
         {"fact": "Alice's friend Tom runs the mill", "entity": "Alice", "importance": 7},
+        {"fact": "The mill closes at dusk", "entity": None, "importance": 5},
     ]
 
 

@@ -130,6 +130,7 @@ _SMALL_TALK = re.compile(
     r"let's|bye|goodbye|cheers|yes|no|ok|okay)\b",
     re.IGNORECASE,
 )
+_TELLING = re.compile(r"^(?:remember|note|know|mind)(?: that|,)\s+", re.IGNORECASE)
 _ADDRESSED = re.compile(r"\b(?:you|your|yours|yourself)\b", re.IGNORECASE)
 _ADVERB = r"(?:also|really|always|never|often|usually|just|still|only|even|truly)"
 _I_VERB = re.compile(rf"(?<![\w'])I\s+(?:(?P<adv>{_ADVERB})\s+)?(?P<verb>[A-Za-z][\w']*)")
@@ -220,7 +221,7 @@ _PAST = frozenset(
 )
 _IMPORTANT = re.compile(
     r"allerg|name|owe|debt|budget|birthday|afraid|fear|hate|never|married|sister|brother|"
-    r"friend|secret|sick|ill\b|died|danger",
+    r"friend|secret|sick|\bill\b|died|danger",
     re.IGNORECASE,
 )
 
@@ -272,8 +273,10 @@ def _facts_of(line: str, who: str) -> list[dict[str, object]]:
             continue
         if _SMALL_TALK.match(sentence) or _ADDRESSED.search(sentence):
             continue  # requests, thanks and talk about the assistant are not facts
+        sentence = _TELLING.sub("", sentence)
         rewritten = third_person(sentence, who)
         fact = (rewritten or sentence).rstrip(".!").strip()
+        fact = fact[:1].upper() + fact[1:]
         if _STILL_FIRST.search(fact) or len(fact.split()) < 3:
             continue
         facts.append(
