@@ -180,6 +180,48 @@ class Settings(BaseSettings):
         default=30.0, gt=0, description="Idle minutes after which a conversation ends."
     )
 
+    # Memory without tool use: raw observations and the night's fact mining
+    entity_raw_observations_max: int = Field(
+        default=20,
+        ge=0,
+        description=(
+            "Verbatim messages kept as raw observations per entity profile (oldest raw ones "
+            "dropped first); 0 keeps none."
+        ),
+    )
+    entity_raw_observation_chars: int = Field(
+        default=300, ge=20, description="Longest quoted message kept in a raw observation."
+    )
+    mining_messages_per_call: int = Field(
+        default=20, ge=1, description="Most messages from an entity sent in one mining request."
+    )
+    mining_calls_per_tick: int = Field(
+        default=3,
+        ge=0,
+        description="Most fact-mining LLM requests per sleep tick; 0 turns mining off.",
+    )
+    mining_self_trust: float = Field(
+        default=0.9,
+        ge=0,
+        le=1,
+        description="Source trust of a mined fact a speaker told about themselves.",
+    )
+    mining_other_trust: float = Field(
+        default=0.6,
+        ge=0,
+        le=1,
+        description="Source trust of a mined fact a speaker told about the world or others.",
+    )
+    mining_duplicate_threshold: float = Field(
+        default=0.95,
+        ge=0,
+        le=1,
+        description=(
+            "Cosine similarity at or above which a mined fact duplicates a memory (when its "
+            "numbers and negation match too)."
+        ),
+    )
+
     # Sleep cycle
     wake_cooldown_minutes: float = Field(
         default=60.0, ge=0, description="Minutes a woken assistant stays awake before it may sleep."

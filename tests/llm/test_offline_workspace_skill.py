@@ -53,9 +53,11 @@ async def test_facts_and_thanks_become_observations(
     assert await _say(a, clock, "Thank you, that was kind!", "Alice") == "You're welcome, Alice."
     alice = a.read().get(EntityProfile, "Alice")
     assert alice is not None
-    assert [o.text for o in alice.observations] == [
-        "Alice prefers dark ale",
-        "Alice expressed thanks",
+    assert [(o.text, o.verbatim) for o in alice.observations] == [
+        ('Alice said: "I prefer dark ale."', True),
+        ("Alice prefers dark ale", False),
+        ('Alice said: "Thank you, that was kind!"', True),
+        ("Alice expressed thanks", False),
     ]
     assert alice.relationship.favorability == 0.3
     assert alice.relationship.state == "acquaintance"

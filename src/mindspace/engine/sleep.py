@@ -13,7 +13,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from pydantic import RootModel, field_validator
@@ -28,7 +28,7 @@ from mindspace.engine.compaction import (
     thread_messages,
 )
 from mindspace.engine.modes import OperatingMode, check_wake_conditions, perform_wake_transition
-from mindspace.engine.records import Event
+from mindspace.engine.records import ConversationMessage, Event
 from mindspace.errors import LLMError, MindspaceError
 from mindspace.journal.book import JournalBook, prune_low_importance_entries
 from mindspace.journal.episodic import EpisodicWeights
@@ -40,6 +40,7 @@ from mindspace.llm.port import LLM, Message
 from mindspace.llm.structured import ask_structured
 from mindspace.memory.entities import EntityBook
 from mindspace.memory.index import MemoryIndex
+from mindspace.memory.mining import MiningResult, Utterance, mine_conversations
 from mindspace.memory.prompts import ENTITY_CONSOLIDATION_PROMPT
 from mindspace.memory.records import Memory, MemoryLink, MemoryLinks, memory_key
 from mindspace.memory.semantic import MemoryDraft, SemanticMemory
@@ -366,10 +367,24 @@ class SleepCycle:
             scoring_failed=scoring.error is not None,
         )
         result.operations["run_sleep_consolidation"] = consolidation
-        if consolidation["completed"]:
-            # Every entry is consolidated: the phase moves on in this same commit.
+        mining = await self._mine(unit)
+        result.operations["mine_conversations"] = mining.to_dict()
+        if consolidation["completed"] and mining.completed:
+            # Every entry is consolidated (and the day's conversations mined): the phase
+            # moves on in this same commit.
             state = unit.doc(OperatingMode)
             unit.put_doc(state.model_copy(update={"sleep_phase": "dreaming"}))
+
+    async def _mine(self, unit: Unit) -> MiningResult:
+        """Facts from the conversations not yet mined (memory does not need tool use)."""
+        a = self.assistant
+        said = []
+        for m in unit.all(ConversationMessage):
+            number = m.id.lstrip("m")
+            if m.entity and m.content and m.role in ("user", "assistant") and number.isdigit():
+                role: Literal["user", "assistant"] = "user" if m.role == "user" else "assistant"
+                said.append(Utterance(int(number), m.entity, role, m.content, m.created_at))
+        return await mine_conversations(unit, a.settings, a.llm, a.guard, self._memory(unit), said)
 
     async def _dreaming(self, unit: Unit, result: SleepTickResult) -> None:
         a = self.assistant

@@ -251,7 +251,11 @@ class Ticker:
         unit.put_doc(counters.model_copy(update={"tick_count": counters.tick_count + 1}))
         if event is not None and event.source_entity:
             # First contact creates the profile; working memory follows the conversation.
-            EntityBook(unit, a.clock, a.settings, a.guard).meet(event.source_entity)
+            # The message is kept verbatim on the profile in this tick's commit, so what
+            # people say is remembered whether or not the model calls a tool.
+            entities = EntityBook(unit, a.clock, a.settings, a.guard)
+            entities.meet(event.source_entity)
+            entities.note_message(event.source_entity, event.content, event_type=event.type)
             topic = event.metadata.get("topic")
             WorkingMemoryBook(unit, a.clock).note_message(
                 event.source_entity, event.content, topic=topic if isinstance(topic, str) else None

@@ -1,4 +1,4 @@
-"""The offline model's sleep-cycle skills: entity consolidation, summaries, extraction.
+"""The offline model's sleep-cycle skills: entity consolidation, summaries, extraction, mining.
 
 Each recognises one of mindspace's own prompts and answers it by rule, so a whole night
 of sleep runs without an LLM. The rules are deliberately simple and stay third-person.
@@ -12,7 +12,14 @@ from collections.abc import Sequence
 
 from mindspace.llm.port import LLMResponse, Message, ToolCall, ToolSchema
 
-__all__ = ["MEMORY_SKILLS", "consolidation_skill", "pre_compaction_skill", "summary_skill"]
+__all__ = [
+    "MEMORY_SKILLS",
+    "consolidation_skill",
+    "fact_mining_skill",
+    "pre_compaction_skill",
+    "summary_skill",
+    "third_person",
+]
 
 _CONSOLIDATE = re.compile(r"^Consolidate these observations about (?P<who>.+?) into stable")
 _SUMMARIZE = re.compile(r"^Summarize the following conversation with (?P<who>.+?) as")
@@ -22,6 +29,7 @@ _PREFERENCE = re.compile(
     re.IGNORECASE,
 )
 _NAME = re.compile(r"'s name is (?P<what>.+)", re.IGNORECASE)
+_VERBATIM = re.compile(r'^[^"]+? (?:said|whispered|\([a-z0-9_]+\)): "')
 _KEYS = {
     "prefers": "preference",
     "likes": "likes",
@@ -49,6 +57,8 @@ def consolidation_skill(messages: Sequence[Message], tools: Sequence[ToolSchema]
         return None
     block = text.split("Observations:", 1)[-1].split("Existing attributes", 1)[0]
     observations = [line[2:].strip() for line in block.splitlines() if line.startswith("- ")]
+    # Verbatim messages are first person; their facts reach memory through fact mining.
+    observations = [o for o in observations if not _VERBATIM.match(o)]
     attributes: dict[str, str] = {}
     notes: list[str] = []
     for observation in observations:
@@ -110,4 +120,191 @@ def pre_compaction_skill(
     )
 
 
-MEMORY_SKILLS = (consolidation_skill, summary_skill, pre_compaction_skill)
+# -- fact mining ---------------------------------------------------------------------------
+_MINING = re.compile(r"^Extract facts from this conversation with (?P<who>.+?)\.\n")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_FIRST_PERSON = re.compile(r"(?<![\w'])(?:I|[Mm]y|[Mm]e|[Mm]yself)(?![\w])|(?<![\w'])I'")
+_STILL_FIRST = re.compile(r"(?<![\w'])(?:I|we|us|our|ours)(?![\w'])|\b(?:me|my|myself)\b", re.I)
+_SMALL_TALK = re.compile(
+    r"^(?:thanks|thank|please|hello|hi|hey|good (?:morning|afternoon|evening|night)|"
+    r"let's|bye|goodbye|cheers|yes|no|ok|okay)\b",
+    re.IGNORECASE,
+)
+_TELLING = re.compile(r"^(?:remember|note|know|mind)(?: that|,)\s+", re.IGNORECASE)
+_ADDRESSED = re.compile(r"\b(?:you|your|yours|yourself)\b", re.IGNORECASE)
+_ADVERB = r"(?:also|really|always|never|often|usually|just|still|only|even|truly)"
+_I_VERB = re.compile(rf"(?<![\w'])I\s+(?:(?P<adv>{_ADVERB})\s+)?(?P<verb>[A-Za-z][\w']*)")
+_CONTRACTIONS = {"I'm": "is", "I've": "has", "I'll": "will", "I'd": "would"}
+_SAME = frozenset(
+    [
+        "can",
+        "could",
+        "will",
+        "would",
+        "shall",
+        "should",
+        "may",
+        "might",
+        "must",
+        "did",
+        "didn't",
+        "was",
+        "wasn't",
+        "had",
+        "hadn't",
+        "can't",
+        "cannot",
+        "won't",
+        "wouldn't",
+        "couldn't",
+        "shouldn't",
+        "mustn't",
+    ]
+)
+_IRREGULAR = {
+    "am": "is",
+    "have": "has",
+    "do": "does",
+    "don't": "doesn't",
+    "haven't": "hasn't",
+    "go": "goes",
+}
+_PAST = frozenset(
+    [
+        "was",
+        "had",
+        "got",
+        "went",
+        "sold",
+        "bought",
+        "told",
+        "made",
+        "lost",
+        "found",
+        "gave",
+        "took",
+        "saw",
+        "met",
+        "left",
+        "came",
+        "ran",
+        "broke",
+        "paid",
+        "spent",
+        "won",
+        "knew",
+        "thought",
+        "brought",
+        "caught",
+        "fought",
+        "sent",
+        "lent",
+        "built",
+        "wrote",
+        "ate",
+        "drank",
+        "forgot",
+        "became",
+        "began",
+        "fell",
+        "felt",
+        "kept",
+        "heard",
+        "held",
+        "said",
+        "sat",
+        "stood",
+        "taught",
+        "wore",
+        "owed",
+    ]
+)
+_IMPORTANT = re.compile(
+    r"allerg|name|owe|debt|budget|birthday|afraid|fear|hate|never|married|sister|brother|"
+    r"friend|secret|sick|\bill\b|died|danger",
+    re.IGNORECASE,
+)
+
+
+def _conjugate(verb: str) -> str:
+    lower = verb.lower()
+    if lower in _IRREGULAR:
+        return _IRREGULAR[lower]
+    if lower in _SAME or lower in _PAST or lower.endswith("ed") or "'" in lower:
+        return verb
+    if lower.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return verb + "es"
+    if lower.endswith("y") and len(lower) > 1 and lower[-2] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def third_person(sentence: str, who: str) -> str | None:
+    """``sentence`` (spoken by ``who``) in the third person, or None without first person.
+
+    "I'm allergic to oak" from Alice becomes "Alice is allergic to oak"; "I traded my
+    sword" becomes "Alice traded their sword"; "My budget is 50 gold" becomes "Alice's
+    budget is 50 gold".
+    """
+    text = sentence.replace("\u2019", "'").strip()
+    if not _FIRST_PERSON.search(text):
+        return None
+    for short, verb in _CONTRACTIONS.items():
+        text = re.sub(rf"(?<![\w']){re.escape(short)}(?![\w'])", f"{who} {verb}", text)
+
+    def subject(found: re.Match[str]) -> str:
+        adverb = f"{found.group('adv')} " if found.group("adv") else ""
+        return f"{who} {adverb}{_conjugate(found.group('verb'))}"
+
+    text = _I_VERB.sub(subject, text)
+    text = re.sub(r"(?<![\w'])I(?![\w'])", who, text)
+    text = re.sub(r"\bMy\b", f"{who}'s", text)
+    text = re.sub(r"\bmy\b", "their", text)
+    text = re.sub(r"\b[Mm]yself\b", "themselves", text)
+    text = re.sub(r"\b[Mm]e\b", "them", text)
+    return text[:1].upper() + text[1:]
+
+
+def _facts_of(line: str, who: str) -> list[dict[str, object]]:
+    facts: list[dict[str, object]] = []
+    for sentence in _SENTENCE_END.split(line.strip()):
+        sentence = sentence.strip()
+        if not sentence or sentence.endswith("?") or len(sentence.split()) < 3:
+            continue
+        if _SMALL_TALK.match(sentence) or _ADDRESSED.search(sentence):
+            continue  # requests, thanks and talk about the assistant are not facts
+        sentence = _TELLING.sub("", sentence)
+        rewritten = third_person(sentence, who)
+        fact = (rewritten or sentence).rstrip(".!").strip()
+        fact = fact[:1].upper() + fact[1:]
+        if _STILL_FIRST.search(fact) or len(fact.split()) < 3:
+            continue
+        facts.append(
+            {
+                "fact": fact,
+                "entity": who if rewritten else None,
+                "importance": 7 if _IMPORTANT.search(fact) else 5,
+            }
+        )
+    return facts
+
+
+def fact_mining_skill(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> str | None:
+    """The mining prompt -> a JSON array of the speaker's statements in the third person.
+
+    Only the speaker's own lines are read (never the assistant's replies); questions,
+    small talk and sentences about the assistant are left out.
+    """
+    text = _last_user(messages)
+    found = _MINING.match(text)
+    if not found:
+        return None
+    who = found.group("who")
+    facts: list[dict[str, object]] = []
+    for line in text.splitlines():
+        if line.startswith(f"{who}: "):
+            facts += _facts_of(line[len(who) + 2 :], who)
+    return json.dumps(facts)
+
+
+MEMORY_SKILLS = (consolidation_skill, summary_skill, pre_compaction_skill, fact_mining_skill)

@@ -1,4 +1,12 @@
-"""Entity profiles (tier 2): created on first contact; observations (Pf) and attributes (Pa)."""
+"""Entity profiles (tier 2): created on first contact; observations (Pf) and attributes (Pa).
+
+Observations come two ways. The model notes them with ``update_entity_observation``
+(through the persona guard, in the third person). And every message an entity sends in
+a tick is kept verbatim, quoted and labelled (``Alice said: "..."``), so what people say
+is remembered even by a model that never calls a tool. Verbatim observations are bounded
+per profile (the oldest verbatim ones go first) and never displace the model's notes
+while verbatim ones remain.
+"""
 
 from __future__ import annotations
 
@@ -12,10 +20,52 @@ from mindspace.state.unit import Unit
 from mindspace.workspace.limits import bounded_text
 from mindspace.workspace.persona import PersonaGuard
 
-__all__ = ["MAX_OBSERVATIONS", "EntityBook"]
+__all__ = ["MAX_OBSERVATIONS", "SPOKEN_EVENT_VERBS", "EntityBook", "quote_message"]
 
 MAX_OBSERVATIONS = 50
-"""Raw observations kept per entity; consolidation folds older ones into attributes."""
+"""Observations kept per entity; consolidation folds older ones into attributes."""
+
+SPOKEN_EVENT_VERBS: dict[str, str] = {
+    "message": "said",
+    "say": "said",
+    "tell": "said",
+    "page": "said",
+    "whisper": "whispered",
+}
+"""How a verbatim observation names an event type; other types are shown in brackets."""
+
+
+def quote_message(entity_id: str, text: str, event_type: str, limit: int) -> str:
+    """``Alice said: "<text>"``, the text on one line and cut to ``limit`` characters.
+
+    The quote marks the words as the entity's own: "my sword is broken" in a quote is the
+    speaker talking about themselves, never the assistant.
+    """
+    words = " ".join(text.split())
+    if len(words) > limit:
+        words = words[: limit - 1].rstrip() + "\u2026"
+    verb = SPOKEN_EVENT_VERBS.get(event_type)
+    label = f"{entity_id} {verb}" if verb else f"{entity_id} ({event_type})"
+    return f'{label}: "{words}"'
+
+
+def _bounded(observations: Sequence[Observation], verbatim_cap: int) -> tuple[Observation, ...]:
+    """At most ``verbatim_cap`` verbatim observations and MAX_OBSERVATIONS in all.
+
+    The oldest verbatim ones are dropped first; the model's own notes go only when no
+    verbatim observation is left to drop.
+    """
+    kept = list(observations)
+    verbatim = [i for i, o in enumerate(kept) if o.verbatim]
+    drop = set(verbatim[: max(0, len(verbatim) - verbatim_cap)])
+    kept = [o for i, o in enumerate(kept) if i not in drop]
+    excess = len(kept) - MAX_OBSERVATIONS
+    if excess > 0:
+        verbatim = [i for i, o in enumerate(kept) if o.verbatim][:excess]
+        noted = [i for i, o in enumerate(kept) if not o.verbatim][: excess - len(verbatim)]
+        drop = {*verbatim, *noted}
+        kept = [o for i, o in enumerate(kept) if i not in drop]
+    return tuple(kept)
 
 
 class EntityBook:
@@ -81,13 +131,43 @@ class EntityBook:
             Observation(text=text, at=now, source_type=source_type),
         )
         update: dict[str, object] = {
-            "observations": observations[-MAX_OBSERVATIONS:],
+            "observations": _bounded(observations, self.settings.entity_raw_observations_max),
             "relationship": relationship,
             "last_seen": now,
         }
         if entity_type:
             update["entity_type"] = entity_type
         profile = profile.model_copy(update=update)
+        self.unit.put(profile)
+        return profile
+
+    def note_message(
+        self, entity_id: str, text: str, *, event_type: str = "message"
+    ) -> EntityProfile:
+        """Keep a message from ``entity_id`` verbatim on its profile (a raw observation).
+
+        The persona guard is not applied: the quoted words are the entity's, and "my
+        sword is broken" from a player is the player's self-reference. What the model
+        writes about itself is still refused everywhere it writes (observe, memories,
+        attributes). With ``entity_raw_observations_max`` at 0 nothing is kept.
+        """
+        now = format_time(self.clock.now())
+        profile = self.get(entity_id) or EntityProfile(
+            entity_id=entity_id, first_seen=now, last_seen=now
+        )
+        cap = self.settings.entity_raw_observations_max
+        if cap == 0 or not text.strip():
+            return profile
+        quoted = quote_message(
+            entity_id, text, event_type, self.settings.entity_raw_observation_chars
+        )
+        observation = Observation(text=quoted, at=now, source_type="direct", verbatim=True)
+        profile = profile.model_copy(
+            update={
+                "observations": _bounded((*profile.observations, observation), cap),
+                "last_seen": now,
+            }
+        )
         self.unit.put(profile)
         return profile
 
@@ -128,7 +208,11 @@ class EntityBook:
                 f"{r.favorability:.2f}, {r.interaction_count} interactions"
             ]
             lines += [f"  {key}: {value}" for key, value in sorted(profile.attributes.items())]
-            recent = [o.text for o in profile.observations if not o.consolidated][-5:]
+            # Verbatim messages stay out of the prompt: the conversation history carries
+            # them already, and their facts come back as attributes and mined memories.
+            recent = [
+                o.text for o in profile.observations if not o.consolidated and not o.verbatim
+            ][-5:]
             lines += [f"  observed: {text}" for text in recent]
             blocks.append("\n".join(lines))
         return "\n\n".join(blocks)

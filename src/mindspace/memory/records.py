@@ -151,6 +151,8 @@ class Observation(Document):
     at: str
     source_type: SourceType = "observation"
     consolidated: bool = False
+    verbatim: bool = False
+    """A message the entity sent, quoted as it came (not something the model noted)."""
 
 
 class Relationship(Document):

@@ -1,0 +1,398 @@
+"""Fact mining: the night turns what entities said into semantic memories (spec 003 §1).
+
+A model that never calls ``store_memory`` or ``add_journal_entry`` still hears what
+people tell it. While compacting, the sleep cycle reads the conversation messages not
+yet mined, one entity's thread at a time, and asks the LLM for third-person facts with
+the persona-safe extraction prompt (:data:`ASSISTANT_FACT_EXTRACTION_PROMPT`). Each fact
+passes the persona guard, is checked against existing memories (a near-identical one
+makes it a duplicate) and is stored as a semantic memory from the speaker.
+
+Exactly once: a per-entity watermark (the number of the last message mined) is a
+document written in the same unit of work as the memories, so a tick killed midway
+stores neither and the next tick mines the same messages again.
+
+Bounded: at most ``mining_messages_per_call`` messages from the entity per request and
+``mining_calls_per_tick`` requests per sleep tick (each may get one repair request).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+
+from mindspace.config import Settings
+from mindspace.errors import LLMError, MindspaceError
+from mindspace.llm.port import LLM, Message
+from mindspace.memory.prompts import ASSISTANT_FACT_EXTRACTION_PROMPT
+from mindspace.memory.records import Memory, memory_key
+from mindspace.memory.semantic import MemoryDraft, SemanticMemory
+from mindspace.state.models import Document
+from mindspace.state.unit import Unit
+from mindspace.workspace.persona import PersonaGuard
+
+__all__ = [
+    "MINED_TAG",
+    "MINING_PROMPT",
+    "FactsReply",
+    "MinedFact",
+    "MiningResult",
+    "MiningState",
+    "Utterance",
+    "mine_conversations",
+    "request_facts",
+]
+
+MINED_TAG = "mined"
+"""Tag of every memory mined from a conversation."""
+
+MAX_LINE_CHARS = 600
+"""Longest message line sent to the extractor; longer ones are cut."""
+
+MINING_PROMPT = (
+    "Extract facts from this conversation with {entity}.\n"
+    + ASSISTANT_FACT_EXTRACTION_PROMPT
+    + """
+The conversation, oldest first. Lines starting "{entity}:" are {entity}'s own words;
+lines starting "you:" are your replies, context only: never extract what you said or did.
+
+{transcript}
+
+Return only a JSON array with one object per fact, for example:
+[{{"fact": "{entity} is allergic to oak", "entity": "{entity}", "importance": 7}}]
+- "fact": one short third-person sentence that names who it is about
+- "entity": who the fact is about ("{entity}" for what {entity} said about themselves),
+  or null for a fact about the world
+- "importance": a whole number from 1 (mundane) to 10 (major)
+Return [] when nothing is worth remembering."""
+)
+
+REPAIR_PROMPT = (
+    "Your answer could not be used: {problem}. Answer again with only the JSON array "
+    '(for example [{{"fact": "...", "entity": "...", "importance": 5}}] or []), no other text.'
+)
+
+
+@dataclass(frozen=True)
+class Utterance:
+    """One message of a conversation thread, as the miner sees it.
+
+    Args:
+        number: Its position in the assistant's conversation history (increasing).
+        entity: Whose thread it belongs to.
+        role: ``user`` is the entity speaking; ``assistant`` is the reply.
+        content: The text.
+        at: When it was said (ISO time).
+    """
+
+    number: int
+    entity: str
+    role: Literal["user", "assistant"]
+    content: str
+    at: str
+
+
+class MiningState(Document):
+    """The mining watermark: per entity, the number of the last message mined."""
+
+    name: ClassVar[str] = "mining_state"
+
+    mined_through: dict[str, int] = Field(default_factory=dict)
+    facts_stored: int = 0
+
+
+class MinedFact(BaseModel):
+    """One fact as the extractor must answer it."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    fact: str
+    entity: str | None = None
+    importance: int = Field(ge=1, le=10)
+
+    @field_validator("fact")
+    @classmethod
+    def _fact_is_text(cls, value: str) -> str:
+        text = " ".join(value.split())
+        if not text:
+            raise ValueError("a fact is empty")
+        return text
+
+    @field_validator("entity", mode="before")
+    @classmethod
+    def _blank_entity_is_none(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+
+_FACTS = TypeAdapter(list[MinedFact])
+
+
+@dataclass(frozen=True)
+class FactsReply:
+    """What :func:`request_facts` got: the facts, or why there are none.
+
+    ``facts`` is None when neither the answer nor the repaired answer was usable; that is
+    the labelled fallback (the batch yields no facts), never a guess.
+    """
+
+    facts: list[MinedFact] | None
+    requests: int
+    problem: str | None = None
+
+
+def _parse_facts(text: str) -> list[MinedFact]:
+    """The JSON array of facts in ``text`` (a ```json fence around it is allowed).
+
+    Raises:
+        ValueError: not JSON, not an array, or an item without a valid fact/importance.
+    """
+    body = text.strip()
+    fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", body, re.DOTALL)
+    if fenced:
+        body = fenced.group(1)
+    try:
+        value = json.loads(body)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise ValueError(f"it is not JSON ({exc})") from exc
+    if isinstance(value, dict) and isinstance(value.get("facts"), list):
+        value = value["facts"]
+    try:
+        return _FACTS.validate_python(value)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "the answer"
+        raise ValueError(f"{where}: {first['msg']}") from exc
+
+
+async def request_facts(llm: LLM, prompt: str, *, max_tokens: int | None = None) -> FactsReply:
+    """Ask for facts; one repair request if the answer is not a valid JSON array.
+
+    This is the one place that parses the extractor's answer, so a shared structured-output
+    helper can replace it without touching the rest of mining.
+
+    Raises:
+        LLMError: the model could not be reached (the caller leaves the batch for later).
+    """
+    messages = [Message("user", prompt)]
+    reply = await llm.complete(messages, max_tokens=max_tokens)
+    try:
+        return FactsReply(_parse_facts(reply.text or ""), requests=1)
+    except ValueError as exc:
+        problem = str(exc)
+    messages += [
+        Message("assistant", reply.text or ""),
+        Message("user", REPAIR_PROMPT.format(problem=problem)),
+    ]
+    repaired = await llm.complete(messages, max_tokens=max_tokens)
+    try:
+        return FactsReply(_parse_facts(repaired.text or ""), requests=2)
+    except ValueError as exc:
+        return FactsReply(None, requests=2, problem=f"unusable after one repair: {exc}")
+
+
+@dataclass
+class MiningResult:
+    """What one mining pass did (``mine_conversations`` in the sleep tick's operations)."""
+
+    requests: int = 0
+    batches: int = 0
+    messages: int = 0
+    memory_ids: list[str] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)
+    skipped_messages: int = 0
+    problems: list[str] = field(default_factory=list)
+    remaining: int = 0
+    error: str | None = None
+
+    @property
+    def completed(self) -> bool:
+        """Nothing left to mine, or the LLM is failing (the rest waits for the next night)."""
+        return self.remaining == 0 or self.error is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The result as a plain dict."""
+        return {
+            "requests": self.requests,
+            "batches": self.batches,
+            "messages": self.messages,
+            "facts_stored": len(self.memory_ids),
+            "memory_ids": self.memory_ids,
+            "duplicates": self.duplicates,
+            "rejected": self.rejected,
+            "skipped_messages": self.skipped_messages,
+            "problems": self.problems,
+            "remaining": self.remaining,
+            "completed": self.completed,
+            "error": self.error,
+        }
+
+
+def _unmined(messages: Sequence[Utterance], state: MiningState) -> dict[str, list[Utterance]]:
+    threads: dict[str, list[Utterance]] = {}
+    for said in sorted(messages, key=lambda m: m.number):
+        if not said.entity or not said.content.strip():
+            continue
+        if said.number <= state.mined_through.get(said.entity, 0):
+            continue
+        threads.setdefault(said.entity, []).append(said)
+    # A thread with no words from the entity has nothing to mine.
+    return {e: t for e, t in threads.items() if any(m.role == "user" for m in t)}
+
+
+def _take(thread: list[Utterance], limit: int) -> tuple[list[Utterance], list[Utterance]]:
+    """The first ``limit`` messages from the entity with the replies among them."""
+    spoken = 0
+    for i, said in enumerate(thread):
+        if said.role == "user":
+            if spoken == limit:
+                return thread[:i], thread[i:]
+            spoken += 1
+    return thread, []
+
+
+def _transcript(entity: str, batch: Sequence[Utterance]) -> str:
+    lines = []
+    for said in batch:
+        text = " ".join(said.content.split())
+        if len(text) > MAX_LINE_CHARS:
+            text = text[: MAX_LINE_CHARS - 1] + "\u2026"
+        lines.append(f"{entity if said.role == 'user' else 'you'}: {text}")
+    return "\n".join(lines)
+
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+_NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|nobody|neither|nor)\b|n't\b", re.I)
+
+
+def _normal(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.casefold()))
+
+
+def _same_claim(a: str, b: str) -> bool:
+    # Embeddings barely tell 50 gold from 80 gold, or "likes" from "does not like":
+    # a fact with other numbers or the opposite polarity is news, not a duplicate.
+    same_numbers = sorted(_NUMBER.findall(a)) == sorted(_NUMBER.findall(b))
+    same_polarity = len(_NEGATION.findall(a)) % 2 == len(_NEGATION.findall(b)) % 2
+    return same_numbers and same_polarity
+
+
+def _duplicate_of(
+    memory: SemanticMemory, text: str, speaker: str, threshold: float
+) -> Memory | None:
+    """An existing memory saying the same: the same words, or a near-identical claim."""
+    wanted = _normal(text)
+    for found in memory.recall(memory_key(text, speaker), limit=3):
+        if _normal(found.memory.content) == wanted:
+            return found.memory
+        similar = found.relevance is not None and found.relevance >= threshold
+        if similar and _same_claim(text, found.memory.content):
+            return found.memory
+    return None
+
+
+async def mine_conversations(
+    unit: Unit,
+    settings: Settings,
+    llm: LLM,
+    guard: PersonaGuard,
+    memory: SemanticMemory,
+    messages: Sequence[Utterance],
+) -> MiningResult:
+    """Mine the messages not yet mined, oldest thread first, within the tick's budget.
+
+    Args:
+        unit: The sleep tick's unit of work (memories and watermark commit with it).
+        settings: Batch sizes, trust and the duplicate threshold.
+        llm: The extractor.
+        guard: Facts about the assistant itself are refused.
+        memory: Where facts are stored (and duplicates are looked for).
+        messages: The conversation history the miner may read.
+    """
+    result = MiningResult()
+    if settings.mining_calls_per_tick == 0:
+        return result  # mining is off: nothing to wait for
+    state = unit.doc(MiningState)
+    threads = _unmined(messages, state)
+    watermarks = dict(state.mined_through)
+    stored = 0
+    budget = settings.mining_calls_per_tick
+    for entity, thread in sorted(threads.items(), key=lambda item: item[1][0].number):
+        while thread and result.batches < budget and result.error is None:
+            batch, thread = _take(thread, settings.mining_messages_per_call)
+            spoken = sum(1 for m in batch if m.role == "user")
+            prompt = MINING_PROMPT.format(entity=entity, transcript=_transcript(entity, batch))
+            try:
+                reply = await request_facts(llm, prompt, max_tokens=settings.llm_max_tokens)
+            except LLMError as exc:
+                result.error = f"{entity}: {type(exc).__name__}: {exc}"
+                break
+            result.batches += 1
+            result.requests += reply.requests
+            if reply.facts is None:
+                # A model that cannot answer in the form asked would fail the same way
+                # again: the batch is passed over (its words stay as raw observations).
+                result.skipped_messages += spoken
+                result.problems.append(f"{entity}: {reply.problem}")
+            else:
+                stored += _store(reply.facts, entity, batch[-1].at, settings, guard, memory, result)
+            result.messages += spoken
+            watermarks[entity] = batch[-1].number
+        if result.error is not None:
+            break
+    left = _unmined(messages, MiningState(mined_through=watermarks))
+    result.remaining = sum(1 for t in left.values() for m in t if m.role == "user")
+    if watermarks != state.mined_through:
+        unit.put_doc(
+            state.model_copy(
+                update={"mined_through": watermarks, "facts_stored": state.facts_stored + stored}
+            )
+        )
+    return result
+
+
+def _store(
+    facts: Sequence[MinedFact],
+    speaker: str,
+    at: str,
+    settings: Settings,
+    guard: PersonaGuard,
+    memory: SemanticMemory,
+    result: MiningResult,
+) -> int:
+    stored = 0
+    for fact in facts:
+        text = fact.fact
+        if not guard.is_clean(text):
+            result.rejected.append(text)
+            continue
+        duplicate = _duplicate_of(memory, text, speaker, settings.mining_duplicate_threshold)
+        if duplicate is not None:
+            result.duplicates.append(f"{text} (= {duplicate.id})")
+            continue
+        about_speaker = fact.entity is not None and fact.entity.casefold() == speaker.casefold()
+        trust = settings.mining_self_trust if about_speaker else settings.mining_other_trust
+        try:
+            saved = memory.store(
+                MemoryDraft(
+                    content=text,
+                    tags=(MINED_TAG,),
+                    source_type="direct",
+                    source_trust=trust,
+                    source_entity=speaker,
+                    importance=fact.importance,
+                    importance_method="llm",
+                    source="conversation",
+                    occurred_at=at,
+                )
+            )
+        except MindspaceError as exc:  # e.g. a fact longer than max_memory_chars
+            result.rejected.append(f"{text[:80]} ({exc})")
+            continue
+        result.memory_ids.append(saved.id)
+        stored += 1
+    return stored
