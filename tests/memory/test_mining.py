@@ -239,7 +239,7 @@ async def test_an_unusable_answer_gets_one_repair(
     assert mined[0]["requests"] == 2
     repair = model.mining[1]
     assert [m.role for m in repair] == ["user", "assistant", "user"]
-    assert "it is not JSON" in (repair[2].content or "")
+    assert "holds no JSON value" in (repair[2].content or "")
     assert [m.content for m in _mined(assistant)] == ["Alice is allergic to oak"]
 
 

@@ -17,17 +17,17 @@ Bounded: at most ``mining_messages_per_call`` messages from the entity per reque
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator, model_validator
 
 from mindspace.config import Settings
 from mindspace.errors import LLMError, MindspaceError
 from mindspace.llm.port import LLM, Message
+from mindspace.llm.structured import ask_structured
 from mindspace.memory.prompts import ASSISTANT_FACT_EXTRACTION_PROMPT
 from mindspace.memory.records import Memory, memory_key
 from mindspace.memory.semantic import MemoryDraft, SemanticMemory
@@ -69,11 +69,6 @@ Return only a JSON array with one object per fact, for example:
   or null for a fact about the world
 - "importance": a whole number from 1 (mundane) to 10 (major)
 Return [] when nothing is worth remembering."""
-)
-
-REPAIR_PROMPT = (
-    "Your answer could not be used: {problem}. Answer again with only the JSON array "
-    '(for example [{{"fact": "...", "entity": "...", "importance": 5}}] or []), no other text.'
 )
 
 
@@ -128,7 +123,15 @@ class MinedFact(BaseModel):
         return None if isinstance(value, str) and not value.strip() else value
 
 
-_FACTS = TypeAdapter(list[MinedFact])
+class _FactList(RootModel[list[MinedFact]]):
+    """The extractor's answer: a JSON array of facts (``{"facts": [...]}`` is accepted)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unwrap(cls, value: object) -> object:
+        if isinstance(value, dict) and isinstance(value.get("facts"), list):
+            return value["facts"]
+        return value
 
 
 @dataclass(frozen=True)
@@ -144,54 +147,24 @@ class FactsReply:
     problem: str | None = None
 
 
-def _parse_facts(text: str) -> list[MinedFact]:
-    """The JSON array of facts in ``text`` (a ```json fence around it is allowed).
-
-    Raises:
-        ValueError: not JSON, not an array, or an item without a valid fact/importance.
-    """
-    body = text.strip()
-    fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", body, re.DOTALL)
-    if fenced:
-        body = fenced.group(1)
-    try:
-        value = json.loads(body)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        raise ValueError(f"it is not JSON ({exc})") from exc
-    if isinstance(value, dict) and isinstance(value.get("facts"), list):
-        value = value["facts"]
-    try:
-        return _FACTS.validate_python(value)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "the answer"
-        raise ValueError(f"{where}: {first['msg']}") from exc
-
-
 async def request_facts(llm: LLM, prompt: str, *, max_tokens: int | None = None) -> FactsReply:
-    """Ask for facts; one repair request if the answer is not a valid JSON array.
-
-    This is the one place that parses the extractor's answer, so a shared structured-output
-    helper can replace it without touching the rest of mining.
+    """Ask for facts, read strictly with one repair request (``ask_structured``).
 
     Raises:
         LLMError: the model could not be reached (the caller leaves the batch for later).
     """
-    messages = [Message("user", prompt)]
-    reply = await llm.complete(messages, max_tokens=max_tokens)
-    try:
-        return FactsReply(_parse_facts(reply.text or ""), requests=1)
-    except ValueError as exc:
-        problem = str(exc)
-    messages += [
-        Message("assistant", reply.text or ""),
-        Message("user", REPAIR_PROMPT.format(problem=problem)),
-    ]
-    repaired = await llm.complete(messages, max_tokens=max_tokens)
-    try:
-        return FactsReply(_parse_facts(repaired.text or ""), requests=2)
-    except ValueError as exc:
-        return FactsReply(None, requests=2, problem=f"unusable after one repair: {exc}")
+    answer = await ask_structured(
+        llm,
+        [Message("user", prompt)],
+        _FactList,
+        expected='a JSON array of {"fact": ..., "entity": ..., "importance": 1-10} objects, '
+        "or [] when there is no fact",
+        max_tokens=max_tokens,
+    )
+    requests = len(answer.replies)
+    if answer.obtained == "fallback" or answer.value is None:
+        return FactsReply(None, requests, problem=f"unusable after one repair: {answer.reason}")
+    return FactsReply(list(answer.value.root), requests)
 
 
 @dataclass
