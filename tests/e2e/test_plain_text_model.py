@@ -123,6 +123,8 @@ def test_a_plain_text_model_still_remembers_what_alice_said(tmp_path: Path) -> N
         night = _mindspace(env, db, "sleep", "--run")
         assert night.returncode == 0, night.stdout + night.stderr
         assert "The night is done" in night.stdout
+        assert "Conversations mined" in night.stdout
+        assert f"10 messages mined in 1 request: {len(FACTS)} facts stored" in night.stdout
         mining = server.requests[len(TURNS)]["messages"]
         assert mining[0]["content"].startswith("Extract facts from this conversation with Alice.")
         assert ASSISTANT_FACT_EXTRACTION_PROMPT in mining[0]["content"]

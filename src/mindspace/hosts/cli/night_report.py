@@ -98,6 +98,19 @@ def _describe_consolidation(runs: Sequence[Mapping[str, Any]]) -> Text:
     )
 
 
+def _describe_mining(runs: Sequence[Mapping[str, Any]]) -> Text:
+    # What people said, mined for facts whether or not the model used its tools by day.
+    stored = _sum(runs, "facts_stored")
+    text = (
+        f"{counted(_sum(runs, 'messages'), 'message', 'messages')} mined in "
+        f"{counted(_sum(runs, 'requests'), 'request', 'requests')}: "
+        f"{counted(stored, 'fact', 'facts')} stored as memories, "
+        f"{_lengths(runs, 'duplicates')} already known, {_lengths(runs, 'rejected')} refused"
+        f", {runs[-1].get('remaining', 0)} messages left"
+    )
+    return _with_errors(text, [*_errors(runs, "problems"), *_errors(runs)])
+
+
 def _describe_links(runs: Sequence[Mapping[str, Any]]) -> Text:
     return Text(
         f"{counted(_sum(runs, 'processed'), 'memory', 'memories')} linked, "
@@ -202,6 +215,7 @@ _Describe = Callable[[Sequence[Mapping[str, Any]]], Text]
 _OPERATIONS: tuple[tuple[str, str, _Describe], ...] = (
     ("score_pending_entries", "Entries scored", _describe_scoring),
     ("run_sleep_consolidation", "Entries consolidated", _describe_consolidation),
+    ("mine_conversations", "Conversations mined", _describe_mining),
     ("run_dreaming_tick", "Memory links", _describe_links),
     ("prune_orphaned_memory_links", "Orphaned links", _describe_orphans),
     ("run_entity_consolidation_batch", "Entity attributes", _describe_entities),
@@ -211,4 +225,6 @@ _OPERATIONS: tuple[tuple[str, str, _Describe], ...] = (
     ("run_pre_compaction_extraction", "Pre-compaction extraction", _describe_extraction),
     ("compact_conversation_history", "Compaction", _describe_compaction),
 )
-_COMPACTING_OPS = frozenset({"score_pending_entries", "run_sleep_consolidation"})
+_COMPACTING_OPS = frozenset(
+    {"score_pending_entries", "run_sleep_consolidation", "mine_conversations"}
+)
