@@ -43,6 +43,11 @@ class EmbeddingServer(ThreadingHTTPServer):
         self.reverse = False  # send data items in reverse index order
         self.drop_last = False  # send one vector too few
         self.nan = False
+        self.connections = 0  # TCP connections accepted (a keep-alive client reuses one)
+
+    def get_request(self) -> tuple[Any, Any]:
+        self.connections += 1
+        return super().get_request()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         if not isinstance(sys.exc_info()[1], ConnectionError):  # the timeout test hangs up
@@ -61,6 +66,8 @@ def vector_for(text: str, dim: int) -> list[float]:
 
 class _Handler(BaseHTTPRequestHandler):
     server: EmbeddingServer
+    # As real servers do: the connection stays open between requests.
+    protocol_version = "HTTP/1.1"
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # keep test output clean
@@ -149,6 +156,14 @@ def test_embeds_and_normalises(server: EmbeddingServer) -> None:
     assert request["body"]["input"] == texts
     assert request["body"]["encoding_format"] == "float"
     assert embedder.name == "embed-test"
+
+
+def test_the_client_keeps_its_connection_between_requests(server: EmbeddingServer) -> None:
+    embedder = make(server)
+    for text in ("one", "two", "three"):
+        embedder.embed([text])
+    assert len(server.requests) == 3
+    assert server.connections == 1
 
 
 def test_dim_is_learned_from_the_first_response(server: EmbeddingServer) -> None:

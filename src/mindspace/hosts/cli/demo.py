@@ -245,7 +245,8 @@ class _Story:
                 break
             ops["sleep_ticks"] += 1
             o = sleep.operations
-            ops["scored"] += len(o.get("score_pending_entries", {}).get("scored", []))
+            # Only answers the model really gave count; a fallback keeps the heuristic score.
+            ops["scored"] += o.get("score_pending_entries", {}).get("llm_scored", 0)
             ops["consolidated"] += o.get("run_sleep_consolidation", {}).get("processed", 0)
             dream = o.get("run_dreaming_tick", {})
             ops["linked"] += dream.get("processed", 0)
