@@ -287,7 +287,8 @@ def render_entities(key: str, profiles: list[EntityProfile], width: int) -> str:
     )
     for profile in profiles:
         known = "; ".join(f"{k}: {v}" for k, v in sorted(profile.attributes.items()))
-        pending = [o.text for o in profile.observations if not o.consolidated]
+        # What people said word for word is raw material, not knowledge: `entities` shows it.
+        pending = [o.text for o in profile.observations if not o.consolidated and not o.verbatim]
         if pending:
             known = "; ".join(filter(None, [known, *pending[-2:]]))
         table.add_row(
