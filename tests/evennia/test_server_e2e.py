@@ -3,10 +3,15 @@
 The game is made the way docs/evennia.md tells a game developer to: settings, a
 typeclass with the mixin, the admin cmdset, ``evennia start``, ``create/drop``. The LLM
 is a scripted chat-completions server in this process, reached over HTTP by the server.
+
+The last test makes the harness's start fail (another process holds the telnet port):
+the failure names the cause with the launcher's output and both logs, leaves nothing
+running, and a retry moves to free ports and comes up.
 """
 
 from __future__ import annotations
 
+import socket
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -14,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from mindspace.hosts.evennia.testing import GameServer, TelnetClient
+from mindspace.hosts.evennia.testing import GameServer, GameServerError, TelnetClient
 from mindspace.testing import ChatCompletionsServer
 
 pytestmark = pytest.mark.slow
@@ -196,3 +201,48 @@ def test_the_reactor_never_waits_for_the_model(game: Game) -> None:
     assert max(latencies) < 1.0
     assert replied >= 3.0
     bob.close()
+
+
+def _take(port: int) -> socket.socket:
+    """Listen on ``port`` the way another program that got it first would."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    sock.listen()
+    return sock
+
+
+def test_a_failed_start_is_reported_cleaned_up_and_retried_on_free_ports(
+    tmp_path: Path,
+) -> None:
+    server = GameServer(tmp_path).create()
+    first_port = server.telnet_port
+    taken = [_take(first_port)]
+    try:
+        with pytest.raises(GameServerError) as failed:
+            server.start(tries=1)
+        report = str(failed.value)
+        assert "did not come up in 1 tries" in report
+        assert f"{first_port}" in report  # the Portal says which port it could not get
+        for part in ("--- launcher output:", "$ evennia start", "--- portal.log:"):
+            assert part in report
+        assert "--- server.log:" in report
+        assert not (server.game_dir / "server" / "portal.pid").exists()  # nothing left
+        assert server.telnet_port != first_port  # the next start uses free ports
+
+        second_port = server.telnet_port
+        taken.append(_take(second_port))  # taken again: the first try fails
+        server.start()
+        assert [bool(attempt.error) for attempt in server.attempts] == [True, False]
+        assert f"{second_port}" in server.attempts[0].launcher_output
+        assert server.telnet_port not in (first_port, second_port)
+        client = server.connect(*server.superuser)
+        client.send("look")
+        client.expect("Limbo")
+        client.close()
+    finally:
+        server.stop()
+        for sock in taken:
+            sock.close()
+    assert not (server.game_dir / "server" / "portal.pid").exists()
+    assert not (server.game_dir / "server" / "server.pid").exists()

@@ -183,7 +183,7 @@ class GameServer:
         return self
 
     def start(
-        self, portal_timeout: float = 120, server_timeout: float = 180, tries: int = 2
+        self, portal_timeout: float = 240, server_timeout: float = 240, tries: int = 2
     ) -> str:
         """Start the Portal and the Server, waiting on each; retry once if that fails.
 
@@ -191,7 +191,8 @@ class GameServer:
         initial setup Evennia restarts the server once; this returns after that.
 
         Args:
-            portal_timeout: Seconds for the Portal to come up (the launcher allows ~10).
+            portal_timeout: Seconds from ``evennia start`` until the Portal is up (the
+                launcher allows ~10); the launcher's own start-up counts too.
             server_timeout: Seconds for the Server to start once the Portal is up.
             tries: How many times to try, each after cleaning up the one before.
 
@@ -324,7 +325,7 @@ class GameServer:
             and not self._game_processes()
             and not self._portal_up()
         ):
-            return "the Portal exited before it wrote its pid file"
+            return "the Portal is not running (it exited, or it never started)"
         return ""
 
     def _portal_up(self) -> bool:
@@ -384,8 +385,11 @@ class GameServer:
     def _clean_up(self, set_logs_aside: str = "") -> None:
         """Stop every process of this game, remove its pid files, free its ports."""
         self._stop_launchers()
-        pids = {pid for name in ("server.pid", "portal.pid") if (pid := self._pid(name))}
-        pids |= self._game_processes()
+        if Path("/proc").is_dir():
+            # By command line, not by pid file: a stale pid may belong to another program.
+            pids = self._game_processes()
+        else:
+            pids = {pid for name in ("server.pid", "portal.pid") if (pid := self._pid(name))}
         _terminate(pids)
         for name in ("server.pid", "portal.pid"):
             (self.game_dir / "server" / name).unlink(missing_ok=True)
@@ -394,7 +398,8 @@ class GameServer:
                 path = self._logs_dir / name
                 if path.exists():
                     path.rename(path.with_name(f"{name}.{set_logs_aside}"))
-        end = time.monotonic() + 15
+        # Our own processes are gone by now, so a port still taken is taken by another.
+        end = time.monotonic() + 5
         while any(_listening(p) for p in (self.telnet_port, self.amp_port)):
             if time.monotonic() > end:
                 # Something else took a port meanwhile: move to fresh ones.
