@@ -11,6 +11,7 @@ running, and a retry moves to free ports and comes up.
 
 from __future__ import annotations
 
+import re
 import socket
 import time
 from collections.abc import Callable, Iterator
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+import mindspace
 from mindspace.hosts.evennia.testing import GameServer, GameServerError, TelnetClient
 from mindspace.testing import ChatCompletionsServer
 
@@ -128,6 +130,9 @@ def test_talking_remembering_and_surviving_a_reload(game: Game) -> None:
     admin.expect("Keep the cellar")
     admin.send("assistant Barkeep journal")
     admin.expect("keep the cellar")
+    # The game runs the mindspace under test, not whichever one is installed.
+    admin.send("py __import__('mindspace').__file__")
+    admin.expect(re.escape(mindspace.__file__))
 
     # A tick is in flight (the model holds its answer) when the server reloads.
     gate = llm.hold()
@@ -222,7 +227,7 @@ def test_a_failed_start_is_reported_cleaned_up_and_retried_on_free_ports(
         with pytest.raises(GameServerError) as failed:
             server.start(tries=1)
         report = str(failed.value)
-        assert "did not come up in 1 tries" in report
+        assert "did not come up (tries: 1;" in report
         assert f"{first_port}" in report  # the Portal says which port it could not get
         for part in ("--- launcher output:", "$ evennia start", "--- portal.log:"):
             assert part in report

@@ -12,9 +12,10 @@ the Portal (its pid file names a live process and the AMP port is listening), th
 the launcher gave up before starting the Server, a second ``evennia start`` (which finds
 the Portal running and starts only the Server, as the launcher's own message suggests),
 then the Server (its log shows a completed start). If that still fails, everything the
-attempt left behind is stopped (processes by pid, pid files, logs set aside, ports
-freed) and the start is tried once more; a second failure raises
-:class:`GameServerError` with the launcher's output and both logs of every attempt.
+attempt left behind is stopped (its processes, found by their command line; pid files
+removed; logs set aside; ports another program took replaced) and the start is tried
+once more; a second failure raises :class:`GameServerError` with the launcher's output
+and both logs of every attempt.
 """
 
 from __future__ import annotations
@@ -38,9 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = ["GameServer", "GameServerError", "StartAttempt", "free_port"]
 
-# What the launcher prints when it gave up waiting for the Portal, and once the Portal
-# answered (after which it asks the Portal to start the Server).
-_LAUNCHER_GAVE_UP = "timed out"
+# What the launcher prints once the Portal answered; then it asks it to start the Server.
 _PORTAL_ANSWERED = "Portal started."
 _POLL = 0.1
 
@@ -152,6 +151,7 @@ class GameServer:
             if not k.startswith(("MINDSPACE_", "EVENNIA_", "DJANGO_"))
         }
         self.env["PATH"] = bin_dir + os.pathsep + self.env.get("PATH", "")  # twistd, evennia
+        self.env["PYTHONPATH"] = _python_path(self.env.get("PYTHONPATH", ""), self.game_dir)
         self.env.update(env or {})
         self.launcher = str(Path(bin_dir) / "evennia")
         self._launches: list[_Launch] = []
@@ -367,8 +367,8 @@ class GameServer:
 
     def _failure_report(self, portal_timeout: float, server_timeout: float) -> str:
         parts = [
-            f"The Evennia test server did not come up in {len(self.attempts)} tries "
-            f"(each: {portal_timeout:g}s for the Portal, then {server_timeout:g}s for the "
+            f"The Evennia test server did not come up (tries: {len(self.attempts)}; each "
+            f"allowed {portal_timeout:g}s for the Portal, then {server_timeout:g}s for the "
             f"Server). Read the output below; if the machine is only very busy, pass larger "
             f"portal_timeout/server_timeout to GameServer.start()."
         ]
@@ -486,6 +486,28 @@ class GameServer:
             f"{name}:\n{self.log(name)[-4000:] or '(empty)'}"
             for name in ("portal.log", "server.log")
         )
+
+
+def _python_path(current: str, spare: Path) -> str:
+    """``PYTHONPATH`` for the launcher, so the game runs the mindspace this process runs.
+
+    The launcher replaces ``sys.path[1]`` (the first ``PYTHONPATH`` entry) with Evennia's
+    own root and hands its ``sys.path`` on to the Portal and the Server: a source
+    checkout given first would vanish there, and the game would import whichever
+    mindspace is installed. So ``spare`` (the game directory, which the launcher puts on
+    the path anyway) goes first; giving the checkout twice does not help, as Python drops
+    duplicate entries before the launcher runs.
+    """
+    import sysconfig
+
+    import mindspace
+
+    source = str(Path(mindspace.__file__).resolve().parent.parent)
+    installed = {str(Path(sysconfig.get_path(k)).resolve()) for k in ("purelib", "platlib")}
+    entries = [e for e in current.split(os.pathsep) if e]
+    if source not in installed and source not in entries:
+        entries.insert(0, source)
+    return os.pathsep.join([str(spare), *entries])
 
 
 def _text(data: str | bytes | None) -> str:
