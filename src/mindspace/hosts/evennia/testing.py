@@ -3,7 +3,8 @@
 * :func:`wait` pumps the (not running) Twisted reactor until a Deferred fires, for
   tests built on Evennia's test classes, where nothing runs the reactor.
 * :class:`GameServer` makes a throwaway game directory (``evennia --init``), locks it
-  to loopback on free ports, and starts, reloads and stops a real Evennia server.
+  to loopback on free ports, and starts (robustly on a busy machine: see
+  :mod:`mindspace.hosts.evennia.game_server`), reloads and stops a real Evennia server.
 * :class:`TelnetClient` is a raw-socket telnet client that refuses every option, for
   talking to that server like a player.
 * :class:`AssistantTestMixin` adds an assistant character (its store in a temporary
@@ -12,21 +13,21 @@
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import socket
-import subprocess
-import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from mindspace.hosts.evennia.game_server import GameServer, GameServerError, free_port
 
 __all__ = [
     "AssistantTestMixin",
     "GameServer",
+    "GameServerError",
     "TelnetClient",
     "free_port",
     "settle",
@@ -82,14 +83,6 @@ def _reactor() -> Any:
 def strip_ansi(text: str) -> str:
     """``text`` without ANSI escape sequences."""
     return _ANSI.sub("", text)
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 class TelnetClient:
@@ -178,164 +171,6 @@ class TelnetClient:
                 i += 2
         self._raw = raw[i:]
         self.text += strip_ansi(out.decode("utf-8", "replace")).replace("\r", "")
-
-
-class GameServer:
-    """A throwaway Evennia game on loopback, driven with the ``evennia`` launcher.
-
-    Args:
-        root: A directory to create the game directory in.
-        settings: Extra lines for ``server/conf/settings.py`` (after the loopback ones).
-        superuser: ``(username, password)`` created at the first start.
-        env: Extra environment for the launcher and the server processes.
-    """
-
-    def __init__(
-        self,
-        root: Path,
-        *,
-        settings: str = "",
-        superuser: tuple[str, str] = ("admin", "mindspace-test-1"),
-        env: Mapping[str, str] | None = None,
-    ) -> None:
-        self.root = root
-        self.game_dir = root / "game"
-        self.superuser = superuser
-        self.telnet_port = free_port()
-        self.amp_port = free_port()
-        self.extra_settings = settings
-        bin_dir = str(Path(sys.executable).parent)
-        self.env = {
-            k: v
-            for k, v in os.environ.items()
-            if not k.startswith(("MINDSPACE_", "EVENNIA_", "DJANGO_"))
-        }
-        self.env["PATH"] = bin_dir + os.pathsep + self.env.get("PATH", "")  # twistd, evennia
-        self.env.update(env or {})
-        self.launcher = str(Path(bin_dir) / "evennia")
-
-    def create(self) -> GameServer:
-        """``evennia --init``, loopback-only settings, ``evennia migrate``."""
-        self._run("--init", "game", cwd=self.root)
-        lines = [
-            "",
-            "# mindspace test server: loopback only, free ports, no web server.",
-            "LOCKDOWN_MODE = True",
-            f"TELNET_PORTS = [{self.telnet_port}]",
-            'TELNET_INTERFACES = ["127.0.0.1"]',
-            'SSH_INTERFACES = ["127.0.0.1"]',
-            'SSL_INTERFACES = ["127.0.0.1"]',
-            'WEBSERVER_INTERFACES = ["127.0.0.1"]',
-            'WEBSOCKET_CLIENT_INTERFACE = "127.0.0.1"',
-            "WEBSERVER_ENABLED = False",
-            "WEBCLIENT_ENABLED = False",
-            "WEBSOCKET_CLIENT_ENABLED = False",
-            'AMP_HOST = "127.0.0.1"',
-            'AMP_INTERFACE = "127.0.0.1"',
-            f"AMP_PORT = {self.amp_port}",
-            self.extra_settings,
-        ]
-        settings_file = self.game_dir / "server" / "conf" / "settings.py"
-        with settings_file.open("a") as out:
-            out.write("\n".join(lines) + "\n")
-        self._run("migrate")
-        return self
-
-    def start(self, timeout: float = 60) -> str:
-        """``evennia start``, then wait until the server is up.
-
-        The superuser is created from the environment at the first start, and after its
-        initial setup Evennia restarts the server once; this returns after that.
-
-        Raises:
-            TimeoutError: the server did not come up within ``timeout`` seconds.
-        """
-        user, password = self.superuser
-        output = self._run(
-            "start",
-            extra_env={"EVENNIA_SUPERUSER_USERNAME": user, "EVENNIA_SUPERUSER_PASSWORD": password},
-        )
-        end = time.monotonic() + timeout
-        while not self._ready():
-            if time.monotonic() > end:
-                raise TimeoutError(f"The server did not come up; server log:\n{self.log()[-4000:]}")
-            time.sleep(0.1)
-        return output
-
-    def _ready(self) -> bool:
-        log = self.log()
-        runs = log.split(" starting up.")
-        if "Restarting Server once." in log and len(runs) < 3:
-            return False
-        return len(runs) > 1 and "successfully" in runs[-1]
-
-    def reload(self) -> str:
-        """``evennia reload``: the server process restarts, players stay connected."""
-        return self._run("reload")
-
-    def stop(self) -> str:
-        """``evennia stop``; if the launcher fails, the processes are killed by pid."""
-        try:
-            return self._run("stop", timeout=60)
-        finally:
-            self._kill_leftovers()
-
-    def log(self, name: str = "server.log") -> str:
-        """A log file of the game (``server.log``, ``portal.log``)."""
-        path = self.game_dir / "server" / "logs" / name
-        return path.read_text(errors="replace") if path.exists() else ""
-
-    def connect(self, username: str, password: str, *, create: bool = False) -> TelnetClient:
-        """Log in over telnet (creating the account first with ``create``)."""
-        client = TelnetClient(self.telnet_port)
-        client.send("look")  # (re)shows the connection screen
-        client.expect("connect <username> <password>")
-        if create:
-            client.send(f"create {username} {password}")
-            client.expect("Is this what you intended")
-            client.send("y")
-            client.expect("was created")
-        client.send(f"connect {username} {password}")
-        client.expect(r"(?i)you become|welcome")
-        return client
-
-    def _run(
-        self,
-        *args: str,
-        cwd: Path | None = None,
-        extra_env: Mapping[str, str] | None = None,
-        timeout: float = 120,
-    ) -> str:
-        done = subprocess.run(
-            [self.launcher, *args],
-            cwd=cwd or self.game_dir,
-            env={**self.env, **(extra_env or {})},
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
-        output = done.stdout + done.stderr
-        failed = "Traceback" in output or "process error" in output.lower()
-        if done.returncode != 0 or failed:
-            raise RuntimeError(
-                f"`evennia {' '.join(args)}` failed (exit {done.returncode}):\n{output}\n"
-                f"server log:\n{self.log()[-4000:]}"
-            )
-        return output
-
-    def _kill_leftovers(self) -> None:
-        import signal
-
-        for name in ("server.pid", "portal.pid"):
-            pidfile = self.game_dir / "server" / name
-            if not pidfile.exists():
-                continue
-            try:
-                pid = int(pidfile.read_text().strip())
-                os.kill(pid, signal.SIGKILL)
-            except (ValueError, ProcessLookupError, PermissionError):
-                pass
 
 
 class AssistantTestMixin:
