@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -33,6 +31,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mindspace.errors import MindspaceError
+from mindspace.hosts.evennia.processes import (
+    alive,
+    free_port,
+    game_processes,
+    listening,
+    python_path,
+    terminate,
+    text_of,
+)
 
 if TYPE_CHECKING:
     from mindspace.hosts.evennia.testing import TelnetClient
@@ -46,43 +53,6 @@ _POLL = 0.1
 
 class GameServerError(MindspaceError):
     """The test game server could not be created, started, reloaded or stopped."""
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _listening(port: int) -> bool:
-    """Whether something listens on 127.0.0.1:``port``.
-
-    Binds instead of connecting: a connection would reach the Portal's AMP server as a
-    (bogus) client. With SO_REUSEADDR a bind fails only on a listening socket, not on
-    connections of an earlier run still in TIME_WAIT.
-    """
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return True
-        return False
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie (exited, its parent has not collected it yet) is gone as well.
-    with contextlib.suppress(OSError, IndexError):
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    return True
 
 
 @dataclass
@@ -151,7 +121,7 @@ class GameServer:
             if not k.startswith(("MINDSPACE_", "EVENNIA_", "DJANGO_"))
         }
         self.env["PATH"] = bin_dir + os.pathsep + self.env.get("PATH", "")  # twistd, evennia
-        self.env["PYTHONPATH"] = _python_path(self.env.get("PYTHONPATH", ""), self.game_dir)
+        self.env["PYTHONPATH"] = python_path(self.env.get("PYTHONPATH", ""), self.game_dir)
         self.env.update(env or {})
         self.launcher = str(Path(bin_dir) / "evennia")
         self._launches: list[_Launch] = []
@@ -315,7 +285,7 @@ class GameServer:
             if launch.process.poll() not in (None, 0):
                 return f"`{launch.command}` exited with status {launch.process.returncode}"
         portal = self._pid("portal.pid")
-        if portal is not None and not _alive(portal):
+        if portal is not None and not alive(portal):
             return f"the Portal (pid {portal}) exited"
         launched = self._launches[:1]
         if (
@@ -330,7 +300,7 @@ class GameServer:
 
     def _portal_up(self) -> bool:
         pid = self._pid("portal.pid")
-        return pid is not None and _alive(pid) and _listening(self.amp_port)
+        return pid is not None and alive(pid) and listening(self.amp_port)
 
     def _server_ready(self) -> bool:
         log = self.log()
@@ -390,7 +360,7 @@ class GameServer:
             pids = self._game_processes()
         else:
             pids = {pid for name in ("server.pid", "portal.pid") if (pid := self._pid(name))}
-        _terminate(pids)
+        terminate(pids)
         for name in ("server.pid", "portal.pid"):
             (self.game_dir / "server" / name).unlink(missing_ok=True)
         if set_logs_aside:
@@ -400,7 +370,7 @@ class GameServer:
                     path.rename(path.with_name(f"{name}.{set_logs_aside}"))
         # Our own processes are gone by now, so a port still taken is taken by another.
         end = time.monotonic() + 5
-        while any(_listening(p) for p in (self.telnet_port, self.amp_port)):
+        while any(listening(p) for p in (self.telnet_port, self.amp_port)):
             if time.monotonic() > end:
                 # Something else took a port meanwhile: move to fresh ones.
                 self.telnet_port, self.amp_port = free_port(), free_port()
@@ -418,21 +388,8 @@ class GameServer:
         self._launches = []
 
     def _game_processes(self) -> set[int]:
-        """Pids of processes started for this game (their command line names it).
-
-        Catches a Portal or Server that had not yet written its pid file.
-        """
-        markers = {str(d / "server").encode() for d in (self.game_dir, self.game_dir.resolve())}
-        pids: set[int] = set()
-        for entry in Path("/proc").glob("[0-9]*/cmdline"):  # nothing found off Linux
-            with contextlib.suppress(OSError, ValueError):
-                command_line = entry.read_bytes()
-                if (
-                    any(m in command_line for m in markers)
-                    and int(entry.parent.name) != os.getpid()
-                ):
-                    pids.add(int(entry.parent.name))
-        return pids
+        """Pids of processes started for this game (catches one without a pid file yet)."""
+        return game_processes(self.game_dir)
 
     # -- files ----------------------------------------------------------------------
 
@@ -469,7 +426,7 @@ class GameServer:
                 check=False,
             )
         except subprocess.TimeoutExpired as error:
-            output = _text(error.stdout) + _text(error.stderr)
+            output = text_of(error.stdout) + text_of(error.stderr)
             raise GameServerError(
                 f"`{command}` did not finish within {timeout:g}s:\n{output}\n{self._logs()}"
             ) from None
@@ -486,45 +443,3 @@ class GameServer:
             f"{name}:\n{self.log(name)[-4000:] or '(empty)'}"
             for name in ("portal.log", "server.log")
         )
-
-
-def _python_path(current: str, spare: Path) -> str:
-    """``PYTHONPATH`` for the launcher, so the game runs the mindspace this process runs.
-
-    The launcher replaces ``sys.path[1]`` (the first ``PYTHONPATH`` entry) with Evennia's
-    own root and hands its ``sys.path`` on to the Portal and the Server: a source
-    checkout given first would vanish there, and the game would import whichever
-    mindspace is installed. So ``spare`` (the game directory, which the launcher puts on
-    the path anyway) goes first; giving the checkout twice does not help, as Python drops
-    duplicate entries before the launcher runs.
-    """
-    import sysconfig
-
-    import mindspace
-
-    source = str(Path(mindspace.__file__).resolve().parent.parent)
-    installed = {str(Path(sysconfig.get_path(k)).resolve()) for k in ("purelib", "platlib")}
-    entries = [e for e in current.split(os.pathsep) if e]
-    if source not in installed and source not in entries:
-        entries.insert(0, source)
-    return os.pathsep.join([str(spare), *entries])
-
-
-def _text(data: str | bytes | None) -> str:
-    if isinstance(data, bytes):
-        return data.decode(errors="replace")
-    return data or ""
-
-
-def _terminate(pids: set[int], grace: float = 10) -> None:
-    """SIGTERM ``pids`` (twistd shuts down cleanly), SIGKILL what is left after ``grace``."""
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGTERM)
-    end = time.monotonic() + grace
-    while any(_alive(pid) for pid in pids) and time.monotonic() < end:
-        time.sleep(_POLL)
-    for pid in pids:
-        if _alive(pid):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
