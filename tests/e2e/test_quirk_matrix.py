@@ -181,6 +181,8 @@ async def test_an_http_event(tmp_path: Path, server: ChatCompletionsServer) -> N
         return
     assert body["status"] == "done", body
     assert body["reply"] == REPLY
+    assert body["outcome"] == "replied"
+    assert body["cut"] == ("continued" if Quirk.LENGTH in server.quirks else None)
     assert event["status"] == "done"
     assert event["reply"] == REPLY
     assert f"Help Alice: {LINES[0]}" in json.dumps(goals)

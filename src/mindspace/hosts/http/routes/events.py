@@ -69,6 +69,8 @@ async def tick_now(key: KeyDep, hub: HubDep) -> dict[str, Any]:
         "status": result.status,
         "event_id": result.event_id,
         "reply": result.reply,
+        "outcome": result.outcome,
+        "cut": result.cut,
         "error": result.error,
         "tick": record,
     }
