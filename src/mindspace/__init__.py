@@ -7,8 +7,9 @@ needed; ``from mindspace import open_assistant, Assistant`` works as usual.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from mindspace.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from mindspace.clock import Clock, ManualClock, SystemClock
@@ -57,16 +58,4 @@ _EXPORTS: dict[str, str] = {
     "open_store": "mindspace.runtime",
 }
 
-
-def __getattr__(name: str) -> Any:
-    """Import a public name on first use and keep it in the module."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'mindspace' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -6,8 +6,9 @@ and that must not load the openai SDK or the MiniLM model's modules with it.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from mindspace.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from mindspace.embeddings.factory import build_embedder
@@ -35,16 +36,4 @@ _EXPORTS: dict[str, str] = {
     "build_embedder": "mindspace.embeddings.factory",
 }
 
-
-def __getattr__(name: str) -> Any:
-    """Import a public name on first use and keep it in the module."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'mindspace.embeddings' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

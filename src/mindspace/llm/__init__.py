@@ -6,8 +6,9 @@ that must not load the offline model (which itself uses the journal and workspac
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from mindspace.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from mindspace.llm.offline import OFFLINE_MODEL_NAME, OFFLINE_NOTICE, OfflineLLM
@@ -47,16 +48,4 @@ _EXPORTS: dict[str, str] = {
     "Usage": "mindspace.llm.port",
 }
 
-
-def __getattr__(name: str) -> Any:
-    """Import a public name on first use and keep it in the module."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'mindspace.llm' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
