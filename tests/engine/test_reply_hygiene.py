@@ -155,3 +155,32 @@ async def test_quoting_session_memory_word_for_word_is_not_an_echo(
     result = await assistant.tick()
     assert facts[0] in (scripted.history[0].messages[0].content or "")
     assert result.reply == reply
+
+
+async def test_words_said_through_the_say_tool_are_cleaned_too(
+    make_assistant: Callable[..., Assistant],
+) -> None:
+    heard: list[tuple[str, str | None]] = []
+
+    class Room:
+        async def say(self, text: str, *, target: str | None = None) -> None:
+            heard.append((text, target))
+
+        async def look(self) -> str:
+            return "A warm tavern."
+
+    assistant = make_assistant()
+    assistant.attach_world(Room())
+    echoed = (
+        f"{assistant.key}: [message from Alice in terminal at 2025-12-06T10:00:00Z]\n"
+        "Welcome in, Alice!"
+    )
+    result = await assistant.call_tool("say", {"text": echoed, "target": "Alice"})
+    assert result["success"] is True
+    assert result["said"] == "Welcome in, Alice!"
+    assert heard == [("Welcome in, Alice!", "Alice")]
+    only_echo = await assistant.call_tool(
+        "say", {"text": "[message from Alice in terminal at 2025-12-06T10:00:00Z]"}
+    )
+    assert only_echo["success"] is False
+    assert heard == [("Welcome in, Alice!", "Alice")]  # nothing more reached the room

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Protocol, runtime_checkable
 
 from pydantic import Field
 
+from mindspace.engine.hygiene import clean_reply
 from mindspace.errors import ToolFailedError
 from mindspace.tools.base import NoArgs, Tool, ToolArgs, ToolCategory, ToolContext
 from mindspace.tools.limits import Identifier, Limit, ShortText
@@ -57,7 +58,11 @@ class SayTool(Tool[SayArgs]):
         self.world = world
 
     async def execute(self, ctx: ToolContext, args: SayArgs) -> dict[str, Any]:
-        text = args.text.strip()
+        # Words said through the tool reach players too: the same hygiene as a reply
+        # (our own headers echoed back, a role prefix), without the prompt-echo check.
+        text = clean_reply(
+            args.text, assistant_key=ctx.assistant_key, max_chars=MAX_UTTERANCE_CHARS
+        ).text
         if not text:
             raise ToolFailedError("Nothing to say: 'text' is empty", "Pass the words to say.")
         await self.world.say(text, target=args.target)
