@@ -256,7 +256,7 @@ def chat_command(
 
     The model comes from MINDSPACE_LLM_BASE_URL / MINDSPACE_LLM_MODEL, or the offline model.
     """
-    from mindspace.hosts.cli.chat import run_chat
+    from mindspace.hosts.cli.chat import read_terminal_line, run_chat
 
     if not user.strip():
         raise CliError("--as is blank; pass your name, e.g. --as Alice.")
@@ -266,7 +266,7 @@ def chat_command(
         opened,
         user=user.strip(),
         console=Console(highlight=False, emoji=False),
-        read_line=lambda: input("you> "),
+        read_line=read_terminal_line,
         database=database_location(settings, db),
     )
 

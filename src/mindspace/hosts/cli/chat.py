@@ -13,8 +13,11 @@ the keyboard never blocks the loop, and the model is closed on that loop at the 
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
+import os
 import queue
+import sys
 import threading
 from collections.abc import Callable
 
@@ -95,6 +98,35 @@ class LineReader:
                 _deliver(loop, future, None, exc)
             else:
                 _deliver(loop, future, line, None)
+
+
+def read_terminal_line(prompt: str = "you> ") -> str:
+    """One line from standard input, read from the file descriptor itself.
+
+    Not ``input()``: the line reader waits on a daemon thread, and a thread blocked inside
+    ``sys.stdin`` holds the buffered reader's lock, so a Ctrl+C at the prompt ended the
+    process with "Fatal Python error: could not acquire lock for <stdin> at interpreter
+    shutdown". ``os.read`` holds no Python lock while it waits.
+
+    Raises:
+        EOFError: standard input ended before a line began.
+    """
+    sys.stdout.write(prompt)
+    sys.stdout.flush()
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    chars: list[str] = []
+    fd = sys.stdin.fileno()
+    while True:
+        byte = os.read(fd, 1)  # one byte: nothing past the newline is taken from the stream
+        if not byte:
+            if not chars:
+                raise EOFError
+            break
+        text = decoder.decode(byte)
+        if text == "\n":
+            break
+        chars.append(text)
+    return "".join(chars).removesuffix("\r")
 
 
 def _deliver(
