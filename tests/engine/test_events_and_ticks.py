@@ -9,7 +9,7 @@ import pytest
 
 from mindspace import Assistant, ManualClock, ScriptedLLM, Settings
 from mindspace.engine.records import ContextBuffer
-from mindspace.errors import InvalidArgumentsError
+from mindspace.errors import InvalidInputError
 from mindspace.llm import Usage
 
 
@@ -75,7 +75,7 @@ def test_malformed_events_are_refused_and_nothing_is_queued(
     assistant: Assistant, kwargs: dict[str, Any], expected: str
 ) -> None:
     content = kwargs.pop("content")
-    with pytest.raises(InvalidArgumentsError, match=expected):
+    with pytest.raises(InvalidInputError, match=expected):
         assistant.enqueue_event(content, **kwargs)
     assert assistant.open_events() == []
 

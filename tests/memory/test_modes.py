@@ -120,7 +120,7 @@ async def test_a_wake_during_compacting_is_deferred_until_it_completes(
     assert first.sleep is not None
     assert first.sleep.woke is False
     assert first.sleep.deferred_wake == (
-        "urgent message from Cook (deferred until compacting completes)"
+        "urgent message from Cook"
     )
     assert first.sleep.operations["run_sleep_consolidation"]["remaining"] == 3
 

@@ -1,23 +1,30 @@
-"""The Assistant facade: open an assistant by key on a store and call its tools.
+"""The Assistant facade: one assistant's engine, as hosts and integrators use it.
+
+Every write serialises itself: a tool call, an approval, a change of mode or prompt
+waits for a running tick and commits in one short transaction, so no host ever takes a
+lock or opens a unit of work. Hosts read through :attr:`Assistant.views` (the read
+models) and drive ticks through :meth:`Assistant.tick` on the schedule of
+:class:`~mindspace.engine.scheduler.TickPolicy`.
 
 Example:
-    >>> store = SqlStore.from_path("mindspace.db")
-    >>> assistant = Assistant.open(store, "barkeep")
+    >>> store = open_store(Settings(), "mindspace.db")
+    >>> assistant = Assistant.open(store, "barkeep", llm=FunctionLLM(answer))
     >>> await assistant.call_tool("add_goal", {"description": "Restock the cellar"})
     {'success': True, 'goal_id': 'goal_0_0', ...}
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
-from mindspace.clock import Clock, SystemClock, format_time
+from mindspace.clock import Clock, SystemClock
 from mindspace.config import Settings
 from mindspace.embeddings.port import Embedder
+from mindspace.engine.approvals import Approvals
+from mindspace.engine.core import EngineCore
+from mindspace.engine.executor import ToolExecutor
 from mindspace.engine.memory_context import install_memory_providers
 from mindspace.engine.mode_tools import GoToSleep
 from mindspace.engine.modes import (
@@ -26,26 +33,24 @@ from mindspace.engine.modes import (
     perform_wake_transition,
     transition_mode,
 )
-from mindspace.engine.notices import Notice, NoticeKind, Notifier
+from mindspace.engine.notices import Notice
 from mindspace.engine.prompting import PromptBuilder
 from mindspace.engine.records import Approval, Event
+from mindspace.engine.session import Sessions
+from mindspace.engine.sleep import SleepCycle
 from mindspace.engine.tick import Ticker, TickResult
+from mindspace.engine.views import AssistantViews
 from mindspace.engine.world import World, world_tools
-from mindspace.errors import NotFoundError, ToolExecutionError
-from mindspace.llm.offline import OfflineLLM
+from mindspace.errors import InvalidInputError, RecordNotFoundError
 from mindspace.llm.port import LLM
 from mindspace.memory.index import MemoryIndex
 from mindspace.state.port import AssistantInfo, Store
-from mindspace.state.unit import StateCache, Unit
+from mindspace.state.unit import StateCache
 from mindspace.tools import ToolRegistry, default_registry
-from mindspace.tools.base import ToolContext
-from mindspace.tools.runner import ToolOutcome, ToolResultCache, ToolRunner
-from mindspace.workspace.goals import GoalBook
+from mindspace.tools.runner import ToolOutcome
 from mindspace.workspace.persona import PersonaGuard
-from mindspace.workspace.projects import ProjectDesk
 from mindspace.workspace.prompts import PromptDesk
-from mindspace.workspace.records import ContextUsage, SessionMemory, SessionMetrics
-from mindspace.workspace.status import LoopSnapshot, build_status
+from mindspace.workspace.records import ContextUsage, SessionMetrics
 
 __all__ = ["Assistant", "assistant_tools"]
 
@@ -60,18 +65,19 @@ def assistant_tools() -> ToolRegistry:
 
 
 class Assistant:
-    """One assistant's workspace on a store, with its tools.
+    """One assistant's engine on a store: tools, events, ticks, modes and approvals.
 
     Use :meth:`open` rather than the constructor.
 
     Args:
         store: Where the assistant's state lives.
         info: The assistant's identity in the store.
-        llm: The model used by tools that need one (the offline model by default).
+        llm: The model (the composition root, :mod:`mindspace.runtime`, picks one).
         clock: The time source (the system clock by default).
         settings: Runtime settings.
         tools: The tools it can call (every built-in tool by default).
         self_names: Names the assistant goes by, for the persona guard.
+        embedder: The embedder for semantic memory (None: lexical search only).
     """
 
     def __init__(
@@ -79,34 +85,40 @@ class Assistant:
         store: Store,
         info: AssistantInfo,
         *,
-        llm: LLM | None = None,
+        llm: LLM,
         clock: Clock | None = None,
         settings: Settings | None = None,
         tools: ToolRegistry | None = None,
         self_names: tuple[str, ...] = (),
         embedder: Embedder | None = None,
     ) -> None:
-        self.store = store
-        self.info = info
-        self.settings = settings or Settings()
-        self.clock: Clock = clock or SystemClock()
-        self.llm: LLM = llm or OfflineLLM()
-        self.tools = tools or assistant_tools()
-        if "go_to_sleep" not in self.tools:
-            self.tools.register(GoToSleep())
-        self.guard = PersonaGuard(self_names)
-        self.state = StateCache(store, info.id, info.revision)
-        self.embedder = embedder
-        self.memory_index = MemoryIndex(self.state, embedder.name if embedder else None)
-        self.runner = ToolRunner(
-            self.tools, ToolResultCache(self.clock, self.settings.tool_cache_ttl)
+        settings = settings or Settings()
+        registry = tools or assistant_tools()
+        if "go_to_sleep" not in registry:
+            registry.register(GoToSleep())
+        state = StateCache(store, info.id, info.revision)
+        self.core = EngineCore(
+            info=info,
+            store=store,
+            state=state,
+            clock=clock or SystemClock(),
+            settings=settings,
+            llm=llm,
+            tools=registry,
+            guard=PersonaGuard(self_names),
+            embedder=embedder,
+            memory_index=MemoryIndex(state, embedder.name if embedder else None),
+            prompt_builder=PromptBuilder(settings),
         )
-        self.prompt_builder = PromptBuilder(self.settings)
-        install_memory_providers(self.prompt_builder, self)
-        self.world: World | None = None
-        self.lock = asyncio.Lock()
-        self.notifier = Notifier()
-        self.ticker = Ticker(self)
+        """The engine's shared state and ports (for the engine and tests; hosts use
+        :attr:`views` and the methods below)."""
+        install_memory_providers(self.core.prompt_builder, self.core)
+        self.executor = ToolExecutor(self.core)
+        sessions = Sessions(self.core, self.executor)
+        self.ticker = Ticker(self.core, sessions, SleepCycle(self.core, sessions))
+        self.approvals = Approvals(self.core, self.executor)
+        self.views = AssistantViews(self.core, self.executor)
+        """Read models of this assistant: what hosts show."""
 
     @classmethod
     def open(
@@ -114,8 +126,8 @@ class Assistant:
         store: Store,
         key: str,
         *,
+        llm: LLM,
         create: bool = True,
-        llm: LLM | None = None,
         clock: Clock | None = None,
         settings: Settings | None = None,
         tools: ToolRegistry | None = None,
@@ -124,11 +136,13 @@ class Assistant:
     ) -> Assistant:
         """Open the assistant ``key``, creating it when absent (unless ``create`` is False).
 
+        Opening writes nothing; the session's start is recorded by its first write.
+
         Raises:
             AssistantNotFoundError: absent and ``create`` is False.
         """
         info = store.open_assistant(key, create=create)
-        assistant = cls(
+        return cls(
             store,
             info,
             llm=llm,
@@ -138,16 +152,47 @@ class Assistant:
             self_names=self_names,
             embedder=embedder,
         )
-        with assistant.transaction() as unit:
-            metrics = unit.doc(SessionMetrics)
-            if metrics.session_start is None:
-                unit.put_doc(metrics.model_copy(update={"session_start": assistant._now()}))
-        return assistant
 
+    # -- identity and ports --------------------------------------------------------------
     @property
     def key(self) -> str:
         """The assistant's key."""
-        return self.info.key
+        return self.core.key
+
+    @property
+    def info(self) -> AssistantInfo:
+        """The assistant's identity in the store."""
+        return self.core.info
+
+    @property
+    def settings(self) -> Settings:
+        """Runtime settings."""
+        return self.core.settings
+
+    @property
+    def clock(self) -> Clock:
+        """The time source."""
+        return self.core.clock
+
+    @property
+    def llm(self) -> LLM:
+        """The model."""
+        return self.core.llm
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedder (None: lexical search only)."""
+        return self.core.embedder
+
+    @property
+    def tools(self) -> ToolRegistry:
+        """The tools the assistant can call."""
+        return self.core.tools
+
+    @property
+    def world(self) -> World | None:
+        """The host's world, once attached."""
+        return self.core.world
 
     # -- tools ---------------------------------------------------------------------------
     async def call_tool(
@@ -162,100 +207,24 @@ class Assistant:
             ToolExecutionError: the tool crashed (a bug); nothing was stored.
             ConcurrencyError: another process changed this assistant during the call.
         """
-        outcome = await self.run_tool(name, args)
-        return outcome.result
+        return (await self.run_tool(name, args)).result
 
-    async def run_tool(
-        self,
-        name: str,
-        args: Mapping[str, Any] | str | None = None,
-        *,
-        unit: Unit | None = None,
-        loop: LoopSnapshot | None = None,
-    ) -> ToolOutcome:
-        """Run a tool and return the full outcome.
-
-        With ``unit`` the call joins that unit of work (the engine's tick) and the caller
-        commits; without it the call is its own transaction.
-        """
-        if unit is not None:
-            return await self._run(unit, name, args, loop or LoopSnapshot())
-        async with self.lock:
-            self.state.refresh_if_stale()
-            own = self.state.begin()
-            try:
-                return await self._run(own, name, args, loop or LoopSnapshot())
-            finally:
-                self.state.commit(own)
-
-    async def _run(
-        self, unit: Unit, name: str, args: Mapping[str, Any] | str | None, loop: LoopSnapshot
-    ) -> ToolOutcome:
-        try:
-            outcome = await self.runner.run(unit, name, args, lambda u: self._context(u, loop))
-        except Exception:
-            self._count(unit, ok=False)
-            raise
-        self._count(unit, ok=outcome.ok)
-        return outcome
-
-    def _context(self, unit: Unit, loop: LoopSnapshot) -> ToolContext:
-        return ToolContext(
-            unit=unit,
-            clock=self.clock,
-            settings=self.settings,
-            llm=self.llm,
-            guard=self.guard,
-            assistant_key=self.key,
-            loop=loop,
-            embedder=self.embedder,
-            memory_index=self.memory_index,
-        )
-
-    def _count(self, unit: Unit, *, ok: bool) -> None:
-        metrics = unit.doc(SessionMetrics)
-        unit.put_doc(
-            metrics.model_copy(
-                update={
-                    "total_tool_calls": metrics.total_tool_calls + 1,
-                    "successful_calls": metrics.successful_calls + (1 if ok else 0),
-                    "failed_calls": metrics.failed_calls + (0 if ok else 1),
-                }
-            )
-        )
-
-    async def loop_tool_runner(
-        self, name: str, arguments: str, unit: Unit, loop: LoopSnapshot
-    ) -> tuple[bool, dict[str, Any]]:
-        """Run a tool for the ReAct loop inside the tick's unit; a crash becomes an error."""
-        try:
-            outcome = await self.run_tool(name, arguments, unit=unit, loop=loop)
-        except ToolExecutionError as exc:
-            logger.exception("Tool %r crashed during a tick", name)
-            return False, {
-                "success": False,
-                "error": f"Tool {name!r} failed with an internal error: {exc.__cause__!r}",
-                "suggestion": "Try a different approach; the error was logged for the developer.",
-            }
-        self.notify("tool_called", tool=name, ok=outcome.ok, iteration=loop.iteration)
-        return outcome.ok, outcome.result
-
-    # -- notices -------------------------------------------------------------------------
-    def subscribe(self, listener: Callable[[Notice], None]) -> Callable[[], None]:
-        """Call ``listener`` with every :class:`Notice`; returns an unsubscribe function."""
-        return self.notifier.subscribe(listener)
-
-    def notify(self, kind: NoticeKind, **data: Any) -> None:
-        """Emit a notice (the engine calls this; hosts may too)."""
-        self.notifier.emit(Notice(kind, self.key, self._now(), data))
+    async def run_tool(self, name: str, args: Mapping[str, Any] | str | None = None) -> ToolOutcome:
+        """Like :meth:`call_tool`, with the outcome (category, cache hit, the error)."""
+        async with self.core.write() as unit:
+            return await self.executor.run(unit, name, args)
 
     # -- world, events and ticks ---------------------------------------------------------
     def attach_world(self, world: World) -> None:
         """Connect the host's world: replies go through it and its tools are offered."""
-        self.world = world
+        self.core.world = world
         for tool in world_tools(world):
-            if tool.name not in self.tools:
-                self.tools.register(tool)
+            if tool.name not in self.core.tools:
+                self.core.tools.register(tool)
+
+    def subscribe(self, listener: Callable[[Notice], None]) -> Callable[[], None]:
+        """Call ``listener`` with every :class:`Notice`; returns an unsubscribe function."""
+        return self.core.notifier.subscribe(listener)
 
     def enqueue_event(
         self,
@@ -266,39 +235,45 @@ class Assistant:
         location: str | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> Event:
-        """Add an event to the persistent queue; the next tick takes it.
+        """Add an event to the persistent inbox; the next tick takes it.
+
+        The inbox is written apart from the assistant's state, so this never waits for a
+        running tick. A scheduler hears of it (the ``event_queued`` notice) and ticks soon.
 
         Raises:
-            InvalidArgumentsError: the event is malformed (the message says why).
+            InvalidInputError: the event is malformed (the message says why).
         """
-        event = self.ticker.queue.enqueue(
+        event = self.core.queue.enqueue(
             content, type=type, source_entity=source_entity, location=location, metadata=metadata
         )
-        self.notify("event_queued", event_id=event.id, type=event.type, source=source_entity)
+        self.core.notify(
+            "event_queued",
+            event_id=event.id,
+            type=event.type,
+            source=source_entity,
+            urgent=event.urgent,
+        )
         return event
 
-    def open_events(self) -> list[Event]:
-        """Events not yet processed, most urgent first."""
-        return self.ticker.queue.open()
-
-    def event(self, event_id: str) -> Event | None:
-        """An event by id, with its status and reply."""
-        return self.ticker.queue.get(event_id)
-
-    def retry_event(self, event_id: str) -> Event:
+    async def retry_event(self, event_id: str) -> Event:
         """Put a failed event back in the queue.
 
         Raises:
-            NotFoundError: no such event.
+            RecordNotFoundError: no such event.
         """
-        queue = self.ticker.queue
-        event = queue.get(event_id)
-        if event is None:
-            raise NotFoundError(f"Event {event_id!r} does not exist", "Check the event id.")
-        return queue.mark(event, status="pending", attempts=0, error=None)
+        queue = self.core.queue
+        async with self.core.lock:
+            event = queue.get(event_id)
+            if event is None:
+                raise RecordNotFoundError(
+                    f"Event {event_id!r} does not exist", "Check the event id."
+                )
+            event = queue.mark(event, status="pending", attempts=0, error=None)
+        self.core.notify("event_queued", event_id=event.id, type=event.type, urgent=event.urgent)
+        return event
 
     async def tick(self) -> TickResult:
-        """Run one awake tick (see :class:`~mindspace.engine.tick.Ticker`)."""
+        """Run one tick (see :class:`~mindspace.engine.tick.Ticker`)."""
         return await self.ticker.tick()
 
     async def run_context(self, context_type: str, *, task: str, entity: str = "") -> TickResult:
@@ -306,158 +281,89 @@ class Assistant:
 
         Raises:
             KeyError: an unknown context type.
-            LLMError: never; a failing model gives a result with status ``failed``.
         """
         return await self.ticker.run_context(context_type, task=task, entity=entity)
 
     # -- operating modes -----------------------------------------------------------------
-    def mode(self) -> OperatingMode:
-        """The operating mode and, while asleep, the sleep phase."""
-        return self.read().doc(OperatingMode)
-
-    def tick_rate(self) -> float:
-        """Seconds until the next tick should run, by the current mode."""
-        unit = self.read()
-        if unit.doc(OperatingMode).mode == "sleep":
-            scheduled = unit.doc(SleepSchedule).tick_rate_sleep
-            return scheduled if scheduled is not None else self.settings.tick_rate_sleep
-        return self.settings.tick_rate_awake
-
-    def sleep(self, reason: str = "put to sleep", *, deep: bool = False) -> OperatingMode:
+    async def sleep(self, reason: str = "put to sleep", *, deep: bool = False) -> OperatingMode:
         """Put the assistant to sleep now (a host, an admin or the CLI)."""
-        with self.transaction() as unit:
+        async with self.core.write() as unit:
             if unit.doc(OperatingMode).mode == "sleep":
                 return unit.doc(OperatingMode)
             state = transition_mode(
-                unit, self.clock, "sleep", reason, depth="deep" if deep else "light"
+                unit, self.core.clock, "sleep", reason, depth="deep" if deep else "light"
             )
-        self.notify("mode_changed", mode="sleep", reason=reason)
+        self.core.notify("mode_changed", mode="sleep", reason=reason)
         return state
 
-    def wake(self, reason: str = "woken") -> OperatingMode:
+    async def wake(self, reason: str = "woken") -> OperatingMode:
         """Wake the assistant now, even mid-phase (what is done so far is kept)."""
-        with self.transaction() as unit:
+        async with self.core.write() as unit:
             if unit.doc(OperatingMode).mode == "awake":
                 return unit.doc(OperatingMode)
             state = perform_wake_transition(
-                unit, self.clock, reason, cooldown_minutes=self.settings.wake_cooldown_minutes
+                unit,
+                self.core.clock,
+                reason,
+                cooldown_minutes=self.core.settings.wake_cooldown_minutes,
             )
-        self.notify("mode_changed", mode="awake", reason=reason)
+        self.core.notify("mode_changed", mode="awake", reason=reason)
         return state
 
-    def set_sleep_schedule(self, schedule: SleepSchedule) -> None:
+    async def set_sleep_schedule(self, schedule: SleepSchedule) -> None:
         """Replace the sleep schedule."""
-        with self.transaction() as unit:
+        async with self.core.write() as unit:
             unit.put_doc(schedule)
 
     # -- approvals -----------------------------------------------------------------------
-    def pending_approvals(self) -> list[Approval]:
-        """DANGEROUS tool calls waiting for a decision."""
-        return [a for a in self.read().all(Approval) if a.status == "pending"]
+    async def approve(self, approval_id: str, decided_by: str) -> Approval:
+        """Approve a pending call: it runs now, its outcome is stored, the model is told.
 
-    async def approve(self, approval_id: str, decided_by: str) -> dict[str, Any]:
-        """Approve a pending call: it runs now, and its result is returned and stored.
+        Returns the decided approval; ``result`` is the tool's result.
 
         Raises:
-            NotFoundError: no pending approval with that id.
+            RecordNotFoundError: no pending approval with that id.
+            InvalidInputError: ``decided_by`` is blank or too long.
         """
-        async with self.lock:
-            self.state.refresh_if_stale()
-            unit = self.state.begin()
-            approval = self._pending(unit, approval_id)
-            outcome = await self._run(unit, approval.tool, approval.arguments, LoopSnapshot())
-            unit.put(
-                approval.model_copy(
-                    update={
-                        "status": "approved" if outcome.ok else "failed",
-                        "decided_by": decided_by,
-                        "decided_at": self._now(),
-                        "result": outcome.result,
-                    }
-                )
-            )
-            self.state.commit(unit)
-            return outcome.result
+        async with self.core.write() as unit:
+            decided = await self.approvals.approve(unit, approval_id, decided_by)
+        self.approvals.announce(decided)
+        return decided
 
-    def reject(self, approval_id: str, decided_by: str, reason: str = "") -> None:
-        """Reject a pending call; it never runs.
+    async def reject(self, approval_id: str, decided_by: str, reason: str = "") -> Approval:
+        """Reject a pending call; it never runs, and the model is told on its next tick.
 
         Raises:
-            NotFoundError: no pending approval with that id.
+            RecordNotFoundError: no pending approval with that id.
+            InvalidInputError: ``decided_by`` is blank or too long.
         """
-        with self.transaction() as unit:
-            approval = self._pending(unit, approval_id)
-            unit.put(
-                approval.model_copy(
-                    update={
-                        "status": "rejected",
-                        "decided_by": decided_by,
-                        "decided_at": self._now(),
-                        "result": {"success": False, "error": reason or "Rejected"},
-                    }
-                )
-            )
+        async with self.core.write() as unit:
+            decided = self.approvals.reject(unit, approval_id, decided_by, reason)
+        self.approvals.announce(decided)
+        return decided
 
-    def _pending(self, unit: Unit, approval_id: str) -> Approval:
-        approval = unit.get(Approval, approval_id)
-        if approval is None or approval.status != "pending":
-            raise NotFoundError(
-                f"No pending approval {approval_id!r}",
-                "List them with Assistant.pending_approvals().",
-                pending=[a.id for a in unit.all(Approval) if a.status == "pending"],
-            )
-        return approval
-
-    # -- state for hosts -----------------------------------------------------------------
-    @contextmanager
-    def transaction(self) -> Iterator[Unit]:
-        """A unit of work committed on success and discarded on an exception."""
-        self.state.refresh_if_stale()
-        unit = self.state.begin()
-        yield unit
-        self.state.commit(unit)
-
-    def read(self) -> Unit:
-        """A unit for reading the current state; never commit it."""
-        self.state.refresh_if_stale()
-        return self.state.begin()
-
-    def goals(self) -> GoalBook:
-        """The goal tree, for reading."""
-        return GoalBook(self.read(), self.clock, self.settings)
-
-    def projects(self) -> ProjectDesk:
-        """The projects, for reading."""
-        return ProjectDesk(self.read(), self.clock, self.settings)
-
-    def session_memory(self) -> SessionMemory:
-        """The session memory."""
-        return self.read().doc(SessionMemory)
-
-    def status(self, loop: LoopSnapshot | None = None) -> dict[str, Any]:
-        """What ``get_system_status`` reports, without counting as a tool call."""
-        return build_status(self.read(), self.clock, self.settings, loop or LoopSnapshot())
-
-    def set_user_system_prompt(self, text: str) -> None:
+    # -- operator settings ---------------------------------------------------------------
+    async def set_user_system_prompt(self, text: str) -> None:
         """Set the user's system prompt; only hosts and operators can (no tool can)."""
-        with self.transaction() as unit:
-            PromptDesk(unit, self.clock, self.settings).set_user_prompt(text)
+        async with self.core.write() as unit:
+            PromptDesk(unit, self.core.clock, self.core.settings).set_user_prompt(text)
 
-    def record_context_usage(
+    async def record_context_usage(
         self, tokens: int, source: Literal["estimate", "provider"] = "provider"
     ) -> None:
-        """Record how many tokens the context window holds (from the provider or an estimate)."""
+        """Record how many tokens the context window holds (from the provider or an estimate).
+
+        Raises:
+            InvalidInputError: a negative count.
+        """
         if tokens < 0:
-            raise ValueError(f"Token count must be >= 0, got {tokens!r}")
-        with self.transaction() as unit:
+            raise InvalidInputError(f"Token count must be >= 0, got {tokens!r}", "Pass a count.")
+        async with self.core.write() as unit:
             unit.put_doc(
-                ContextUsage(estimated_used=tokens, source=source, recorded_at=self._now())
+                ContextUsage(estimated_used=tokens, source=source, recorded_at=self.core.now())
             )
 
-    def start_session(self) -> None:
+    async def start_session(self) -> None:
         """Begin a new session: metrics restart from zero at the current time."""
-        with self.transaction() as unit:
-            unit.put_doc(SessionMetrics(session_start=self._now()))
-
-    def _now(self) -> str:
-        return format_time(self.clock.now())
+        async with self.core.write() as unit:
+            unit.put_doc(SessionMetrics(session_start=self.core.now()))

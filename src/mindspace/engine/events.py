@@ -16,7 +16,7 @@ from typing import Any
 
 from mindspace.clock import Clock, format_time
 from mindspace.engine.records import Event
-from mindspace.errors import InvalidArgumentsError
+from mindspace.errors import InvalidInputError
 from mindspace.state.port import Store
 from mindspace.validation import MAX_JSON_DEPTH, find_invalid_text
 
@@ -31,7 +31,7 @@ def _check_text(fields: Mapping[str, Any]) -> None:
     # Host events are the other door text comes in by: the same rule as tool arguments,
     # so nothing unencodable is queued (a lone surrogate would fail every later tick).
     if _nesting(fields["metadata"]) > MAX_JSON_DEPTH:
-        raise InvalidArgumentsError(
+        raise InvalidInputError(
             f"Event metadata nests deeper than {MAX_JSON_DEPTH} levels",
             "Send metadata as a flat object of simple values.",
         )
@@ -40,7 +40,7 @@ def _check_text(fields: Mapping[str, Any]) -> None:
     )
     if found is not None:
         where, problem = found
-        raise InvalidArgumentsError(
+        raise InvalidInputError(
             f"Event {where!r} {problem}", "Fix the text and enqueue the event again."
         )
 
@@ -90,7 +90,7 @@ class EventQueue:
         """Validate and store a new pending event.
 
         Raises:
-            InvalidArgumentsError: empty or oversized content, text that is not valid
+            InvalidInputError: empty or oversized content, text that is not valid
                 Unicode (a lone surrogate) anywhere, metadata nested deeper than
                 ``MAX_JSON_DEPTH``, a malformed type or entity, or metadata with an invalid
                 ``priority``/``urgent``.
@@ -106,32 +106,32 @@ class EventQueue:
         )
         text = content.strip()
         if not text:
-            raise InvalidArgumentsError("Event content is empty", "Send the text of the event.")
+            raise InvalidInputError("Event content is empty", "Send the text of the event.")
         if len(text) > MAX_EVENT_CHARS:
-            raise InvalidArgumentsError(
+            raise InvalidInputError(
                 f"Event content is {len(text):,} characters; the limit is {MAX_EVENT_CHARS:,}",
                 "Split the event or shorten it.",
             )
         if not re.match(EVENT_TYPE_PATTERN, type):
-            raise InvalidArgumentsError(
+            raise InvalidInputError(
                 f"Invalid event type {type!r}",
                 "Use a lowercase word such as 'message', 'say', 'whisper' or 'arrival'.",
             )
         for name, value in (("source_entity", source_entity), ("location", location)):
             if value is not None and (not value.strip() or len(value) > MAX_ENTITY_CHARS):
-                raise InvalidArgumentsError(
+                raise InvalidInputError(
                     f"Invalid {name} {value!r}",
                     f"Give {name} as 1-{MAX_ENTITY_CHARS} characters, or omit it.",
                 )
         meta = dict(metadata or {})
         priority = meta.get("priority", 5)
         if isinstance(priority, bool) or not isinstance(priority, int) or not 0 <= priority <= 10:
-            raise InvalidArgumentsError(
+            raise InvalidInputError(
                 f"metadata.priority must be a whole number 0-10, not {priority!r}",
                 "Use 8 or more for urgent events, 5 for normal ones.",
             )
         if "urgent" in meta and not isinstance(meta["urgent"], bool):
-            raise InvalidArgumentsError(
+            raise InvalidInputError(
                 f"metadata.urgent must be true or false, not {meta['urgent']!r}",
                 "Send a JSON boolean.",
             )

@@ -11,7 +11,7 @@ from mindspace.memory.working import WorkingMemoryBook
 from mindspace.workspace.goals import GoalBook
 
 if TYPE_CHECKING:
-    from mindspace.engine.assistant import Assistant
+    from mindspace.engine.core import EngineCore
 
 __all__ = ["install_memory_providers", "memory_queries"]
 
@@ -32,16 +32,14 @@ def memory_queries(inputs: PromptInputs) -> list[MemoryQuery]:
     return queries
 
 
-def install_memory_providers(builder: PromptBuilder, assistant: Assistant) -> None:
+def install_memory_providers(builder: PromptBuilder, assistant: EngineCore) -> None:
     """Fill entity_context and semantic_memories from the assistant's memory tiers."""
 
     def entity_context(inputs: PromptInputs) -> str:
         present = [inputs.entity] if inputs.entity else []
         present += list(inputs.present_entities)
         if inputs.event is not None:
-            extra = inputs.event.metadata.get("present")
-            if isinstance(extra, list):
-                present += [str(e) for e in extra]
+            present += list(inputs.event.meta.present)
         book = EntityBook(inputs.unit, inputs.clock, inputs.settings, assistant.guard)
         parts = [book.render(present)]
         working = WorkingMemoryBook(inputs.unit, inputs.clock)

@@ -139,7 +139,8 @@ def check_wake_conditions(
 
     Wakes on the schedule, or on an urgent event when sleeping lightly: a direct
     message, ``metadata.urgent``, priority >= 8, or classification ``direct_addressing``
-    or ``direct_message``. While compacting, a wake is deferred until it completes.
+    or ``direct_message``. While compacting, a wake is deferred until it completes:
+    ``deferred`` is True and ``reason`` says why it would wake.
     """
     state = unit.doc(OperatingMode)
     if state.mode != "sleep":
@@ -158,7 +159,7 @@ def check_wake_conditions(
     if not reason:
         return False, "no wake condition", False
     if state.sleep_phase == "compacting":
-        return False, f"{reason} (deferred until compacting completes)", True
+        return False, reason, True
     return True, reason, False
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from mindspace.state.models import Document, Record
 
@@ -18,6 +18,7 @@ __all__ = [
     "ConversationMessage",
     "EngineState",
     "Event",
+    "EventMetadata",
     "EventStatus",
     "StoredToolCall",
 ]
@@ -27,6 +28,47 @@ ApprovalStatus = Literal["pending", "approved", "rejected", "failed"]
 
 AMBIENT = "ambient"
 URGENT_CLASSIFICATIONS = frozenset({"direct_addressing", "direct_message"})
+
+
+class EventMetadata(BaseModel):
+    """What a host may tell the engine about an event, beside its text.
+
+    The fields the engine reads are typed here; a host may add its own keys, which are
+    kept with the event and ignored by the engine. Values of the wrong type are read as
+    absent (they are refused when the event is enqueued).
+    """
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    priority: int = 5
+    """0-10; 8 or more is urgent."""
+    urgent: bool = False
+    """Urgent events go first and wake a light sleeper."""
+    classification: str | None = None
+    """``ambient``, ``direct_addressing``, ``direct_message``... (see spec 004)."""
+    topic: str | None = None
+    """What the conversation is about, for working memory."""
+    present: tuple[str, ...] = ()
+    """Who else is present (names), for the prompt."""
+    event_class: str | None = None
+    """A host's (or a classifier's) class of the event, for the execution pattern."""
+
+    @classmethod
+    def read(cls, raw: dict[str, Any]) -> EventMetadata:
+        """The typed view of a stored metadata dict; mistyped engine fields read as absent."""
+        fields: dict[str, Any] = {}
+        priority = raw.get("priority")
+        if isinstance(priority, int) and not isinstance(priority, bool):
+            fields["priority"] = priority
+        if isinstance(raw.get("urgent"), bool):
+            fields["urgent"] = raw["urgent"]
+        for name in ("classification", "topic", "event_class"):
+            if isinstance(raw.get(name), str):
+                fields[name] = raw[name]
+        present = raw.get("present")
+        if isinstance(present, list | tuple):
+            fields["present"] = tuple(str(p) for p in present)
+        return cls(**fields)
 
 
 class Event(Record):
@@ -52,16 +94,24 @@ class Event(Record):
         return self.id
 
     @property
+    def meta(self) -> EventMetadata:
+        """The metadata, typed."""
+        return EventMetadata.read(self.metadata)
+
+    @property
     def priority(self) -> int:
         """``metadata.priority`` (5 when absent or not a number)."""
-        value = self.metadata.get("priority", 5)
-        return value if isinstance(value, int) and not isinstance(value, bool) else 5
+        return self.meta.priority
 
     @property
     def classification(self) -> str | None:
         """``metadata.classification``, if any."""
-        value = self.metadata.get("classification")
-        return value if isinstance(value, str) else None
+        return self.meta.classification
+
+    @property
+    def private(self) -> bool:
+        """A whisper or direct message: the reply goes to the speaker only."""
+        return self.type == "whisper" or self.classification == "direct_message"
 
     @property
     def ambient(self) -> bool:
@@ -71,11 +121,8 @@ class Event(Record):
     @property
     def urgent(self) -> bool:
         """Urgent events go first (and wake a light sleeper)."""
-        return (
-            self.metadata.get("urgent") is True
-            or self.priority >= 8
-            or self.classification in URGENT_CLASSIFICATIONS
-        )
+        meta = self.meta
+        return meta.urgent or meta.priority >= 8 or meta.classification in URGENT_CLASSIFICATIONS
 
 
 class StoredToolCall(Document):

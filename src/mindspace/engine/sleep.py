@@ -11,9 +11,8 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import RootModel, field_validator
@@ -27,8 +26,15 @@ from mindspace.engine.compaction import (
     split_for_compaction,
     thread_messages,
 )
-from mindspace.engine.modes import OperatingMode, check_wake_conditions, perform_wake_transition
+from mindspace.engine.core import EngineCore
+from mindspace.engine.modes import (
+    OperatingMode,
+    check_wake_conditions,
+    perform_wake_transition,
+)
 from mindspace.engine.records import ConversationMessage, Event
+from mindspace.engine.session import Sessions
+from mindspace.engine.sleep_result import SleepProgress, SleepTickResult
 from mindspace.errors import LLMError, MindspaceError
 from mindspace.journal.book import JournalBook, prune_low_importance_entries
 from mindspace.journal.episodic import EpisodicWeights
@@ -48,13 +54,11 @@ from mindspace.memory.working import WorkingMemoryBook
 from mindspace.state.unit import Unit
 from mindspace.workspace.persona import PersonaGuard
 
-if TYPE_CHECKING:
-    from mindspace.engine.assistant import Assistant
-
 __all__ = [
     "PRE_COMPACTION_TASK",
     "MemoryEvidence",
     "SleepCycle",
+    "SleepProgress",
     "SleepTickResult",
     "prune_orphaned_memory_links",
     "run_dreaming_tick",
@@ -69,29 +73,6 @@ PRE_COMPACTION_TASK = (
     "any facts about the world, the people and their preferences that are worth keeping "
     "(add_journal_entry, update_entity_observation). Call noop when nothing is left."
 )
-
-
-@dataclass
-class SleepTickResult:
-    """What one sleep tick did."""
-
-    phase: str | None
-    phase_after: str | None
-    operations: dict[str, dict[str, Any]] = field(default_factory=dict)
-    woke: bool = False
-    wake_reason: str | None = None
-    deferred_wake: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The result as a plain dict."""
-        return {
-            "phase": self.phase,
-            "phase_after": self.phase_after,
-            "operations": self.operations,
-            "woke": self.woke,
-            "wake_reason": self.wake_reason,
-            "deferred_wake": self.deferred_wake,
-        }
 
 
 def run_sleep_consolidation(
@@ -305,14 +286,20 @@ class MemoryEvidence:
 
 
 class SleepCycle:
-    """Runs sleep ticks for one assistant (the caller holds the assistant's lock)."""
+    """Runs sleep ticks for one assistant (the caller holds the assistant's lock).
 
-    def __init__(self, assistant: Assistant) -> None:
-        self.assistant = assistant
+    Args:
+        core: The assistant's state and ports.
+        sessions: Runs the pre-compaction extraction sessions.
+    """
+
+    def __init__(self, core: EngineCore, sessions: Sessions) -> None:
+        self.core = core
+        self.sessions = sessions
 
     async def tick(self, pending: Sequence[Event]) -> SleepTickResult:
         """One sleep tick: wake checks, then the current phase's operations, one commit."""
-        a = self.assistant
+        a = self.core
         unit = a.state.begin()
         state = unit.doc(OperatingMode)
         result = SleepTickResult(phase=state.sleep_phase, phase_after=state.sleep_phase)
@@ -333,13 +320,13 @@ class SleepCycle:
             await self._dreaming(unit, result)
         state = unit.doc(OperatingMode)
         unit.put_doc(state.model_copy(update={"sleep_ticks": state.sleep_ticks + 1}))
+        result.progress = SleepProgress.of(result.operations)
         if state.wake_deferred and state.sleep_phase == "dreaming":
             # Compacting completed: the deferred wake happens now.
             perform_wake_transition(
                 unit,
                 a.clock,
-                state.wake_deferred.replace(" (deferred until compacting completes)", "")
-                + " (after compacting)",
+                f"{state.wake_deferred} (after compacting)",
                 cooldown_minutes=a.settings.wake_cooldown_minutes,
             )
             result.woke = True
@@ -351,11 +338,11 @@ class SleepCycle:
         return result
 
     def _memory(self, unit: Unit) -> SemanticMemory:
-        a = self.assistant
+        a = self.core
         return SemanticMemory(unit, a.clock, a.settings, a.embedder, a.memory_index)
 
     async def _compacting(self, unit: Unit, result: SleepTickResult) -> None:
-        a = self.assistant
+        a = self.core
         scoring = await score_pending_entries(unit, a.llm, a.settings.sleep_scoring_per_tick)
         result.operations["score_pending_entries"] = scoring.to_dict()
         consolidation = run_sleep_consolidation(
@@ -377,7 +364,7 @@ class SleepCycle:
 
     async def _mine(self, unit: Unit) -> MiningResult:
         """Facts from the conversations not yet mined (memory does not need tool use)."""
-        a = self.assistant
+        a = self.core
         said = []
         for m in unit.all(ConversationMessage):
             number = m.id.lstrip("m")
@@ -387,7 +374,7 @@ class SleepCycle:
         return await mine_conversations(unit, a.settings, a.llm, a.guard, self._memory(unit), said)
 
     async def _dreaming(self, unit: Unit, result: SleepTickResult) -> None:
-        a = self.assistant
+        a = self.core
         ops = result.operations
         # New memories from this night are committed, so the index holds them.
         ops["run_dreaming_tick"] = run_dreaming_tick(
@@ -424,7 +411,6 @@ class SleepCycle:
         ops["compact_conversation_history"] = compaction.to_dict()
 
     async def _pre_compaction(self, unit: Unit) -> dict[str, Any]:
-        a = self.assistant
         config = get_context_config("pre_compaction")
         ran: dict[str, Any] = {"ran": True, "threads": {}}
         for entity, messages in list(thread_messages(unit).items())[:3]:
@@ -433,7 +419,7 @@ class SleepCycle:
                 continue
             try:
                 task = PRE_COMPACTION_TASK.format(entity=entity or "no one")
-                _, _, loop = await a.ticker.session(
+                _, _, loop = await self.sessions.run(
                     unit, config, entity, task=task, record_usage=False
                 )
             except LLMError as exc:

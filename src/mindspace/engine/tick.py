@@ -7,35 +7,30 @@ a crash mid-tick stores nothing of it and the event runs again from the start.
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, field
 from datetime import timedelta
-from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from mindspace.clock import format_time, parse_time
+from mindspace.config import Settings
 from mindspace.context.assembly import AssembledPrompt
-from mindspace.context.contexts import ContextConfig, get_context_config
+from mindspace.context.contexts import get_context_config
 from mindspace.context.patterns import (
-    ExecutionConfig,
     ExecutionPattern,
-    select_execution_pattern,
-    token_pressure,
 )
-from mindspace.context.tokens import estimate_tokens
 from mindspace.engine.compaction import compact_conversation_history
+from mindspace.engine.core import EngineCore
 from mindspace.engine.events import EventQueue
-from mindspace.engine.hygiene import ReplyPolicy
-from mindspace.engine.loop import CutHandling, LoopResult, offered_tools, run_react_loop
+from mindspace.engine.loop import CutHandling, LoopResult
 from mindspace.engine.modes import (
+    Mode,
     OperatingMode,
     SleepSchedule,
     check_sleep_schedule,
     transition_mode,
 )
 from mindspace.engine.outcome import ReplyOutcome, is_addressed, reply_outcome, tick_tool_use
-from mindspace.engine.prompting import PromptInputs
 from mindspace.engine.records import (
     BufferedMessage,
     ContextBuffer,
@@ -44,19 +39,24 @@ from mindspace.engine.records import (
     Event,
     StoredToolCall,
 )
+from mindspace.engine.session import Sessions
 from mindspace.engine.sleep import SleepCycle, SleepTickResult
 from mindspace.errors import LLMError
 from mindspace.llm.port import Message
 from mindspace.memory.entities import EntityBook
 from mindspace.memory.working import WorkingMemoryBook
 from mindspace.state.unit import Unit
-from mindspace.workspace.records import ContextUsage, Counters, Goal
+from mindspace.workspace.records import Counters, Goal
 from mindspace.workspace.status import record_tick_tool_use
 
-if TYPE_CHECKING:
-    from mindspace.engine.assistant import Assistant
-
-__all__ = ["AUTONOMOUS_TASK", "ReplyOutcome", "TickResult", "Ticker", "is_addressed"]
+__all__ = [
+    "AUTONOMOUS_TASK",
+    "ReplyOutcome",
+    "TickResult",
+    "Ticker",
+    "is_addressed",
+    "tick_rate",
+]
 
 logger = logging.getLogger("mindspace.engine")
 
@@ -87,6 +87,10 @@ class TickResult:
     notes: list[str] = field(default_factory=list)
     outcome: ReplyOutcome | None = None
     """For event ticks: whether the speaker got the model's reply, the fallback, or none."""
+    mode: Mode = "awake"
+    """The operating mode after the tick."""
+    rate: float = 0.0
+    """Seconds until the next tick should run, by the mode after this one."""
 
     @property
     def cut(self) -> CutHandling | None:
@@ -100,21 +104,27 @@ class TickResult:
 
 
 class Ticker:
-    """Runs ticks for one assistant."""
+    """Runs ticks for one assistant.
 
-    def __init__(self, assistant: Assistant) -> None:
-        self.assistant = assistant
-        self.sleep_cycle = SleepCycle(assistant)
+    Args:
+        core: The assistant's state and ports.
+        sessions: Runs the LLM session of an event, autonomous or context tick.
+        sleep_cycle: Runs the sleep ticks.
+    """
+
+    def __init__(self, core: EngineCore, sessions: Sessions, sleep_cycle: SleepCycle) -> None:
+        self.core = core
+        self.sessions = sessions
+        self.sleep_cycle = sleep_cycle
 
     @property
     def queue(self) -> EventQueue:
         """The assistant's event queue."""
-        a = self.assistant
-        return EventQueue(a.store, a.info.id, a.clock)
+        return self.core.queue
 
     async def tick(self) -> TickResult:
         """One tick: asleep, a sleep tick; awake, an event if pending, else goals, else idle."""
-        a = self.assistant
+        a = self.core
         async with a.lock:
             a.state.refresh_if_stale()
             events = self.queue.open()
@@ -124,7 +134,7 @@ class Ticker:
                 if sleep.woke:
                     a.notify("mode_changed", mode="awake", reason=sleep.wake_reason)
                 a.notify("tick_finished", tick="sleep", phase=sleep.phase_after)
-                return TickResult(kind="sleep", status="done", sleep=sleep)
+                return self._finish(TickResult(kind="sleep", status="done", sleep=sleep))
             a.notify("tick_started", mode="awake", pending_events=len(events))
             buffered = self._buffer_ambient([e for e in events if e.ambient])
             actionable = [e for e in events if not e.ambient]
@@ -136,6 +146,7 @@ class Ticker:
                 result = TickResult(kind="idle")
             result.ambient_buffered = buffered
             self._after_awake_tick(result)
+            self._finish(result)
         await self._deliver(result)
         if result.reply:
             a.notify(
@@ -150,8 +161,16 @@ class Ticker:
         )
         return result
 
+    def _finish(self, result: TickResult) -> TickResult:
+        """Note the mode after the tick and the seconds until the next one."""
+        unit = self.core.read()
+        state = unit.doc(OperatingMode)
+        result.mode = state.mode
+        result.rate = tick_rate(unit, self.core.settings)
+        return result
+
     def _after_awake_tick(self, result: TickResult) -> None:
-        a = self.assistant
+        a = self.core
         unit = a.read()
         if not unit.doc(SleepSchedule).enabled:
             return  # awake ticks are only counted for the schedule's min_awake_ticks
@@ -166,15 +185,15 @@ class Ticker:
 
     async def run_context(self, context_type: str, *, task: str, entity: str = "") -> TickResult:
         """Run one LLM session in ``context_type`` (reflection, pre_compaction...) now."""
-        async with self.assistant.lock:
-            self.assistant.state.refresh_if_stale()
-            return await self._run(context_type, entity, task=task)
+        async with self.core.lock:
+            self.core.state.refresh_if_stale()
+            return self._finish(await self._run(context_type, entity, task=task))
 
     # -- events ----------------------------------------------------------------------
     def _buffer_ambient(self, ambient: list[Event]) -> int:
         if not ambient:
             return 0
-        a = self.assistant
+        a = self.core
         now = format_time(a.clock.now())
         with a.transaction() as unit:
             buffer = unit.doc(ContextBuffer)
@@ -189,7 +208,7 @@ class Ticker:
         return len(ambient)
 
     async def _tick_event(self, event: Event) -> TickResult:
-        a = self.assistant
+        a = self.core
         queue = self.queue
         if event.attempts >= a.settings.max_event_attempts:
             error = (
@@ -210,7 +229,7 @@ class Ticker:
         return result
 
     def _autonomous_due(self) -> bool:
-        a = self.assistant
+        a = self.core
         unit = a.read()
         if not any(g.status == "active" for g in unit.all(Goal)):
             return False
@@ -225,9 +244,9 @@ class Ticker:
         if result.status == "failed":
             # A failing model must not turn the rate limit into a hot retry loop.
             logger.error("Autonomous tick failed: %s", result.error)
-            with self.assistant.transaction() as unit:
+            with self.core.transaction() as unit:
                 state = unit.doc(EngineState)
-                now = format_time(self.assistant.clock.now())
+                now = format_time(self.core.clock.now())
                 unit.put_doc(state.model_copy(update={"last_autonomous_at": now}))
         return result
 
@@ -241,7 +260,7 @@ class Ticker:
         task: str | None = None,
         assessment: dict[str, Any] | None = None,
     ) -> TickResult:
-        a = self.assistant
+        a = self.core
         config = get_context_config(context_type)
         kind: TickKind = (
             "event" if event else ("autonomous" if task == AUTONOMOUS_TASK else "context")
@@ -256,9 +275,8 @@ class Ticker:
             entities = EntityBook(unit, a.clock, a.settings, a.guard)
             entities.meet(event.source_entity)
             entities.note_message(event.source_entity, event.content, event_type=event.type)
-            topic = event.metadata.get("topic")
             WorkingMemoryBook(unit, a.clock).note_message(
-                event.source_entity, event.content, topic=topic if isinstance(topic, str) else None
+                event.source_entity, event.content, topic=event.meta.topic
             )
         emergency = None
         if kind in ("event", "autonomous"):
@@ -266,7 +284,7 @@ class Ticker:
                 unit, a.clock, a.settings, a.llm, threshold=a.settings.compact_emergency_threshold
             )
         try:
-            pattern, prompt, loop = await self.session(
+            pattern, prompt, loop = await self.sessions.run(
                 unit, config, entity, event=event, task=task, assessment=assessment
             )
         except LLMError as exc:
@@ -276,7 +294,7 @@ class Ticker:
                 status="failed",
                 event_id=event.id if event else None,
                 context_type=context_type,
-                pattern=self.compose(unit, config, assessment),
+                pattern=self.sessions.compose(unit, config, assessment),
                 error=f"{type(exc).__name__}: {exc}",
             )
         now = format_time(a.clock.now())
@@ -318,97 +336,8 @@ class Ticker:
             outcome=outcome,
         )
 
-    async def session(
-        self,
-        unit: Unit,
-        config: ContextConfig,
-        entity: str,
-        *,
-        event: Event | None = None,
-        task: str | None = None,
-        assessment: dict[str, Any] | None = None,
-        record_usage: bool = True,
-    ) -> tuple[ExecutionPattern, AssembledPrompt, LoopResult]:
-        """Compose, assemble and run the loop inside ``unit`` (the caller commits).
-
-        ``record_usage`` is off for side sessions (pre-compaction extraction), whose
-        prompt is not the assistant's context window.
-
-        Raises:
-            LLMError: the model failed after the adapter's retries.
-        """
-        a = self.assistant
-        pattern = self.compose(unit, config, assessment)
-        present = event.metadata.get("present") if event is not None else None
-        # The tool definitions travel with every request: they count in the estimate and
-        # come off the budget before the conversation history gets its share.
-        tools = offered_tools(a.tools, config, pattern)
-        tool_tokens = _tool_tokens(json.dumps([t.schema() for t in tools])) if tools else 0
-        inputs = PromptInputs(
-            unit=unit,
-            settings=a.settings,
-            clock=a.clock,
-            config=config,
-            assistant_key=a.key,
-            entity=entity,
-            event=event,
-            task=task,
-            present_entities=tuple(str(p) for p in present) if isinstance(present, list) else (),
-            reserved_tokens=tool_tokens,
-        )
-        prompt = a.prompt_builder.build(inputs)
-        if record_usage:
-            unit.put_doc(
-                ContextUsage(
-                    estimated_used=prompt.estimated_tokens + tool_tokens,
-                    source="estimate",
-                    recorded_at=format_time(a.clock.now()),
-                )
-            )
-        loop = await run_react_loop(
-            llm=a.llm,
-            messages=list(prompt.messages),
-            registry=a.tools,
-            config=config,
-            pattern=pattern,
-            unit=unit,
-            run_tool=a.loop_tool_runner,
-            clock=a.clock,
-            max_tokens=a.settings.llm_max_tokens,
-            temperature=a.settings.llm_temperature,
-            event_id=event.id if event else None,
-            record_usage=record_usage,
-            reply_policy=ReplyPolicy(
-                assistant_key=a.key,
-                # The instructions only: memories and goals also live in the system
-                # message, and a reply may rightly quote them word for word.
-                system_prompt=next(
-                    (c.content for c in prompt.components if c.key == "system_prompt"), ""
-                ),
-                event_text=event.content if event is not None else "",
-                max_chars=a.settings.max_reply_chars,
-            ),
-        )
-        loop.tool_tokens = tool_tokens
-        return pattern, prompt, loop
-
-    def compose(
-        self, unit: Unit, config: ContextConfig, assessment: dict[str, Any] | None
-    ) -> ExecutionPattern:
-        """The execution pattern for ``config`` with the runtime signals of this moment."""
-        a = self.assistant
-        static = unit.doc(ExecutionConfig).as_static_config()
-        usage = unit.doc(ContextUsage).estimated_used or 0
-        signals = {
-            "token_pressure": token_pressure(usage / a.settings.model_limit * 100),
-            "recent_errors": unit.doc(EngineState).recent_errors,
-        }
-        merged = dict(assessment or {})
-        merged["context_signals"] = {**signals, **dict(merged.get("context_signals") or {})}
-        return select_execution_pattern(static, config, merged)
-
     def _remember(self, unit: Unit, entity: str, event: Event | None, loop: LoopResult) -> None:
-        now = format_time(self.assistant.clock.now())
+        now = format_time(self.core.clock.now())
         state = unit.doc(EngineState)
         number = state.next_message
         new: list[Message] = []
@@ -434,7 +363,7 @@ class Ticker:
         unit.put_doc(state.model_copy(update={"next_message": number}))
 
     async def _deliver(self, result: TickResult) -> None:
-        world = self.assistant.world
+        world = self.core.world
         if world is None or not result.reply:
             return
         try:
@@ -446,18 +375,20 @@ class Ticker:
 def _reply_target(event: Event | None) -> str | None:
     if event is None:
         return None
-    private = event.type == "whisper" or event.classification == "direct_message"
-    return event.source_entity if private else None
+    return event.source_entity if event.private else None
 
 
-@lru_cache(maxsize=64)
-def _tool_tokens(schemas: str) -> int:
-    return estimate_tokens(schemas)
+def tick_rate(unit: Unit, settings: Settings) -> float:
+    """Seconds until the next tick should run, by the mode in ``unit``."""
+    if unit.doc(OperatingMode).mode == "sleep":
+        scheduled = unit.doc(SleepSchedule).tick_rate_sleep
+        return scheduled if scheduled is not None else settings.tick_rate_sleep
+    return settings.tick_rate_awake
 
 
 def _event_assessment(event: Event) -> dict[str, Any] | None:
     # A host (or a classifier) may tell the engine what kind of event this is.
-    event_class = event.metadata.get("event_class")
-    if isinstance(event_class, str):
+    event_class = event.meta.event_class
+    if event_class is not None:
         return {"context_signals": {"event_class": event_class}}
     return None

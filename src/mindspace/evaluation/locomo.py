@@ -111,23 +111,18 @@ async def _live_through(
 
 
 async def _sleep_one_night(assistant: Assistant, clock: ManualClock) -> None:
-    assistant.sleep("the session is over")
+    await assistant.sleep("the session is over")
     for _ in range(10_000):
         clock.advance(minutes=1)
         result = await assistant.tick()
         if result.sleep is None or result.sleep.phase_after != "compacting":
             break
-    assistant.wake("next session")
+    await assistant.wake("next session")
 
 
 def _memory(assistant: Assistant) -> SemanticMemory:
-    return SemanticMemory(
-        assistant.read(),
-        assistant.clock,
-        assistant.settings,
-        assistant.embedder,
-        assistant.memory_index,
-    )
+    core = assistant.core
+    return SemanticMemory(core.read(), core.clock, core.settings, core.embedder, core.memory_index)
 
 
 def _references(

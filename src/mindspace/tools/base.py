@@ -124,6 +124,8 @@ class ToolContext:
     loop: LoopSnapshot = field(default_factory=LoopSnapshot)
     embedder: Embedder | None = None
     memory_index: MemoryIndex | None = None
+    approved_by: str | None = None
+    """Who approved this call, when it runs because a host or an admin approved it."""
 
     @property
     def goals(self) -> GoalBook:

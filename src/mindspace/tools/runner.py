@@ -32,7 +32,20 @@ class ToolOutcome:
     result: dict[str, Any]
     category: ToolCategory | None = None
     cached: bool = False
-    error_type: str | None = None
+    error: ToolError | None = None
+    """The error the tool raised, when it failed with one (a host maps it to a status)."""
+
+    @property
+    def error_type(self) -> str | None:
+        """The failing error's class name, if any."""
+        return type(self.error).__name__ if self.error is not None else None
+
+    @property
+    def http_status(self) -> int:
+        """200 on success, else the error's ``http_status`` (400 for a plain failure)."""
+        if self.ok:
+            return 200
+        return self.error.http_status if self.error is not None else 400
 
     @property
     def ok(self) -> bool:
@@ -119,11 +132,11 @@ class ToolRunner:
         try:
             tool = self.registry.get(name)
         except ToolError as exc:
-            return ToolOutcome(name, exc.to_result(), None, error_type=type(exc).__name__)
+            return ToolOutcome(name, exc.to_result(), None, error=exc)
         try:
             args = self.registry.parse_arguments(tool, raw_args, context_for(unit).settings)
         except ToolError as exc:
-            return ToolOutcome(name, exc.to_result(), tool.category, error_type=type(exc).__name__)
+            return ToolOutcome(name, exc.to_result(), tool.category, error=exc)
 
         key = _cache_key(args) if tool.cacheable else ""
         if tool.cacheable:
@@ -135,7 +148,7 @@ class ToolRunner:
         try:
             result = await tool.execute(context_for(savepoint), args)
         except ToolError as exc:
-            return ToolOutcome(name, exc.to_result(), tool.category, error_type=type(exc).__name__)
+            return ToolOutcome(name, exc.to_result(), tool.category, error=exc)
         except Exception as exc:
             raise ToolExecutionError(
                 f"Tool {name!r} failed unexpectedly: {exc!r}. This is a bug in the tool; "

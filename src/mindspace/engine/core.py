@@ -1,0 +1,115 @@
+"""What the engine's steps share for one assistant: its state, ports and settings.
+
+:class:`EngineCore` is built once per assistant by :meth:`Assistant.open
+<mindspace.engine.assistant.Assistant.open>` and handed to the parts that need it (the
+tool executor, the sessions, the ticker, the sleep cycle, the read models), so none of
+them knows the :class:`~mindspace.engine.assistant.Assistant` facade. It is the engine's
+own: hosts reach an assistant through the facade and its read models, never through a
+unit of work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from mindspace.clock import Clock, format_time
+from mindspace.config import Settings
+from mindspace.embeddings.port import Embedder
+from mindspace.engine.events import EventQueue
+from mindspace.engine.notices import Notice, NoticeKind, Notifier
+from mindspace.engine.prompting import PromptBuilder
+from mindspace.engine.world import World
+from mindspace.llm.port import LLM
+from mindspace.memory.index import MemoryIndex
+from mindspace.state.port import AssistantInfo, Store
+from mindspace.state.unit import StateCache, Unit
+from mindspace.tools.base import ToolContext
+from mindspace.tools.registry import ToolRegistry
+from mindspace.workspace.persona import PersonaGuard
+from mindspace.workspace.status import LoopSnapshot
+
+__all__ = ["EngineCore"]
+
+
+@dataclass
+class EngineCore:
+    """One assistant's state and ports, shared by the engine's parts.
+
+    Every write to the assistant's state goes through :meth:`write` (or runs inside a
+    tick, which holds :attr:`lock` for its whole unit of work), so writes from hosts,
+    ticks and tool calls never interleave.
+    """
+
+    info: AssistantInfo
+    store: Store
+    state: StateCache
+    clock: Clock
+    settings: Settings
+    llm: LLM
+    tools: ToolRegistry
+    guard: PersonaGuard
+    embedder: Embedder | None
+    memory_index: MemoryIndex
+    prompt_builder: PromptBuilder
+    notifier: Notifier = field(default_factory=Notifier)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    world: World | None = None
+
+    @property
+    def key(self) -> str:
+        """The assistant's key."""
+        return self.info.key
+
+    @property
+    def queue(self) -> EventQueue:
+        """The assistant's event inbox."""
+        return EventQueue(self.store, self.info.id, self.clock)
+
+    def now(self) -> str:
+        """The current time as stored."""
+        return format_time(self.clock.now())
+
+    def notify(self, kind: NoticeKind, **data: Any) -> None:
+        """Tell subscribed hosts what happened."""
+        self.notifier.emit(Notice(kind, self.key, self.now(), data))
+
+    def read(self) -> Unit:
+        """A unit for reading the current state; never commit it."""
+        self.state.refresh_if_stale()
+        return self.state.begin()
+
+    @contextmanager
+    def transaction(self) -> Iterator[Unit]:
+        """A unit committed on success, discarded on an exception (caller holds the lock)."""
+        self.state.refresh_if_stale()
+        unit = self.state.begin()
+        yield unit
+        self.state.commit(unit)
+
+    @asynccontextmanager
+    async def write(self) -> AsyncIterator[Unit]:
+        """A serialised unit of work: waits for a running tick, commits on success."""
+        async with self.lock:
+            with self.transaction() as unit:
+                yield unit
+
+    def tool_context(
+        self, unit: Unit, loop: LoopSnapshot, *, approved_by: str | None = None
+    ) -> ToolContext:
+        """What a tool may use while it runs in ``unit``."""
+        return ToolContext(
+            unit=unit,
+            clock=self.clock,
+            settings=self.settings,
+            llm=self.llm,
+            guard=self.guard,
+            assistant_key=self.key,
+            loop=loop,
+            embedder=self.embedder,
+            memory_index=self.memory_index,
+            approved_by=approved_by,
+        )

@@ -1,0 +1,95 @@
+"""The tool executor: runs one tool call in a unit of work and counts it.
+
+The ReAct loop, a host's direct tool call and an approved call all run tools through
+:class:`ToolExecutor`, so metrics, caching and crash handling are the same everywhere.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from mindspace.engine.core import EngineCore
+from mindspace.errors import ToolExecutionError
+from mindspace.state.unit import Unit
+from mindspace.tools.runner import ToolOutcome, ToolResultCache, ToolRunner
+from mindspace.workspace.records import SessionMetrics
+from mindspace.workspace.status import LoopSnapshot
+
+__all__ = ["ToolExecutor"]
+
+logger = logging.getLogger("mindspace.engine")
+
+
+class ToolExecutor:
+    """Runs tools for one assistant.
+
+    Args:
+        core: The assistant's state and ports.
+    """
+
+    def __init__(self, core: EngineCore) -> None:
+        self.core = core
+        self.runner = ToolRunner(
+            core.tools, ToolResultCache(core.clock, core.settings.tool_cache_ttl)
+        )
+
+    async def run(
+        self,
+        unit: Unit,
+        name: str,
+        args: Mapping[str, Any] | str | None,
+        loop: LoopSnapshot | None = None,
+        *,
+        approved_by: str | None = None,
+    ) -> ToolOutcome:
+        """Run ``name`` inside ``unit`` (the caller commits) and count the call.
+
+        Raises:
+            ToolExecutionError: the tool crashed (a bug); nothing it wrote is kept.
+        """
+        snapshot = loop or LoopSnapshot()
+        try:
+            outcome = await self.runner.run(
+                unit,
+                name,
+                args,
+                lambda u: self.core.tool_context(u, snapshot, approved_by=approved_by),
+            )
+        except Exception:
+            _count(unit, ok=False, now=self.core.now())
+            raise
+        _count(unit, ok=outcome.ok, now=self.core.now())
+        return outcome
+
+    async def for_loop(
+        self, name: str, arguments: str, unit: Unit, loop: LoopSnapshot
+    ) -> tuple[bool, dict[str, Any]]:
+        """Run a call of the ReAct loop; a crash becomes an error result for the model."""
+        try:
+            outcome = await self.run(unit, name, arguments, loop)
+        except ToolExecutionError as exc:
+            logger.exception("Tool %r crashed during a tick", name)
+            return False, {
+                "success": False,
+                "error": f"Tool {name!r} failed with an internal error: {exc.__cause__!r}",
+                "suggestion": "Try a different approach; the error was logged for the developer.",
+            }
+        self.core.notify("tool_called", tool=name, ok=outcome.ok, iteration=loop.iteration)
+        return outcome.ok, outcome.result
+
+
+def _count(unit: Unit, *, ok: bool, now: str) -> None:
+    metrics = unit.doc(SessionMetrics)
+    unit.put_doc(
+        metrics.model_copy(
+            update={
+                # The first counted call starts the session (opening writes nothing).
+                "session_start": metrics.session_start or now,
+                "total_tool_calls": metrics.total_tool_calls + 1,
+                "successful_calls": metrics.successful_calls + (1 if ok else 0),
+                "failed_calls": metrics.failed_calls + (0 if ok else 1),
+            }
+        )
+    )
