@@ -97,9 +97,19 @@ class RecordNotFoundError(MindspaceError, LookupError):
 
 
 class AlreadyExistsError(MindspaceError):
-    """A host tried to create something that exists already (an assistant key)."""
+    """A host tried to create something that exists already (an assistant key).
+
+    Args:
+        error: What exists, quoting its key.
+        suggestion: What to do instead.
+    """
 
     http_status = 409
+
+    def __init__(self, error: str, suggestion: str = "") -> None:
+        super().__init__(error)
+        self.error = error
+        self.suggestion = suggestion
 
 
 class StorageError(MindspaceError):
