@@ -14,7 +14,7 @@ from mindspace.storage import SqlStore
 
 
 def _profile(assistant: Assistant, entity: str) -> EntityProfile | None:
-    return assistant.read().get(EntityProfile, entity)
+    return assistant.core.read().get(EntityProfile, entity)
 
 
 async def _say(assistant: Assistant, llm: ScriptedLLM, text: str, **kwargs: Any) -> None:
@@ -103,8 +103,8 @@ async def test_the_models_notes_are_kept_before_verbatim_messages_at_the_total_c
     make_assistant: Callable[..., Assistant], clock: ManualClock
 ) -> None:
     assistant = make_assistant()
-    with assistant.transaction() as unit:
-        book = EntityBook(unit, clock, assistant.settings, assistant.guard)
+    with assistant.core.transaction() as unit:
+        book = EntityBook(unit, clock, assistant.settings, assistant.core.guard)
         for n in range(10):
             book.note_message("Alice", f"message {n}")
         for n in range(MAX_OBSERVATIONS - 5):

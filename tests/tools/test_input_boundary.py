@@ -133,7 +133,7 @@ async def test_a_model_sending_a_lone_surrogate_gets_an_error_and_the_tick_compl
     assert "invalid Unicode" in call.result["error"]
     assert second.status == "done", second.error
     assert second.reply == "Hello again!"
-    assert npc.goals().all() == []
+    assert npc.views.goals().all() == []
 
 
 # Item 5: every text field has a limit; these had none.
@@ -291,7 +291,7 @@ def test_host_events_with_invalid_text_are_refused_and_not_queued(
     assert phrase in caught.value.error
     assert caught.value.suggestion
     assert stored() == before
-    assert assistant.open_events() == []
+    assert assistant.views.open_events() == []
 
 
 def test_host_event_metadata_nested_too_deep_is_refused(
