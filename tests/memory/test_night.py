@@ -203,7 +203,7 @@ async def test_a_night_killed_halfway_through_compacting_still_counts_each_entry
     assert second.returncode == 0, second.stderr
     assert "compacting" in second.stdout  # it resumed mid-phase
 
-    unit = make_assistant("innkeeper", embedder=HashingEmbedder(256)).read()
+    unit = make_assistant("innkeeper", embedder=HashingEmbedder(256)).core.read()
     entries = [e for e in unit.all(JournalEntry) if not e.is_synthesis]
     assert len(entries) == 200
     assert all(e.consolidated for e in entries)

@@ -8,6 +8,7 @@ from typing import Any
 
 from mindspace import Assistant, ManualClock, ScriptedLLM, Settings
 from mindspace.errors import LLMConnectionError
+from mindspace.llm import OfflineLLM
 from mindspace.memory.entities import MAX_OBSERVATIONS, EntityBook
 from mindspace.memory.records import EntityProfile
 from mindspace.storage import SqlStore
@@ -35,7 +36,11 @@ async def test_a_plain_text_turn_leaves_the_words_on_the_profile_at_once(
     # A second process sees it: it was committed with the tick.
     store = SqlStore.from_path(db_path)
     try:
-        profile = Assistant.open(store, "barkeep").read().get(EntityProfile, "Alice")
+        profile = (
+            Assistant.open(store, "barkeep", llm=OfflineLLM(announce=False))
+            .core.read()
+            .get(EntityProfile, "Alice")
+        )
     finally:
         store.close()
     assert profile is not None

@@ -85,7 +85,7 @@ async def test_assistants_in_one_database_are_isolated(
     assert bob.views.projects().all() == []
     assert bob.views.goals().all() == []
     await bob.call_tool("create_project", {"project_key": "garden", "summary": "Bob's own"})
-    assert [p.summary for p in alice.projects().all()] == ["Plant it"]
+    assert [p.summary for p in alice.views.projects().all()] == ["Plant it"]
     assert [p.summary for p in bob.views.projects().all()] == ["Bob's own"]
 
 

@@ -11,7 +11,7 @@ import pytest
 from pydantic import ValidationError
 
 from mindspace import Assistant, Settings
-from mindspace.errors import InvalidArgumentsError
+from mindspace.errors import InvalidInputError
 from mindspace.llm.openai_compat import OpenAICompatibleLLM
 from mindspace.testing import ChatCompletionsServer
 from mindspace.tools.base import Tool, ToolArgs
@@ -286,7 +286,7 @@ def test_host_events_with_invalid_text_are_refused_and_not_queued(
     assistant: Assistant, stored: Snapshot, kwargs: dict[str, Any], phrase: str
 ) -> None:
     before = stored()
-    with pytest.raises(InvalidArgumentsError) as caught:
+    with pytest.raises(InvalidInputError) as caught:
         assistant.enqueue_event(**kwargs)
     assert phrase in caught.value.error
     assert caught.value.suggestion
@@ -301,7 +301,7 @@ def test_host_event_metadata_nested_too_deep_is_refused(
     for _ in range(3_000):
         nested = {"x": nested}
     before = stored()
-    with pytest.raises(InvalidArgumentsError, match=f"deeper than {MAX_JSON_DEPTH} levels"):
+    with pytest.raises(InvalidInputError, match=f"deeper than {MAX_JSON_DEPTH} levels"):
         assistant.enqueue_event("Hi", metadata=nested)
     assert stored() == before
 

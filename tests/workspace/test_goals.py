@@ -73,7 +73,7 @@ async def test_decompose_then_rollup_reproduces_the_spec_40_percent_example(
         )
         assert updated["message"] == "Goal updated"
 
-    goals = {g.id: g for g in at_tick_42.goals().all()}
+    goals = {g.id: g for g in at_tick_42.views.goals().all()}
     parent = goals["goal_42_0"]
     assert parent.progress == 40  # (100 + 100 + 0 + 0 + 0) / 5
     assert parent.status == "active"
