@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
+from functools import partial
 
 import pytest
 
@@ -155,6 +156,10 @@ class FakeSource:
             await asyncio.wait_for(self.changed.wait_for(predicate), timeout=10)
 
 
+def _finished_times(source: FakeSource, key: str, times: int) -> bool:
+    return source.finished.count(key) == times
+
+
 async def test_a_slow_assistant_never_overlaps_itself_nor_delays_another() -> None:
     source = FakeSource(["slow", "fast"])
     source.gates["slow"] = asyncio.Event()
@@ -167,7 +172,7 @@ async def test_a_slow_assistant_never_overlaps_itself_nor_delays_another() -> No
     for step in range(1, 4):  # three more rounds while "slow" is still thinking
         clock[0] = step * RATE
         assert driver.run_due(clock[0]) == ["fast"]
-        await source.until(lambda: source.finished.count("fast") == step + 1)
+        await source.until(partial(_finished_times, source, "fast", step + 1))
     assert source.finished == ["fast"] * 4
     assert driver.policy.is_running("slow")
 

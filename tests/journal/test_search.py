@@ -125,7 +125,9 @@ async def test_a_search_in_the_same_unit_sees_uncommitted_entries(
     await _seed(assistant, clock)
     await assistant.call_tool("search_journal", {"query": "sword"})  # cached
     with assistant.core.transaction() as unit:
-        await assistant.executor.run(unit, "add_journal_entry", {"content": "Another sword appeared"})
+        await assistant.executor.run(
+            unit, "add_journal_entry", {"content": "Another sword appeared"}
+        )
         outcome = await assistant.executor.run(unit, "search_journal", {"query": "sword"})
         assert outcome.cached is False
         assert [r["id"] for r in outcome.result["results"]] == [5, 3, 1]

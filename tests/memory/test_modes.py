@@ -119,9 +119,7 @@ async def test_a_wake_during_compacting_is_deferred_until_it_completes(
     first = await memory_assistant.tick()
     assert first.sleep is not None
     assert first.sleep.woke is False
-    assert first.sleep.deferred_wake == (
-        "urgent message from Cook"
-    )
+    assert first.sleep.deferred_wake == ("urgent message from Cook")
     assert first.sleep.operations["run_sleep_consolidation"]["remaining"] == 3
 
     second = await memory_assistant.tick()

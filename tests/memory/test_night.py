@@ -138,7 +138,9 @@ async def test_a_whole_night(make_assistant: Callable[..., Assistant], clock: Ma
     assert prune["removed_records"] == 1
     assert prune["removed_links"] >= 1
     assert all(
-        link.id != target for links in assistant.core.read().all(MemoryLinks) for link in links.linked_to
+        link.id != target
+        for links in assistant.core.read().all(MemoryLinks)
+        for link in links.linked_to
     )
 
 

@@ -118,7 +118,9 @@ async def test_the_user_prompt_takes_precedence_when_assembled(assistant: Assist
         "update_system_prompt",
         {"new_prompt": "Always answer in English.", "reasoning": "Most players write English"},
     )
-    text = assemble_system_prompt("You are a helpful barkeep.", assistant.core.read().doc(SystemPrompts))
+    text = assemble_system_prompt(
+        "You are a helpful barkeep.", assistant.core.read().doc(SystemPrompts)
+    )
     assert text.index("You are a helpful barkeep.") < text.index("Always answer in English.")
     assert text.index("Always answer in English.") < text.index("Always answer in French.")
     heading = text[: text.index("Always answer in French.")].rsplit("##", 1)[1]
