@@ -78,11 +78,11 @@ async def test_sigkill_mid_tick_then_restart_completes_the_event_once(
             first.kill()
     assert first.returncode == -signal.SIGKILL
 
-    interrupted = observer.event(event.id)
+    interrupted = observer.views.event(event.id)
     assert interrupted is not None
     assert (interrupted.status, interrupted.attempts) == ("processing", 1)
-    assert observer.goals().all() == []  # nothing of the killed tick was stored
-    assert observer.projects().all() == []
+    assert observer.views.goals().all() == []  # nothing of the killed tick was stored
+    assert observer.views.projects().all() == []
 
     # Second run: the model answers; the event is processed from the start, once.
     chat_server.reply(tool_calls=TOOL_ROUND)
@@ -92,14 +92,14 @@ async def test_sigkill_mid_tick_then_restart_completes_the_event_once(
     assert second.returncode == 0, err
     assert out.splitlines()[0] == "tick event done"
 
-    done = observer.event(event.id)
+    done = observer.views.event(event.id)
     assert done is not None
     assert (done.status, done.attempts) == ("done", 2)
     assert done.reply == "The cellar will be full by tonight."
-    assert [g.description for g in observer.goals().all()] == ["Buy ten barrels of ale"]
-    assert [p.key for p in observer.projects().all()] == ["cellar"]
-    assert observer.session_memory().key_facts == ("The cellar holds twenty barrels",)
-    roles = [m.role for m in history_messages(observer.read(), "Cook")]
+    assert [g.description for g in observer.views.goals().all()] == ["Buy ten barrels of ale"]
+    assert [p.key for p in observer.views.projects().all()] == ["cellar"]
+    assert observer.views.session_memory().key_facts == ("The cellar holds twenty barrels",)
+    roles = [m.role for m in history_messages(observer.core.read(), "Cook")]
     assert roles == ["user", "assistant", "tool", "tool", "tool", "assistant"]
 
 
@@ -112,7 +112,7 @@ async def test_an_event_that_keeps_crashing_is_given_up_with_a_reason(
     queue.mark(event, attempts=3, status="processing")  # as three crashed runs leave it
     result = await assistant.tick()
     assert result.status == "failed"
-    failed = assistant.event(event.id)
+    failed = assistant.views.event(event.id)
     assert failed is not None
     assert failed.status == "failed"
     assert "after 3 interrupted attempts" in (failed.error or "")

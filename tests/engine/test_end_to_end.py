@@ -51,7 +51,7 @@ async def test_an_event_runs_tools_and_replies_over_http(
     assert result.status == "done"
     assert result.reply == "Gladly, Alice - I have started on your tavern."
     assert result.tool_calls == [("create_project", True), ("add_goal", True)]
-    stored = http_assistant.event(event.id)
+    stored = http_assistant.views.event(event.id)
     assert stored is not None
     assert stored.status == "done"
     assert stored.reply == result.reply
@@ -68,13 +68,13 @@ async def test_an_event_runs_tools_and_replies_over_http(
 
     # A fresh process sees the state and the conversation with Alice.
     fresh = make_assistant("tavern-npc")
-    assert [p.key for p in fresh.projects().all()] == ["alice_tavern"]
-    assert [g.description for g in fresh.goals().all()] == ["Build Alice's tavern"]
-    history = history_messages(fresh.read(), "Alice")
+    assert [p.key for p in fresh.views.projects().all()] == ["alice_tavern"]
+    assert [g.description for g in fresh.views.goals().all()] == ["Build Alice's tavern"]
+    history = history_messages(fresh.core.read(), "Alice")
     assert [m.role for m in history] == ["user", "assistant", "tool", "tool", "assistant"]
     assert history[0].content == "Can you help me build a tavern?"
     assert history[-1].content == result.reply
-    assert history_messages(fresh.read(), "Bob") == ()
+    assert history_messages(fresh.core.read(), "Bob") == ()
 
 
 async def test_history_is_sent_back_on_the_next_event(
@@ -106,7 +106,7 @@ async def test_two_server_errors_then_success_completes_the_tick(
     assert result.reply == "Welcome!"
     assert sleeps == [0.5, 1.0]
     assert len(chat_server.requests) == 3
-    stored = http_assistant.event(event.id)
+    stored = http_assistant.views.event(event.id)
     assert stored is not None
     assert stored.status == "done"
 
@@ -132,16 +132,16 @@ async def test_a_provider_that_keeps_failing_ends_the_tick_with_the_event_failed
     assert "LLMProviderError" in (result.error or "")
     assert sleeps == [0.5, 1.0, 2.0]  # bounded: three retries after the first try
     assert len(chat_server.requests) == 5
-    failed = http_assistant.event(event.id)
+    failed = http_assistant.views.event(event.id)
     assert failed is not None
     assert failed.status == "failed"
     assert "503" in (failed.error or "")
     assert f"Event {event.id!r} failed" in caplog.text
     # Nothing of the failed tick is kept (the goal from its first round included) ...
     assert {k: v for k, v in stored().items() if k != "events"} == before
-    assert http_assistant.goals().all() == []
+    assert http_assistant.views.goals().all() == []
     # ... and nothing is lost: the event is still there and can be retried.
-    retried = http_assistant.retry_event(event.id)
+    retried = await http_assistant.retry_event(event.id)
     assert retried.status == "pending"
     chat_server.reply("Hello, Bob!")
     assert (await http_assistant.tick()).reply == "Hello, Bob!"

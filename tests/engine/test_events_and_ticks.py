@@ -48,7 +48,7 @@ async def test_ambient_messages_fill_a_bounded_context_buffer(
     result = await assistant.tick()
     assert result.kind == "idle"
     assert result.ambient_buffered == 5
-    buffered = [m.text for m in assistant.read().doc(ContextBuffer).messages]
+    buffered = [m.text for m in assistant.core.read().doc(ContextBuffer).messages]
     assert buffered == ["chatter 2", "chatter 3", "chatter 4"]
 
     scripted.enqueue("Hello!")
@@ -77,7 +77,7 @@ def test_malformed_events_are_refused_and_nothing_is_queued(
     content = kwargs.pop("content")
     with pytest.raises(InvalidInputError, match=expected):
         assistant.enqueue_event(content, **kwargs)
-    assert assistant.open_events() == []
+    assert assistant.views.open_events() == []
 
 
 async def test_autonomous_ticks_work_on_goals_and_are_rate_limited(
@@ -141,7 +141,7 @@ async def test_without_provider_usage_the_prompt_is_estimated(
     scripted.enqueue("Hello!")
     assistant.enqueue_event("Hi there", source_entity="Alice")
     result = await assistant.tick()
-    usage = assistant.status()["token_usage"]
+    usage = assistant.views.status()["token_usage"]
     assert result.prompt is not None
     assert result.loop is not None
     # The offered tools' definitions go with the request, so they count too.

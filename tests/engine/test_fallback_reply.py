@@ -47,7 +47,7 @@ async def test_five_unknown_tool_calls_give_the_speaker_the_fallback_reply(
     assert result.reply == settings.fallback_reply
     assert room.said == [(settings.fallback_reply, "Alice")]
     # The event is done (its writes are kept) and says what went wrong.
-    stored = assistant.event(event.id)
+    stored = assistant.views.event(event.id)
     assert stored is not None
     assert stored.status == "done"
     assert stored.reply == settings.fallback_reply
@@ -55,9 +55,11 @@ async def test_five_unknown_tool_calls_give_the_speaker_the_fallback_reply(
     assert "no reply after 5 iteration(s)" in stored.error
     assert "5 failed tool calls" in stored.error
     # The fallback is ours, not the model's: it is not put in the model's history.
-    said = [m.content for m in assistant.read().all(ConversationMessage) if m.role == "assistant"]
+    said = [
+        m.content for m in assistant.core.read().all(ConversationMessage) if m.role == "assistant"
+    ]
     assert settings.fallback_reply not in said
-    assert assistant.status()["tool_use_health"]["fallback_replies"] == 1
+    assert assistant.views.status()["tool_use_health"]["fallback_replies"] == 1
 
 
 async def test_a_message_addressed_by_name_in_a_room_is_answered_aloud(
@@ -87,7 +89,7 @@ async def test_an_unaddressed_event_gets_no_fallback(
     result = await assistant.tick()
     assert result.outcome == "silent"
     assert result.reply is None
-    assert assistant.event(event.id).error is None  # type: ignore[union-attr]
+    assert assistant.views.event(event.id).error is None  # type: ignore[union-attr]
 
 
 async def test_a_deliberate_noop_is_not_a_failure(
@@ -101,7 +103,7 @@ async def test_a_deliberate_noop_is_not_a_failure(
     result = await assistant.tick()
     assert result.outcome == "silent"
     assert result.reply is None
-    assert assistant.event(event.id).error is None  # type: ignore[union-attr]
+    assert assistant.views.event(event.id).error is None  # type: ignore[union-attr]
 
 
 async def test_with_the_fallback_disabled_the_failure_is_still_recorded(
@@ -117,7 +119,7 @@ async def test_with_the_fallback_disabled_the_failure_is_still_recorded(
     result = await assistant.tick()
     assert result.outcome == "unanswered"
     assert result.reply is None
-    stored = assistant.event(event.id)
+    stored = assistant.views.event(event.id)
     assert stored is not None
     assert stored.status == "done"
     assert stored.error is not None

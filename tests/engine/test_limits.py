@@ -43,7 +43,7 @@ async def test_goal_decompose_is_a_single_action_with_no_tools(
     assert len(scripted.history) == 1
     assert scripted.history[0].tools == ()
     assert result.tool_calls == [("add_goal", False)]  # not offered, so refused
-    assert assistant.goals().all() == []
+    assert assistant.views.goals().all() == []
 
 
 async def test_high_token_pressure_caps_iterations_at_two(
@@ -52,7 +52,7 @@ async def test_high_token_pressure_caps_iterations_at_two(
     assistant = make_assistant(
         llm=scripted, settings=settings.model_copy(update={"model_limit": 10_000})
     )
-    assistant.record_context_usage(6_500)  # 65%: "high"
+    await assistant.record_context_usage(6_500)  # 65%: "high"
     for n in range(5):
         scripted.enqueue(tool_calls=[_goal_call(n)])
     assistant.enqueue_event("Plan the feast", source_entity="Alice")
@@ -69,7 +69,7 @@ async def test_critical_token_pressure_forces_a_single_action(
     assistant = make_assistant(
         llm=scripted, settings=settings.model_copy(update={"model_limit": 10_000})
     )
-    assistant.record_context_usage(8_500)
+    await assistant.record_context_usage(8_500)
     scripted.enqueue(tool_calls=[_goal_call(1)])
     assistant.enqueue_event("Plan the feast", source_entity="Alice")
     result = await assistant.tick()
@@ -123,7 +123,7 @@ async def test_three_recent_errors_force_single_action_and_confirmation(
     assert "not valid JSON" in (errors[0] or "")
     assert "Unknown tool 'add_gaol'" in (errors[1] or "")
     assert "Invalid arguments" in (errors[2] or "")
-    assert assistant.status()["session_metrics"]["failed_calls"] == 3
+    assert assistant.views.status()["session_metrics"]["failed_calls"] == 3
 
     scripted.enqueue(tool_calls=[{"name": "demolish", "arguments": {"command": "old mill"}}])
     assistant.enqueue_event("Tear down the old mill", source_entity="Alice")
@@ -138,12 +138,13 @@ async def test_three_recent_errors_force_single_action_and_confirmation(
     assert second.loop.calls[0].status == "awaiting_approval"
     assert second.loop.calls[0].result["status"] == "awaiting_approval"
 
-    pending = assistant.pending_approvals()
+    pending = assistant.views.pending_approvals()
     assert [(a.tool, a.status) for a in pending] == [("demolish", "pending")]
-    result = await assistant.approve(pending[0].id, decided_by="admin")
-    assert result == {"success": True, "demolished": "old mill"}
+    approval = await assistant.approve(pending[0].id, decided_by="admin")
+    assert approval.status == "approved"
+    assert approval.result == {"success": True, "demolished": "old mill"}
     assert demolish.ran == ["old mill"]
-    assert assistant.pending_approvals() == []
+    assert assistant.views.pending_approvals() == []
 
 
 async def test_a_rejected_approval_never_runs(
@@ -161,9 +162,9 @@ async def test_a_rejected_approval_never_runs(
     result = await assistant.tick()
     assert result.pattern is not None
     assert result.pattern.source_layers["dangerous_requires_confirm"] == "signal:event_class"
-    approval = assistant.pending_approvals()[0]
-    assistant.reject(approval.id, decided_by="admin", reason="The inn stays")
-    assert assistant.pending_approvals() == []
+    approval = assistant.views.pending_approvals()[0]
+    await assistant.reject(approval.id, decided_by="admin", reason="The inn stays")
+    assert assistant.views.pending_approvals() == []
     assert demolish.ran == []
 
 
@@ -180,7 +181,7 @@ async def test_a_filtered_tool_is_refused_if_the_model_calls_it_anyway(
     assert result.tool_calls == [("add_goal", False), ("noop", True)]
     refusal = next(m for m in scripted.history[1].messages if m.role == "tool")
     assert "not available in this context" in (refusal.content or "")
-    assert assistant.goals().all() == []
+    assert assistant.views.goals().all() == []
     assert result.loop is not None
     assert result.loop.stopped_by == "terminal_tool"
 
@@ -196,4 +197,4 @@ async def test_max_iterations_is_a_hard_stop_for_events(
     assert len(scripted.history) == 5
     assert result.loop is not None
     assert result.loop.stopped_by == "max_iterations"
-    assert len(assistant.goals().all()) == 5
+    assert len(assistant.views.goals().all()) == 5

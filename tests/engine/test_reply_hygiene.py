@@ -13,7 +13,7 @@ from mindspace.llm import LLMResponse
 def _stored_replies(assistant: Assistant) -> list[str]:
     return [
         m.content or ""
-        for m in assistant.read().all(ConversationMessage)
+        for m in assistant.core.read().all(ConversationMessage)
         if m.role == "assistant" and m.content
     ]
 
@@ -30,7 +30,7 @@ async def test_an_echoed_event_header_never_reaches_the_player_or_the_history(
     )
     result = await assistant.tick()
     assert result.reply == "Hello Alice! What can I get you?"
-    assert assistant.event(event.id).reply == "Hello Alice! What can I get you?"  # type: ignore[union-attr]
+    assert assistant.views.event(event.id).reply == "Hello Alice! What can I get you?"  # type: ignore[union-attr]
     assert _stored_replies(assistant) == ["Hello Alice! What can I get you?"]
     assert result.loop is not None
     assert "header_echo" in result.loop.cleaned
@@ -94,7 +94,7 @@ async def test_a_reply_cut_by_the_length_limit_is_continued_once(
     assert follow_up.messages[-2].content == "The cellar holds ale, wine and the"
     assert "Continue" in (follow_up.messages[-1].content or "")
     assert _stored_replies(assistant) == [result.reply]
-    health = assistant.status()["tool_use_health"]
+    health = assistant.views.status()["tool_use_health"]
     assert health["cut_replies"] == 1
 
 
@@ -131,7 +131,7 @@ async def test_a_huge_reply_is_capped_with_a_marker_and_never_stored_whole(
     stored = _stored_replies(assistant)
     assert len(stored) == 1
     assert len(stored[0]) <= 500
-    assert len(assistant.event(result.event_id or "").reply or "") <= 500  # type: ignore[union-attr]
+    assert len(assistant.views.event(result.event_id or "").reply or "") <= 500  # type: ignore[union-attr]
 
 
 def test_short_quotes_of_the_prompt_are_kept() -> None:

@@ -11,7 +11,6 @@ from pathlib import Path
 
 from mindspace import Assistant, ScriptedLLM, Settings
 from mindspace.engine.records import ConversationMessage, EngineState
-from mindspace.hosts.http.views import assistant_summary
 from mindspace.workspace.status import NEVER_CALLS_TOOLS_WARNING
 
 
@@ -43,7 +42,7 @@ async def test_health_counts_valid_invalid_text_only_and_written_calls(
     _event(assistant)
     await assistant.tick()
 
-    health = assistant.status()["tool_use_health"]
+    health = assistant.views.status()["tool_use_health"]
     assert health["ticks"] == 3
     assert health["valid_calls"] == 1
     assert health["invalid_calls"] == 2
@@ -67,20 +66,20 @@ async def test_a_model_that_never_calls_tools_is_warned_about(
         scripted.enqueue(f"Plain answer {n}.")
         _event(assistant)
         await assistant.tick()
-    assert assistant.status()["tool_use_health"]["warning"] is None
+    assert assistant.views.status()["tool_use_health"]["warning"] is None
     scripted.enqueue("Plain answer 4.")
     _event(assistant)
     await assistant.tick()
-    health = assistant.status()["tool_use_health"]
+    health = assistant.views.status()["tool_use_health"]
     assert health["ticks_without_valid_call"] == 5
     assert health["warning"] == NEVER_CALLS_TOOLS_WARNING
-    assert assistant_summary(assistant)["tool_use_health"]["warning"] == NEVER_CALLS_TOOLS_WARNING
+    assert assistant.views.summary()["tool_use_health"]["warning"] == NEVER_CALLS_TOOLS_WARNING
     # One valid call clears it.
     scripted.enqueue(tool_calls=[{"name": "get_system_status", "arguments": {}}])
     scripted.enqueue("Fine.")
     _event(assistant)
     await assistant.tick()
-    assert assistant.status()["tool_use_health"]["warning"] is None
+    assert assistant.views.status()["tool_use_health"]["warning"] is None
 
 
 async def test_the_window_keeps_only_the_last_ticks(
@@ -97,7 +96,7 @@ async def test_the_window_keeps_only_the_last_ticks(
         scripted.enqueue(f"Plain {n}.")
         _event(assistant)
         await assistant.tick()
-    health = assistant.status()["tool_use_health"]
+    health = assistant.views.status()["tool_use_health"]
     assert health["window"] == 3
     assert health["ticks"] == 3
     assert health["valid_calls"] == 0  # the tick with the call has left the window
@@ -151,7 +150,7 @@ async def test_tool_definitions_come_off_the_history_budget(
     assistant = make_assistant(
         llm=scripted, settings=settings.model_copy(update={"context_token_budget": budget})
     )
-    with assistant.transaction() as unit:
+    with assistant.core.transaction() as unit:
         for n in range(200):
             unit.put(
                 ConversationMessage(

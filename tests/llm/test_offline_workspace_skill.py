@@ -26,20 +26,20 @@ async def test_projects_swaps_progress_and_the_project_log(
     )
     assert reply == "The build_tavern project is open, Bob, and I've planned 5 steps for it."
     await _say(a, clock, "Please start a project to design quests for the regulars.", "Carol")
-    desk = a.projects()
+    desk = a.views.projects()
     assert desk.active_key() == "build_tavern"
     assert {p.key for p in desk.all()} == {"build_tavern", "design_quests"}
 
     reply = await _say(a, clock, "The bar is built!")
     assert reply.startswith("Good news, Bob: Build a bar - done.")
-    bar = next(g for g in a.goals().all() if g.description == "Build a bar")
+    bar = next(g for g in a.views.goals().all() if g.description == "Build a bar")
     assert bar.status == "completed"
 
     reply = await _say(a, clock, "Let's switch to the quest project.")
     assert reply == "Very well, Bob: the design_quests project is loaded now."
-    assert a.projects().active_key() == "design_quests"
+    assert a.views.projects().active_key() == "design_quests"
 
-    entries = a.read().all(JournalEntry)
+    entries = a.core.read().all(JournalEntry)
     assert len(entries) == 4  # every exchange that changed the workspace, while a project is on
     assert entries[-1].related_projects == ("design_quests",)
     assert entries[-1].source_entity == "Bob"
@@ -51,7 +51,7 @@ async def test_facts_and_thanks_become_observations(
     a = make_assistant()
     assert await _say(a, clock, "I prefer dark ale.", "Alice") == "I'll remember that, Alice."
     assert await _say(a, clock, "Thank you, that was kind!", "Alice") == "You're welcome, Alice."
-    alice = a.read().get(EntityProfile, "Alice")
+    alice = a.core.read().get(EntityProfile, "Alice")
     assert alice is not None
     assert [(o.text, o.verbatim) for o in alice.observations] == [
         ('Alice said: "I prefer dark ale."', True),
@@ -61,7 +61,7 @@ async def test_facts_and_thanks_become_observations(
     ]
     assert alice.relationship.favorability == 0.3
     assert alice.relationship.state == "acquaintance"
-    assert a.read().all(JournalEntry) == []  # no project: no project log
+    assert a.core.read().all(JournalEntry) == []  # no project: no project log
 
 
 async def test_with_nothing_to_answer_it_works_on_the_first_open_goal(
@@ -75,4 +75,4 @@ async def test_with_nothing_to_answer_it_works_on_the_first_open_goal(
     clock.advance(minutes=2)
     second = await a.tick()
     assert second.reply == "Worked on 'Sweep the porch': 100% (completed)."
-    assert a.goals().get(goal).status == "completed"
+    assert a.views.goals().get(goal).status == "completed"

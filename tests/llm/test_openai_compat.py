@@ -357,7 +357,7 @@ async def test_a_tick_against_a_server_answering_junk_fails_its_event_cleanly(
         result = await npc.tick()
     assert result.status == "failed"
     assert "LLMResponseError" in (result.error or "")
-    failed = npc.event(event.id)
+    failed = npc.views.event(event.id)
     assert failed is not None
     assert failed.status == "failed"  # not left 'processing'
     assert "not json {" in (failed.error or "")

@@ -74,8 +74,8 @@ async def _chat(assistant: Assistant, who: str, *lines: str) -> None:
 
 async def _night(assistant: Assistant, max_ticks: int = 30) -> list[dict[str, Any]]:
     """Sleep and tick until the night is done; the mining results of every tick."""
-    if assistant.mode().mode != "sleep":
-        assistant.sleep("closing time")
+    if assistant.views.mode().mode != "sleep":
+        await assistant.sleep("closing time")
     mined = []
     for _ in range(max_ticks):
         result = await assistant.tick()
@@ -89,7 +89,7 @@ async def _night(assistant: Assistant, max_ticks: int = 30) -> list[dict[str, An
 
 
 def _mined(assistant: Assistant) -> list[Memory]:
-    return [m for m in assistant.read().all(Memory) if MINED_TAG in m.tags]
+    return [m for m in assistant.core.read().all(Memory) if MINED_TAG in m.tags]
 
 
 async def test_a_plain_text_chat_becomes_memories_after_one_night(
@@ -167,7 +167,7 @@ async def test_each_message_is_mined_once_across_nights_and_restarts(
     model.add("[]")  # Bob's thread
     await _night(assistant)
     assert len(model.prompts) == 2
-    assistant.wake("morning")
+    await assistant.wake("morning")
 
     # A new process: the watermark is in the database, not in memory.
     model.add(_facts(("Alice keeps 5 hens", "Alice", 4)))
@@ -181,10 +181,10 @@ async def test_each_message_is_mined_once_across_nights_and_restarts(
     assert "Alice: I keep 5 hens too." in model.prompts[2]
     assert sorted(m.content for m in _mined(again)) == ["Alice keeps 3 goats", "Alice keeps 5 hens"]
 
-    again.wake("morning")
+    await again.wake("morning")
     await _night(again)  # nothing new was said: no request at all
     assert len(model.prompts) == 3
-    assert again.read().doc(MiningState).facts_stored == 2
+    assert again.core.read().doc(MiningState).facts_stored == 2
 
 
 async def test_batches_and_requests_per_tick_are_bounded(
@@ -197,12 +197,12 @@ async def test_batches_and_requests_per_tick_are_bounded(
     )
     lines = [f"Line {n} of the story goes here." for n in range(5)]
     await _chat(assistant, "Alice", *lines)
-    assistant.sleep("closing time")
+    await assistant.sleep("closing time")
 
     first = await assistant.tick()
     assert first.sleep is not None
     assert first.sleep.operations["mine_conversations"]["remaining"] == 3
-    assert assistant.read().doc(OperatingMode).sleep_phase == "compacting"  # not done yet
+    assert assistant.core.read().doc(OperatingMode).sleep_phase == "compacting"  # not done yet
     mined = [first.sleep.operations["mine_conversations"], *await _night(assistant)]
 
     assert [m["requests"] for m in mined if m["requests"]] == [1, 1, 1]
@@ -262,7 +262,7 @@ async def test_an_answer_still_unusable_after_the_repair_is_passed_over_and_labe
     assert mined[0]["skipped_messages"] == 2
     assert mined[0]["problems"][0].startswith("Alice: unusable after one repair: ")
     assert _mined(assistant) == []
-    assistant.wake("morning")
+    await assistant.wake("morning")
     await _night(assistant)
     assert len(model.mining) == 2  # not asked again: a second try would fail the same way
 
@@ -277,9 +277,9 @@ async def test_an_unreachable_model_leaves_the_messages_for_the_next_night(
     assert "LLMConnectionError" in mined[0]["error"]
     assert mined[0]["completed"] is True  # the night is not held up by a failing endpoint
     assert _mined(assistant) == []
-    assert assistant.read().doc(MiningState).mined_through == {}
+    assert assistant.core.read().doc(MiningState).mined_through == {}
 
-    assistant.wake("morning")
+    await assistant.wake("morning")
     model.add(_facts(("Alice is allergic to oak", "Alice", 7)))
     await _night(assistant)
     assert [m.content for m in _mined(assistant)] == ["Alice is allergic to oak"]
@@ -398,7 +398,7 @@ async def test_a_night_killed_while_mining_mines_each_message_once(
     assistant = make_assistant("miner", llm=FunctionLLM(chat))
     for n in range(30):
         await _chat(assistant, ("Alice", "Bob", "Carol")[n % 3], f"I keep {n} goats in my barn.")
-    assistant.sleep("closing time")
+    await assistant.sleep("closing time")
 
     first = subprocess.Popen(
         [sys.executable, "-c", WORKER, str(db_path), str(tmp_path)],

@@ -26,7 +26,7 @@ ITEMS = ["ale", "bread", "a sword", "rope", "lantern oil", "a map of the north"]
 
 async def _day_of_the_tavern(assistant: Assistant, clock: ManualClock) -> list[int]:
     """200 journal entries (20 old and unimportant), observations and conversations."""
-    with assistant.transaction() as unit:
+    with assistant.core.transaction() as unit:
         JournalBook(unit, clock, assistant.settings).set_max_entries(1_000)
     old_trivial: list[int] = []
     for n in range(200):
@@ -77,13 +77,13 @@ async def _sleep_until_done(
 async def test_a_whole_night(make_assistant: Callable[..., Assistant], clock: ManualClock) -> None:
     assistant = make_assistant("innkeeper", embedder=HashingEmbedder(256))
     old_trivial = await _day_of_the_tavern(assistant, clock)
-    assistant.record_context_usage(int(assistant.settings.model_limit * 0.75))
-    assistant.sleep("closing time")
+    await assistant.record_context_usage(int(assistant.settings.model_limit * 0.75))
+    await assistant.sleep("closing time")
 
     night = await _sleep_until_done(assistant, clock)
     compacting = [r for r in night if r.phase == "compacting"]
     dreaming = [r for r in night if r.phase == "dreaming"]
-    unit = assistant.read()
+    unit = assistant.core.read()
     entries = [e for e in unit.all(JournalEntry) if not e.is_synthesis]
 
     # Compacting: every entry scored once, then consolidated exactly once.
@@ -128,9 +128,9 @@ async def test_a_whole_night(make_assistant: Callable[..., Assistant], clock: Ma
     # A deleted memory leaves orphaned links; the next dreaming tick prunes them.
     linked = next(x for x in unit.all(MemoryLinks) if x.linked_to)
     target = linked.linked_to[0].id
-    with assistant.transaction() as writer:
+    with assistant.core.transaction() as writer:
         SemanticMemory(
-            writer, clock, assistant.settings, assistant.embedder, assistant.memory_index
+            writer, clock, assistant.settings, assistant.embedder, assistant.core.memory_index
         ).delete(target)
     after = await assistant.tick()
     assert after.sleep is not None
@@ -138,7 +138,9 @@ async def test_a_whole_night(make_assistant: Callable[..., Assistant], clock: Ma
     assert prune["removed_records"] == 1
     assert prune["removed_links"] >= 1
     assert all(
-        link.id != target for links in assistant.read().all(MemoryLinks) for link in links.linked_to
+        link.id != target
+        for links in assistant.core.read().all(MemoryLinks)
+        for link in links.linked_to
     )
 
 
@@ -173,14 +175,14 @@ async def test_a_night_killed_halfway_through_compacting_still_counts_each_entry
     make_assistant: Callable[..., Assistant], clock: ManualClock, db_path: Path
 ) -> None:
     assistant = make_assistant("innkeeper", embedder=HashingEmbedder(256))
-    with assistant.transaction() as unit:
+    with assistant.core.transaction() as unit:
         JournalBook(unit, clock, assistant.settings).set_max_entries(1_000)
     for n in range(200):
         await assistant.call_tool(
             "add_journal_entry",
             {"content": f"{PEOPLE[n % 4]} bought {ITEMS[n % 6]} for {n} coins"},
         )
-    assistant.sleep("closing time")
+    await assistant.sleep("closing time")
 
     first = subprocess.Popen(
         [sys.executable, "-c", WORKER, str(db_path)], stdout=subprocess.PIPE, text=True
@@ -203,7 +205,7 @@ async def test_a_night_killed_halfway_through_compacting_still_counts_each_entry
     assert second.returncode == 0, second.stderr
     assert "compacting" in second.stdout  # it resumed mid-phase
 
-    unit = make_assistant("innkeeper", embedder=HashingEmbedder(256)).read()
+    unit = make_assistant("innkeeper", embedder=HashingEmbedder(256)).core.read()
     entries = [e for e in unit.all(JournalEntry) if not e.is_synthesis]
     assert len(entries) == 200
     assert all(e.consolidated for e in entries)

@@ -8,13 +8,14 @@ from typing import Any
 
 from mindspace import Assistant, ManualClock, ScriptedLLM, Settings
 from mindspace.errors import LLMConnectionError
+from mindspace.llm import OfflineLLM
 from mindspace.memory.entities import MAX_OBSERVATIONS, EntityBook
 from mindspace.memory.records import EntityProfile
 from mindspace.storage import SqlStore
 
 
 def _profile(assistant: Assistant, entity: str) -> EntityProfile | None:
-    return assistant.read().get(EntityProfile, entity)
+    return assistant.core.read().get(EntityProfile, entity)
 
 
 async def _say(assistant: Assistant, llm: ScriptedLLM, text: str, **kwargs: Any) -> None:
@@ -35,7 +36,11 @@ async def test_a_plain_text_turn_leaves_the_words_on_the_profile_at_once(
     # A second process sees it: it was committed with the tick.
     store = SqlStore.from_path(db_path)
     try:
-        profile = Assistant.open(store, "barkeep").read().get(EntityProfile, "Alice")
+        profile = (
+            Assistant.open(store, "barkeep", llm=OfflineLLM(announce=False))
+            .core.read()
+            .get(EntityProfile, "Alice")
+        )
     finally:
         store.close()
     assert profile is not None
@@ -103,8 +108,8 @@ async def test_the_models_notes_are_kept_before_verbatim_messages_at_the_total_c
     make_assistant: Callable[..., Assistant], clock: ManualClock
 ) -> None:
     assistant = make_assistant()
-    with assistant.transaction() as unit:
-        book = EntityBook(unit, clock, assistant.settings, assistant.guard)
+    with assistant.core.transaction() as unit:
+        book = EntityBook(unit, clock, assistant.settings, assistant.core.guard)
         for n in range(10):
             book.note_message("Alice", f"message {n}")
         for n in range(MAX_OBSERVATIONS - 5):

@@ -39,7 +39,7 @@ WRITER = textwrap.dedent(
         await a.call_tool("add_session_memory", {"memory_type": "fact",
                                                  "content": "Player Alice prefers formal address"})
         await a.call_tool("update_system_prompt", {"new_prompt": "Be concise.", "reasoning": "r"})
-        a.set_user_system_prompt("Stay in character.")
+        await a.set_user_system_prompt("Stay in character.")
         print("written")
 
     asyncio.run(main())
@@ -61,18 +61,18 @@ def test_state_survives_a_restart_in_a_new_process(
     assert done.stdout.strip() == "written"
 
     assistant = make_assistant("barkeep")
-    assert [(p.key, p.context) for p in assistant.projects().all()] == [
+    assert [(p.key, p.context) for p in assistant.views.projects().all()] == [
         ("build_tavern", "Walls 50%")
     ]
-    goals = assistant.goals().all()
+    goals = assistant.views.goals().all()
     assert goals[0].description == "Build a complete tavern"
     assert len(goals[0].subtask_ids) >= 3
     assert goals[0].progress == round(100 / len(goals[0].subtask_ids), 2)
-    assert assistant.session_memory().key_facts == ("Player Alice prefers formal address",)
-    prompts = assistant.read().doc(SystemPrompts)
+    assert assistant.views.session_memory().key_facts == ("Player Alice prefers formal address",)
+    prompts = assistant.core.read().doc(SystemPrompts)
     assert prompts.assistant_system_prompt == "Be concise."
     assert prompts.user_system_prompt == "Stay in character."
-    assert assistant.status()["session_metrics"]["total_tool_calls"] == 6
+    assert assistant.views.status()["session_metrics"]["total_tool_calls"] == 6
 
 
 async def test_assistants_in_one_database_are_isolated(
@@ -82,11 +82,11 @@ async def test_assistants_in_one_database_are_isolated(
     bob = make_assistant("bob-helper")
     await alice.call_tool("create_project", {"project_key": "garden", "summary": "Plant it"})
     await alice.call_tool("add_goal", {"description": "Water the roses"})
-    assert bob.projects().all() == []
-    assert bob.goals().all() == []
+    assert bob.views.projects().all() == []
+    assert bob.views.goals().all() == []
     await bob.call_tool("create_project", {"project_key": "garden", "summary": "Bob's own"})
-    assert [p.summary for p in alice.projects().all()] == ["Plant it"]
-    assert [p.summary for p in bob.projects().all()] == ["Bob's own"]
+    assert [p.summary for p in alice.views.projects().all()] == ["Plant it"]
+    assert [p.summary for p in bob.views.projects().all()] == ["Bob's own"]
 
 
 async def test_a_second_writer_on_the_same_assistant_sees_the_first_ones_changes(
@@ -94,12 +94,12 @@ async def test_a_second_writer_on_the_same_assistant_sees_the_first_ones_changes
 ) -> None:
     first = make_assistant("barkeep")
     second = make_assistant("barkeep")  # as another process would
-    assert second.projects().all() == []  # its cache is loaded now
+    assert second.views.projects().all() == []  # its cache is loaded now
     await first.call_tool("create_project", {"project_key": "cellar", "summary": "Stock it"})
     listed = await second.call_tool("list_projects")
     assert [p["key"] for p in listed["projects"]] == ["cellar"]
     await second.call_tool("add_goal", {"description": "Count the barrels"})
-    assert [g.description for g in first.goals().all()] == ["Count the barrels"]
+    assert [g.description for g in first.views.goals().all()] == ["Count the barrels"]
 
 
 def test_a_stale_commit_is_detected_not_overwritten(store: SqlStore) -> None:

@@ -168,8 +168,8 @@ async def test_a_failing_tool_leaves_no_partial_write(
     assert failed == {"success": False, "error": "could not finish"}
 
     assert stored() == before
-    assert assistant.goals().all() == []
-    assert assistant.status()["session_metrics"]["failed_calls"] == 2
+    assert assistant.views.goals().all() == []
+    assert assistant.views.status()["session_metrics"]["failed_calls"] == 2
 
 
 def test_registering_two_tools_with_one_name_is_refused() -> None:
@@ -209,5 +209,5 @@ async def test_the_cross_system_flow_of_the_spec(assistant: Assistant) -> None:
         "update_project", {"context_update": "Requirements gathered. Player wants 3 rooms..."}
     )
     assert saved["project_key"] == "player_tavern_build"
-    parent = next(g for g in assistant.goals().all() if g.id == goal_id)
+    parent = next(g for g in assistant.views.goals().all() if g.id == goal_id)
     assert parent.progress == round(50 / len(subtasks), 2)

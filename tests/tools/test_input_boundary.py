@@ -11,7 +11,7 @@ import pytest
 from pydantic import ValidationError
 
 from mindspace import Assistant, Settings
-from mindspace.errors import InvalidArgumentsError
+from mindspace.errors import InvalidInputError
 from mindspace.llm.openai_compat import OpenAICompatibleLLM
 from mindspace.testing import ChatCompletionsServer
 from mindspace.tools.base import Tool, ToolArgs
@@ -133,7 +133,7 @@ async def test_a_model_sending_a_lone_surrogate_gets_an_error_and_the_tick_compl
     assert "invalid Unicode" in call.result["error"]
     assert second.status == "done", second.error
     assert second.reply == "Hello again!"
-    assert npc.goals().all() == []
+    assert npc.views.goals().all() == []
 
 
 # Item 5: every text field has a limit; these had none.
@@ -286,12 +286,12 @@ def test_host_events_with_invalid_text_are_refused_and_not_queued(
     assistant: Assistant, stored: Snapshot, kwargs: dict[str, Any], phrase: str
 ) -> None:
     before = stored()
-    with pytest.raises(InvalidArgumentsError) as caught:
+    with pytest.raises(InvalidInputError) as caught:
         assistant.enqueue_event(**kwargs)
     assert phrase in caught.value.error
     assert caught.value.suggestion
     assert stored() == before
-    assert assistant.open_events() == []
+    assert assistant.views.open_events() == []
 
 
 def test_host_event_metadata_nested_too_deep_is_refused(
@@ -301,7 +301,7 @@ def test_host_event_metadata_nested_too_deep_is_refused(
     for _ in range(3_000):
         nested = {"x": nested}
     before = stored()
-    with pytest.raises(InvalidArgumentsError, match=f"deeper than {MAX_JSON_DEPTH} levels"):
+    with pytest.raises(InvalidInputError, match=f"deeper than {MAX_JSON_DEPTH} levels"):
         assistant.enqueue_event("Hi", metadata=nested)
     assert stored() == before
 

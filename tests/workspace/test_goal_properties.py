@@ -61,7 +61,7 @@ def test_rollup_invariants_hold_after_any_updates(
                 args["parent_id"] = ids[parent]
             result = await assistant.call_tool("add_goal", args)
             ids.append(result["goal_id"])
-            check_invariants(assistant.goals().all())
+            check_invariants(assistant.views.goals().all())
         for index, status, progress in steps:
             args = {"goal_id": ids[index % len(ids)]}
             if status is not None:
@@ -71,7 +71,7 @@ def test_rollup_invariants_hold_after_any_updates(
             result = await assistant.call_tool("update_goal", args)
             if progress is not None and not 0 <= progress <= 100:
                 assert result["success"] is False
-            check_invariants(assistant.goals().all())
+            check_invariants(assistant.views.goals().all())
         store.close()
 
     asyncio.run(scenario())

@@ -26,7 +26,7 @@ SPEC_SUBTASKS = [
 def at_tick_42(make_assistant: Callable[..., Assistant], scripted: ScriptedLLM) -> Assistant:
     """An assistant whose tick counter stands at 42, as in the spec's examples."""
     assistant = make_assistant(llm=scripted)
-    with assistant.transaction() as unit:
+    with assistant.core.transaction() as unit:
         unit.put_doc(Counters(tick_count=42))
     return assistant
 
@@ -73,7 +73,7 @@ async def test_decompose_then_rollup_reproduces_the_spec_40_percent_example(
         )
         assert updated["message"] == "Goal updated"
 
-    goals = {g.id: g for g in at_tick_42.goals().all()}
+    goals = {g.id: g for g in at_tick_42.views.goals().all()}
     parent = goals["goal_42_0"]
     assert parent.progress == 40  # (100 + 100 + 0 + 0 + 0) / 5
     assert parent.status == "active"
@@ -99,14 +99,14 @@ async def test_rollup_reaches_every_ancestor_and_auto_completes(assistant: Assis
 
     result = await assistant.call_tool("update_goal", {"goal_id": leaf_a, "progress": 50})
     assert [r["goal_id"] for r in result["rolled_up"]] == [mid, root]
-    goals = {g.id: g for g in assistant.goals().all()}
+    goals = {g.id: g for g in assistant.views.goals().all()}
     assert goals[mid].progress == 25  # (50 + 0) / 2
     assert goals[root].progress == 12.5  # (25 + 0) / 2, not only the parent
 
     await assistant.call_tool("update_goal", {"goal_id": leaf_a, "status": "completed"})
     finished = await assistant.call_tool("update_goal", {"goal_id": leaf_b, "status": "completed"})
     assert finished["completed"] == [leaf_b, mid]
-    goals = {g.id: g for g in assistant.goals().all()}
+    goals = {g.id: g for g in assistant.views.goals().all()}
     assert goals[mid].status == "completed"
     assert goals[mid].progress == 100
     assert goals[root].status == "active"
@@ -114,8 +114,8 @@ async def test_rollup_reaches_every_ancestor_and_auto_completes(assistant: Assis
 
     last = await assistant.call_tool("update_goal", {"goal_id": other, "status": "completed"})
     assert last["completed"] == [other, root]
-    assert {g.id: g.status for g in assistant.goals().all()}[root] == "completed"
-    tasks = [t.description for t in assistant.session_memory().completed_tasks]
+    assert {g.id: g.status for g in assistant.views.goals().all()}[root] == "completed"
+    tasks = [t.description for t in assistant.views.session_memory().completed_tasks]
     assert tasks == ["Buy an oven", "Buy pans", "Fit the kitchen", "Hire staff", "Open the tavern"]
 
     reopened = await assistant.call_tool("update_goal", {"goal_id": leaf_b, "status": "active"})
@@ -270,4 +270,4 @@ async def test_decompositions_outside_the_exact_form_are_refused(
     result = await assistant.call_tool("decompose_goal", {"goal_id": goal_id})
     assert result["success"] is False
     assert result["structured"] == "fallback"
-    assert [g.id for g in assistant.goals().all()] == [goal_id]
+    assert [g.id for g in assistant.views.goals().all()] == [goal_id]

@@ -34,7 +34,7 @@ async def _two_projects(assistant: Assistant) -> None:
 
 
 def _slots(assistant: Assistant) -> dict[str, tuple[str, str]]:
-    return {p.key: (p.status, p.context) for p in assistant.projects().all()}
+    return {p.key: (p.status, p.context) for p in assistant.views.projects().all()}
 
 
 async def test_swap_matches_the_spec_before_and_after_table(
@@ -42,7 +42,7 @@ async def test_swap_matches_the_spec_before_and_after_table(
 ) -> None:
     await _two_projects(assistant)
     # BEFORE: build_tavern active with its context; quest_design paused.
-    assert assistant.projects().active_key() == "build_tavern"
+    assert assistant.views.projects().active_key() == "build_tavern"
     assert _slots(assistant) == {
         "build_tavern": ("active", "Walls 50%..."),
         "quest_design": ("paused", "Act 1 complete"),
@@ -66,12 +66,12 @@ async def test_swap_matches_the_spec_before_and_after_table(
         "new_project_context": "Act 1 complete",
     }
     # AFTER: quest_design active (context restored), build_tavern paused with the update.
-    assert assistant.projects().active_key() == "quest_design"
+    assert assistant.views.projects().active_key() == "quest_design"
     assert _slots(assistant) == {
         "build_tavern": ("paused", "Walls 60% done"),
         "quest_design": ("active", "Act 1 complete"),
     }
-    times = {p.key: p.last_active for p in assistant.projects().all()}
+    times = {p.key: p.last_active for p in assistant.views.projects().all()}
     assert times == {"build_tavern": "2025-12-06T14:00:00Z", "quest_design": "2025-12-06T14:00:00Z"}
 
 
@@ -108,7 +108,7 @@ async def test_update_project_saves_context_without_swapping(assistant: Assistan
         "active",
         "Requirements gathered. Player wants 3 rooms",
     )
-    assert assistant.projects().active_key() == "build_tavern"
+    assert assistant.views.projects().active_key() == "build_tavern"
 
 
 async def test_completing_the_active_project_unloads_it(assistant: Assistant) -> None:
@@ -117,7 +117,7 @@ async def test_completing_the_active_project_unloads_it(assistant: Assistant) ->
         "update_project", {"context_update": "Tavern open", "completed": True}
     )
     assert done["status"] == "completed"
-    assert assistant.projects().active_key() is None
+    assert assistant.views.projects().active_key() is None
     again = await assistant.call_tool("update_project", {"context_update": "more"})
     assert again["success"] is False
     assert "create_project" in again["suggestion"]

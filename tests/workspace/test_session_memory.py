@@ -40,7 +40,7 @@ async def test_rejected_self_reference_then_accepted_retry(
         "total_facts": 1,
         "total_patterns": 0,
     }
-    assert assistant.session_memory().key_facts == ("Player Alice completed the intro quest",)
+    assert assistant.views.session_memory().key_facts == ("Player Alice completed the intro quest",)
 
 
 @pytest.mark.parametrize(
@@ -123,7 +123,7 @@ async def test_compaction_from_8_facts_and_4_patterns_to_2_and_1_keeps_completed
         "summary": "Consolidated 8 facts about players into 2 key facts",
         "completed_tasks_kept": 1,
     }
-    memory = assistant.session_memory()
+    memory = assistant.views.session_memory()
     assert memory.key_facts == ("Alice is level 5 warrior", "Server has 10 active players")
     assert memory.learned_patterns == ("Players explore before asking for help",)
     assert [t.description for t in memory.completed_tasks] == ["Greet Alice"]

@@ -41,7 +41,7 @@ from mindspace.engine.sleep import SleepCycle
 from mindspace.engine.tick import Ticker, TickResult
 from mindspace.engine.views import AssistantViews
 from mindspace.engine.world import World, world_tools
-from mindspace.errors import InvalidInputError, RecordNotFoundError
+from mindspace.errors import InvalidInputError, RecordNotFoundError, ToolExecutionError
 from mindspace.llm.port import LLM
 from mindspace.memory.index import MemoryIndex
 from mindspace.state.port import AssistantInfo, Store
@@ -211,8 +211,17 @@ class Assistant:
 
     async def run_tool(self, name: str, args: Mapping[str, Any] | str | None = None) -> ToolOutcome:
         """Like :meth:`call_tool`, with the outcome (category, cache hit, the error)."""
+        crash: ToolExecutionError | None = None
         async with self.core.write() as unit:
-            return await self.executor.run(unit, name, args)
+            try:
+                outcome = await self.executor.run(unit, name, args)
+            except ToolExecutionError as exc:
+                # The tool's own writes died with its savepoint; the failed call is still
+                # counted, so the unit commits and the crash is raised afterwards.
+                crash = exc
+        if crash is not None:
+            raise crash
+        return outcome
 
     # -- world, events and ticks ---------------------------------------------------------
     def attach_world(self, world: World) -> None:
