@@ -51,8 +51,8 @@ def test_chat_with_the_offline_model(tmp_path: Path) -> None:
     assert "Advisory" in out
     assert "mindspace-offline" in out
     stored = open_assistant("barkeep", db=tmp_path / "chat.db", create=False)
-    assert stored.session_memory().key_facts == ("Alice prefers formal address",)
-    assert len(stored.goals().all()) == 6
+    assert stored.views.session_memory().key_facts == ("Alice prefers formal address",)
+    assert len(stored.views.goals().all()) == 6
 
 
 def test_chat_with_an_openai_compatible_server(tmp_path: Path) -> None:
@@ -74,4 +74,4 @@ def test_chat_with_an_openai_compatible_server(tmp_path: Path) -> None:
         assert server.requests[0]["model"] == "scripted"
         assert server.requests[0]["messages"][-1]["content"].endswith("Could you find me a room?")
     stored = open_assistant("barkeep", db=tmp_path / "chat.db", create=False)
-    assert [g.description for g in stored.goals().all()] == ["Find Alice a room"]
+    assert [g.description for g in stored.views.goals().all()] == ["Find Alice a room"]

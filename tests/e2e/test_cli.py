@@ -228,16 +228,16 @@ def test_demo_runs_and_leaves_its_workspace(cli: Cli, cli_db: Path, tmp_path: Pa
         llm=OfflineLLM(announce=False),
     )
     try:
-        goals = assistant.goals().all()
+        goals = assistant.views.goals().all()
         tavern = next(g for g in goals if g.description.startswith("Build a tavern with a bar"))
         assert tavern.status == "completed"
         assert len(tavern.subtask_ids) == 5
-        desk = assistant.projects()
+        desk = assistant.views.projects()
         assert {p.key for p in desk.all()} == {"build_tavern", "design_quests", "brew_house_ale"}
         assert desk.active_key() == "build_tavern"
-        facts = assistant.session_memory().key_facts
+        facts = assistant.views.session_memory().key_facts
         assert "Alice prefers dark ale by the fire" in facts
-        unit = assistant.read()
+        unit = assistant.core.read()
         alice = unit.get(EntityProfile, "Alice")
         assert alice is not None
         assert alice.attributes["preference"] == "dark ale by the fire"
@@ -251,10 +251,10 @@ def test_demo_runs_and_leaves_its_workspace(cli: Cli, cli_db: Path, tmp_path: Pa
         assert any("secret passage" in e.content for e in entries)  # important: kept
         assert len(unit.all(Memory)) > 20
         assert any(links.linked_to for links in unit.all(MemoryLinks))
-        assert assistant.mode().mode == "awake"  # the urgent whisper woke it
+        assert assistant.views.mode().mode == "awake"  # the urgent whisper woke it
     finally:
-        if isinstance(assistant.store, SqlStore):
-            assistant.store.close()
+        if isinstance(assistant.core.store, SqlStore):
+            assistant.core.store.close()
 
     shown = cli("goals", "--all", "--assistant", "barkeep")
     assert "Build a tavern with a bar" in shown.stdout

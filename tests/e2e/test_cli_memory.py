@@ -156,7 +156,7 @@ def test_sleep_run_consolidates_the_whole_journal_then_wake(
     assert "The night is done after" in out
 
     with _opened(db, tmp_path) as assistant:
-        unit = assistant.read()
+        unit = assistant.core.read()
         entries = [e for e in unit.all(JournalEntry) if not e.is_synthesis]
         assert sorted(e.id for e in entries) == entry_ids
         assert all(e.consolidated for e in entries)
@@ -180,7 +180,7 @@ def test_sleep_run_consolidates_the_whole_journal_then_wake(
     assert "the tavern opens" in woke
     assert "Cooldown: until" in woke
     with _opened(db, tmp_path) as assistant:
-        state = assistant.mode()
+        state = assistant.views.mode()
         assert state.mode == "awake"
         assert state.sleep_phase is None
         assert state.since is not None
@@ -207,11 +207,11 @@ def test_sleep_without_run_and_a_tick_limit(cli: Cli, db: Path, tmp_path: Path) 
     assert "Stopped after 2 ticks (--ticks 2) in the compacting phase" in partial
     assert "not reached (dreaming comes after compacting)" in partial
     with _opened(db, tmp_path) as assistant:
-        entries = assistant.read().all(JournalEntry)
+        entries = assistant.core.read().all(JournalEntry)
         consolidated = sum(1 for e in entries if e.consolidated)
         assert 0 < consolidated < 30
         assert f"{30 - consolidated} journal entries still to consolidate" in partial
-        assert assistant.mode().sleep_depth == "deep"
+        assert assistant.views.mode().sleep_depth == "deep"
 
 
 def test_an_urgent_event_wakes_a_light_sleeper_after_compacting(
@@ -225,14 +225,14 @@ def test_an_urgent_event_wakes_a_light_sleeper_after_compacting(
         )
 
     out = _ok(cli("sleep", "--run"))
-    assert "Wake deferred: urgent direct_message from Bob" in out
+    assert "Wake deferred until compacting completes: urgent direct_message from Bob." in out
     assert "woke after" in out
     assert "urgent direct_message from Bob (after compacting)" in out
     assert "1 event waits for its next awake tick" in out
     assert "The night is done" not in out
     with _opened(db, tmp_path) as assistant:
-        assert assistant.mode().mode == "awake"
-        assert all(e.consolidated for e in assistant.read().all(JournalEntry))
+        assert assistant.views.mode().mode == "awake"
+        assert all(e.consolidated for e in assistant.core.read().all(JournalEntry))
 
 
 def test_a_deep_sleeper_sleeps_through_an_urgent_event(cli: Cli, db: Path, tmp_path: Path) -> None:
@@ -245,7 +245,7 @@ def test_a_deep_sleeper_sleeps_through_an_urgent_event(cli: Cli, db: Path, tmp_p
     assert "The night is done" in out
     assert "woke" not in out
     with _opened(db, tmp_path) as assistant:
-        assert assistant.mode().mode == "sleep"
+        assert assistant.views.mode().mode == "sleep"
 
 
 def test_a_failing_llm_is_reported_and_the_night_still_ends(
@@ -266,7 +266,7 @@ def test_a_failing_llm_is_reported_and_the_night_still_ends(
     assert "Alice: Cannot reach the LLM" in out
     assert "The night is done" in out
     with _opened(db, tmp_path) as assistant:
-        entries = assistant.read().all(JournalEntry)
+        entries = assistant.core.read().all(JournalEntry)
         assert all(e.consolidated and e.importance_method == "heuristic" for e in entries)
 
 

@@ -158,3 +158,32 @@ def test_opening_without_create_through_python_creates_nothing(tmp_path: Path) -
     with pytest.raises(AssistantNotFoundError, match="'barkeep'"):
         open_assistant("barkeep", db=db, create=False)
     assert _assistants(db) == []
+
+
+def _revision(db: Path, key: str) -> int:
+    store = SqlStore.from_path(db)
+    try:
+        return store.open_assistant(key, create=False).revision
+    finally:
+        store.close()
+
+
+def test_reading_commands_leave_the_revision_unchanged(env: dict[str, str], tmp_path: Path) -> None:
+    # Opening an assistant used to write session_start; a command that only reads must
+    # not bump the revision (a running host would see a conflict it did not cause).
+    db = tmp_path / "tavern.db"
+    args = ("--db", str(db), "--assistant", "barkeep")
+    for tool, payload in (
+        ("add_goal", '{"description": "Fix the gate"}'),
+        ("add_journal_entry", '{"content": "Alice likes dark ale", "tags": ["alice"]}'),
+        ("store_memory", '{"content": "Alice prefers dark ale by the fire"}'),
+        ("update_entity_observation", '{"entity_id": "Alice", "observation": "Orders ale"}'),
+    ):
+        done = _run(env, "tool", tool, "--args", payload, *args)
+        assert done.returncode == 0, done.stderr
+    before = _revision(db, "barkeep")
+    assert before > 0
+    for command in READ_ONLY:
+        shown = _run(env, *command, *args)
+        assert shown.returncode == 0, (command, shown.stdout, shown.stderr)
+        assert _revision(db, "barkeep") == before, f"{' '.join(command)} wrote to the assistant"

@@ -133,19 +133,19 @@ def test_the_chat_repl(tmp_path: Path, server: ChatCompletionsServer) -> None:
     output = done.stdout + done.stderr
     assert done.returncode == 0, output
     assert "Traceback" not in output
-    events = _stored(db).read().all(Event)
+    events = _stored(db).core.read().all(Event)
     assert len(events) == 2
     if _failed_cleanly(server):
         assert output.count("error: LLMResponseError") == 2, output
         assert "not json {" in output  # the excerpt of what the server sent
         assert {e.status for e in events} == {"failed"}
-        assert _stored(db).read().all(Goal) == []
+        assert _stored(db).core.read().all(Goal) == []
         return
     assert output.count(f"barkeep says to Alice: {REPLY}") == 2, output
     assert '"name"' not in output
     assert "tool_call" not in output
     assert {e.status for e in events} == {"done"}
-    goals = sorted(g.description for g in _stored(db).read().all(Goal))
+    goals = sorted(g.description for g in _stored(db).core.read().all(Goal))
     assert goals == sorted(f"Help Alice: {line}" for line in LINES)
     assert server.connections < len(server.requests)  # the client kept its connection
 
@@ -195,15 +195,16 @@ def test_a_sleep_night(tmp_path: Path, server: ChatCompletionsServer) -> None:
         "Bob warned that the north bridge is closing for repairs",
         "Carol paid her debt of twelve coins",
     ]
-    opened = _stored_new(db)
+    store = SqlStore.from_path(db)
+    opened = _stored_new(store)
     for text in entries:
         added = asyncio.run(opened.call_tool("add_journal_entry", {"content": text}))
         assert added["success"] is True, added
-    opened.store.close()
+    store.close()
     done = _mindspace(tmp_path, server, "sleep", "--run", "--db", str(db), "--assistant", "barkeep")
     output = done.stdout + done.stderr
     assert "Traceback" not in output
-    after = _stored(db).read()
+    after = _stored(db).core.read()
     stored_entries = after.all(JournalEntry)
     assert sorted(e.content for e in stored_entries) == sorted(entries)  # nothing is lost
     assert done.returncode == 0, output
@@ -219,9 +220,9 @@ def test_a_sleep_night(tmp_path: Path, server: ChatCompletionsServer) -> None:
     assert all(e.importance_method == "llm" for e in stored_entries)
 
 
-def _stored_new(db: Path) -> Assistant:
+def _stored_new(store: SqlStore) -> Assistant:
     return Assistant.open(
-        SqlStore.from_path(db),
+        store,
         "barkeep",
         llm=OfflineLLM(announce=False),
         embedder=HashingEmbedder(256),

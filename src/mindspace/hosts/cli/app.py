@@ -158,7 +158,7 @@ def status_command(
 
     settings = load_settings()
     opened = open_cli_assistant(settings, db, assistant, create=False)
-    status = opened.status()
+    status = opened.views.status()
     if as_json:
         typer.echo(json.dumps(status, indent=2, ensure_ascii=False))
         return
@@ -201,7 +201,7 @@ def goals_command(
 
     settings = load_settings()
     opened = open_cli_assistant(settings, db, assistant, create=False)
-    book = opened.goals()
+    book = opened.views.goals()
     if not book.all():
         console.print(
             Text(
@@ -231,7 +231,7 @@ def projects_command(db: DbOption = None, assistant: AssistantOption = None) -> 
 
     settings = load_settings()
     opened = open_cli_assistant(settings, db, assistant, create=False)
-    desk = opened.projects()
+    desk = opened.views.projects()
     projects = desk.all()
     if not projects:
         console.print(

@@ -256,14 +256,14 @@ def _command(line: str, assistant: Assistant, console: Console, database: str) -
     if command in ("/quit", "/exit"):
         return False
     if command == "/status":
-        model = getattr(assistant.llm, "model", type(assistant.llm).__name__)
+        views = assistant.views
         console.print(
             status_view(
-                assistant.status(), assistant=assistant.key, model=str(model), database=database
+                views.status(), assistant=assistant.key, model=views.model_name(), database=database
             )
         )
     elif command == "/goals":
-        book = assistant.goals()
+        book = assistant.views.goals()
         if not book.all():
             console.print("No goals yet.")
         else:

@@ -40,7 +40,6 @@ from mindspace.engine.modes import SleepSchedule
 from mindspace.engine.tick import TickResult
 from mindspace.hosts.cli.common import CliError, database_location, open_cli_store
 from mindspace.hosts.cli.demo_report import print_summary
-from mindspace.journal.records import ReflectionState
 from mindspace.llm.offline import OFFLINE_NOTICE, OfflineLLM
 from mindspace.runtime import build_embedder
 from mindspace.state.port import Store
@@ -138,7 +137,7 @@ def choose_demo_key(store: Store, settings: Settings, base: str) -> str:
         probe = Assistant.open(
             store, key, create=False, llm=OfflineLLM(announce=False), settings=settings
         )
-        if not probe.goals().all() and not probe.projects().all():
+        if not probe.views.goals().all() and not probe.views.projects().all():
             return key
     raise CliError(
         f"Assistants {base!r} to '{base}-{MAX_DEMO_RUNS}' are all used in this database; "
@@ -244,23 +243,20 @@ class _Story:
             if sleep is None:
                 break
             ops["sleep_ticks"] += 1
-            o = sleep.operations
+            done = sleep.progress
             # Only answers the model really gave count; a fallback keeps the heuristic score.
-            ops["scored"] += o.get("score_pending_entries", {}).get("llm_scored", 0)
-            ops["consolidated"] += o.get("run_sleep_consolidation", {}).get("processed", 0)
-            dream = o.get("run_dreaming_tick", {})
-            ops["linked"] += dream.get("processed", 0)
-            ops["links"] += dream.get("links_created", 0)
-            ops["entities"] += len(o.get("run_entity_consolidation_batch", {}).get("entities", {}))
-            ops["pruned"] += len(o.get("prune_low_importance_entries", {}).get("pruned", []))
-            reflection = o.get("run_reflection", {})
-            if reflection.get("success"):
-                ops["reflections"] += 1
-                ops["insights"] += len(reflection.get("insights", []))
+            ops["scored"] += done.scored
+            ops["consolidated"] += done.consolidated
+            ops["linked"] += done.linked
+            ops["links"] += done.links_created
+            ops["entities"] += done.entities_consolidated
+            ops["pruned"] += done.pruned
+            ops["reflections"] += done.reflections
+            ops["insights"] += done.insights
+            if done.reflections:
                 self.console.print(
                     Text(
-                        f"   reflection: {len(reflection.get('insights', []))} insights stored "
-                        "as [SYNTHESIS] entries",
+                        f"   reflection: {done.insights} insights stored as [SYNTHESIS] entries",
                         style="blue",
                     )
                 )
@@ -272,7 +268,7 @@ class _Story:
                         style="blue",
                     )
                 )
-            if dream and dream.get("remaining") == 0:
+            if sleep.finished:
                 self.console.print(
                     Text(
                         f" {self._time()} dreaming: {ops['linked']} memories linked "
@@ -299,9 +295,9 @@ async def _scenario(story: _Story) -> None:
 
     story.scene("Day 1 - the Rusty Flagon opens its plans")
     clock.set(DEMO_START)
-    a.start_session()
-    a.set_user_system_prompt(OPERATOR_PROMPT)
-    a.set_sleep_schedule(
+    await a.start_session()
+    await a.set_user_system_prompt(OPERATOR_PROMPT)
+    await a.set_sleep_schedule(
         SleepSchedule(enabled=True, sleep_start_hour=23, sleep_duration_hours=7, min_awake_ticks=5)
     )
     story.host("set the operator's instructions and a sleep schedule (23:00-06:00)")
@@ -310,7 +306,7 @@ async def _scenario(story: _Story) -> None:
     await story.quiet_hours(2)
     for line in DAY_ONE[11:]:
         await story.say(line)
-    state = a.read().doc(ReflectionState)
+    state = a.views.reflection_state()
     story.host(
         f"importance gathered towards a reflection: {state.cumulative_importance:g} of "
         f"{state.threshold:g}"
@@ -319,12 +315,12 @@ async def _scenario(story: _Story) -> None:
     clock.set(DEMO_START.replace(hour=23, minute=0))
     story.console.print(Text(f" {story._time()} (the last awake tick)", style="italic"))
     story.show(await story.tick())
-    if a.mode().mode != "sleep":
+    if a.views.mode().mode != "sleep":
         raise CliError("The demo stopped: the sleep schedule did not put the assistant to sleep.")
     await story.night()
     clock.set(DEMO_START.replace(hour=3, minute=10) + timedelta(days=1))
     await story.say(URGENT)
-    if a.mode().mode != "awake":
+    if a.views.mode().mode != "awake":
         raise CliError("The demo stopped: the urgent whisper did not wake the assistant.")
 
     story.scene("Day 2 - back to work")

@@ -11,9 +11,6 @@ from rich.text import Text
 
 from mindspace.engine.assistant import Assistant
 from mindspace.hosts.cli.render import goal_tree, plural, projects_table
-from mindspace.journal.records import JournalEntry, ReflectionState
-from mindspace.memory.entities import EntityBook
-from mindspace.memory.records import Memory, MemoryLinks
 
 if TYPE_CHECKING:
     from mindspace.hosts.cli.demo import DemoReport
@@ -31,18 +28,17 @@ def print_summary(assistant: Assistant, report: DemoReport, console: Console) ->
     """Print what the two days left behind in the assistant's workspace."""
     console.print(Rule(Text("Summary", style="bold")))
     key = report.assistant_key
-    tree, _ = goal_tree(assistant.goals(), title=f"Goals of {key!r}", show_all=True)
+    views = assistant.views
+    tree, _ = goal_tree(views.goals(), title=f"Goals of {key!r}", show_all=True)
     console.print(tree)
-    desk = assistant.projects()
+    desk = views.projects()
     console.print(projects_table(desk.all(), desk.active_key(), title=f"Projects of {key!r}"))
 
-    unit = assistant.read()
     people = Table(title="People", title_justify="left", show_edge=False)
     people.add_column("Entity", style="bold", no_wrap=True)
     people.add_column("Relationship", no_wrap=True)
     people.add_column("Attributes (consolidated while dreaming)", overflow="fold")
-    book = EntityBook(unit, assistant.clock, assistant.settings, assistant.guard)
-    for profile in book.all():
+    for profile in views.entities():
         rel = profile.relationship
         people.add_row(
             profile.entity_id,
@@ -54,12 +50,12 @@ def print_summary(assistant: Assistant, report: DemoReport, console: Console) ->
         )
     console.print(people)
 
-    memory = assistant.session_memory()
-    entries = unit.all(JournalEntry)
-    reflection = unit.doc(ReflectionState)
-    memories = unit.all(Memory)
-    links = sum(len(x.linked_to) for x in unit.all(MemoryLinks))
-    metrics = assistant.status()["session_metrics"]
+    memory = views.session_memory()
+    entries = views.journal_entries()
+    reflection = views.reflection_state()
+    memories = views.memories()
+    links = len(views.memory_graph()["edges"])
+    metrics = views.status()["session_metrics"]
     night = report.night
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)

@@ -70,17 +70,12 @@ def journal_command(
     """List journal entries, newest first, optionally filtered by tag, days and project."""
     if ctx.invoked_subcommand is not None:
         return
-    from mindspace.journal.records import JournalEntry
-    from mindspace.journal.search import filter_entries
-
     opened = open_cli_assistant(load_settings(), db, assistant, create=False)
-    unit = opened.read()
-    where = _filter(tag, days, project)
-    entries = filter_entries(unit, opened.clock.now(), where)
+    entries = opened.views.journal_entries(_filter(tag, days, project))
     if as_json:
         typer.echo(json.dumps([e.to_spec() for e in entries[:limit]], indent=2, ensure_ascii=False))
         return
-    if not unit.all(JournalEntry):
+    if not entries and not opened.views.journal_entries():
         console.print(
             f"Assistant {opened.key!r} has no journal entries yet. Add one with: mindspace tool "
             'add_journal_entry --args \'{"content": "Alice opened a shop"}\'',
@@ -104,12 +99,8 @@ def search_command(
     assistant: AssistantOption = None,
 ) -> None:
     """Find journal entries containing QUERY (what the search_journal tool does)."""
-    from mindspace.journal.search import search_journal
-
     opened = open_cli_assistant(load_settings(), db, assistant, create=False)
-    found = search_journal(
-        opened.read(), opened.clock.now(), query, _filter(tag, days, project), limit=limit
-    )
+    found = opened.views.search_journal(query, _filter(tag, days, project), limit=limit)
     if as_json:
         typer.echo(
             json.dumps(
@@ -130,13 +121,11 @@ def search_command(
 
 
 def _show(opened: Assistant, entries: Sequence[JournalEntry], total: int, *, title: str) -> None:
-    from mindspace.journal.records import ReflectionState
-
     if not entries:
         console.print("No journal entries match.")
         return
     console.print(_table(entries, title))
-    state = opened.read().doc(ReflectionState)
+    state = opened.views.reflection_state()
     noun = "entry" if total == 1 else "entries"
     shown = f"{len(entries)} of {total} {noun}" if total > len(entries) else f"{total} {noun}"
     gathered = f"{state.cumulative_importance:g} of {state.threshold:g}"

@@ -118,10 +118,8 @@ def memories_command(
         return
     check_limit(limit)
     _check_trust(min_trust)
-    from mindspace.memory.records import Memory
-
     opened = open_cli_assistant(load_settings(), db, assistant, create=False)
-    every = opened.read().all(Memory)
+    every = opened.views.memories()
     wanted = {t.casefold() for t in tag or ()}
     found = [
         m for m in every if m.source_trust >= min_trust and wanted <= {t.casefold() for t in m.tags}
@@ -222,9 +220,9 @@ def search_command(
         raise CliError(f"QUERY {query!r} is blank; say what to remember, e.g. 'what Alice drinks'.")
     opened = open_cli_assistant(load_settings(), db, assistant, create=False)
     args = {"query": query, "limit": limit, "min_source_trust": min_trust, "tags": tag or []}
-    # The tool runs in a read unit that is never committed: nothing is written, not even
-    # the call count, yet the ranking is the product's own.
-    outcome = run_once(opened, opened.run_tool("recall_memories", args, unit=opened.read()))
+    # The engine's read-only search: nothing is written, not even the call count, yet the
+    # ranking is the recall_memories tool's own.
+    outcome = run_once(opened, opened.views.search_memories(args))
     result = outcome.result
     if result.get("success") is not True:
         raise CliError(_tool_error(result))
@@ -236,9 +234,7 @@ def search_command(
         console.print(f"No memories match {query!r}.")
     else:
         console.print(_ranking_table(found, f"Memories recalled for {query!r}"))
-    from mindspace.memory.records import Memory
-
-    say(Text(_embedder_note(opened, opened.read().all(Memory)), style="dim"))
+    say(Text(_embedder_note(opened, opened.views.memories()), style="dim"))
 
 
 def _tool_error(result: Mapping[str, Any]) -> str:
@@ -323,9 +319,7 @@ def entities_command(
 
 
 def _book(opened: Assistant) -> EntityBook:
-    from mindspace.memory.entities import EntityBook
-
-    return EntityBook(opened.read(), opened.clock, opened.settings, opened.guard)
+    return opened.views.entity_book()
 
 
 def _state(profile: EntityProfile) -> Text:

@@ -7,8 +7,9 @@ nothing is written and no tool call is counted.
 
 from __future__ import annotations
 
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich.console import Group
@@ -27,6 +28,7 @@ from mindspace.hosts.cli.common import (
     dump,
     load_settings,
     open_cli_assistant,
+    run_once,
     say,
     when,
 )
@@ -48,11 +50,8 @@ def _check_text(value: str, option: str, example: str) -> str:
 
 
 def _unconsolidated(assistant: Assistant) -> int:
-    from mindspace.journal.records import JournalEntry
-
-    return sum(
-        1 for e in assistant.read().all(JournalEntry) if not e.consolidated and not e.is_synthesis
-    )
+    entries = assistant.views.journal_entries()
+    return sum(1 for e in entries if not e.consolidated and not e.is_synthesis)
 
 
 def _mode_line(key: str, state: OperatingMode) -> Text:
@@ -125,21 +124,9 @@ def sleep_command(
     if ticks is not None:
         check_limit(ticks, "--ticks")
     opened = open_cli_assistant(load_settings(), db, assistant)
-    before = opened.mode()
-    if before.mode == "sleep":
-        say(_mode_line(opened.key, before).append(" (already asleep)"))
-        if deep and before.sleep_depth != "deep":
-            say(
-                Text(
-                    "--deep is ignored: it already sleeps lightly. Wake it with "
-                    "'mindspace wake' first to change the depth.",
-                    style="yellow",
-                )
-            )
-    else:
-        say(_mode_line(opened.key, opened.sleep(reason, deep=deep)))
     if not run and ticks is None:
-        rate = opened.tick_rate()  # asleep now, so this is the sleep rate
+        run_once(opened, _fall_asleep(opened, reason, deep=deep))
+        rate = opened.views.tick_rate()  # asleep now, so this is the sleep rate
         say(
             Text(
                 f"{counted(_unconsolidated(opened), 'journal entry', 'journal entries')} to "
@@ -149,7 +136,7 @@ def sleep_command(
             )
         )
         return
-    night = _run_night(opened, ticks)
+    night = _run_night(opened, ticks, _fall_asleep(opened, reason, deep=deep))
     if night.results:
         from mindspace.hosts.cli.night_report import night_table
 
@@ -159,6 +146,22 @@ def sleep_command(
         raise CliError(night.error)
     if night.stop == "interrupted":
         raise typer.Exit(130)
+
+
+async def _fall_asleep(opened: Assistant, reason: str, *, deep: bool) -> None:
+    before = opened.views.mode()
+    if before.mode != "sleep":
+        say(_mode_line(opened.key, await opened.sleep(reason, deep=deep)))
+        return
+    say(_mode_line(opened.key, before).append(" (already asleep)"))
+    if deep and before.sleep_depth != "deep":
+        say(
+            Text(
+                "--deep is ignored: it already sleeps lightly. Wake it with "
+                "'mindspace wake' first to change the depth.",
+                style="yellow",
+            )
+        )
 
 
 StopReason = Literal["done", "woke", "awake", "limit", "interrupted", "failed"]
@@ -191,27 +194,14 @@ class _NightProgress:
         self.progress.update(self.tasks[name], completed=done, total=total)
 
 
-def _run_night(opened: Assistant, limit: int | None) -> _Night:
+def _run_night(
+    opened: Assistant, limit: int | None, fall_asleep: Coroutine[Any, Any, None]
+) -> _Night:
     import asyncio
 
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-
     night = _Night()
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-    )
     try:
-        with Progress(*columns, console=console) as progress:
-            asyncio.run(_night_on_one_loop(opened, _NightProgress(progress), night, limit))
+        asyncio.run(_night_on_one_loop(opened, fall_asleep, night, limit))
     except KeyboardInterrupt:
         night.stop = "interrupted"
         night.message = (
@@ -223,14 +213,31 @@ def _run_night(opened: Assistant, limit: int | None) -> _Night:
 
 
 async def _night_on_one_loop(
-    opened: Assistant, bars: _NightProgress, night: _Night, limit: int | None
+    opened: Assistant, fall_asleep: Coroutine[Any, Any, None], night: _Night, limit: int | None
 ) -> None:
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     from mindspace.llm.port import close_llm
 
-    # Every tick of the night shares this loop: the model's client keeps its connections
-    # between ticks, so it is closed here, before the loop ends (even on Ctrl+C).
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    # Falling asleep and every tick of the night share this loop: the model's client keeps
+    # its connections between ticks, so it is closed here, before the loop ends (even on
+    # Ctrl+C).
     try:
-        await _tick_until_stop(opened, bars, night, limit)
+        await fall_asleep
+        with Progress(*columns, console=console) as progress:
+            await _tick_until_stop(opened, _NightProgress(progress), night, limit)
     finally:
         await close_llm(opened.llm)
 
@@ -244,7 +251,7 @@ async def _tick_until_stop(
     key = opened.key
     deferred_shown = False
     while limit is None or len(night.results) < limit:
-        state = opened.mode()
+        state = opened.views.mode()
         if state.mode != "sleep":
             # Woken by someone else (another process or a host): never run an awake tick.
             night.stop = "awake"
@@ -267,52 +274,50 @@ async def _tick_until_stop(
         sleep = tick.sleep
         if sleep is None:  # woken between the check above and the tick
             night.stop = "awake"
-            night.message = f"{_mode_line(key, opened.mode())}. No more sleep ticks run."
+            night.message = f"{_mode_line(key, opened.views.mode())}. No more sleep ticks run."
             return
         night.results.append(sleep)
-        ops = sleep.operations
-        consolidation = ops.get("run_sleep_consolidation")
-        if consolidation is not None:
+        counts = sleep.progress
+        if sleep.phase == "compacting":
             bars.advance(
                 "compacting",
                 "Compacting: journal entries consolidated",
-                consolidation["processed"],
-                consolidation["remaining"],
+                counts.consolidated,
+                counts.consolidation_remaining,
             )
-        dreaming = ops.get("run_dreaming_tick")
-        if dreaming is not None:
+        elif sleep.phase == "dreaming":
             bars.advance(
-                "dreaming",
-                "Dreaming: memories linked",
-                dreaming["processed"],
-                dreaming["remaining"],
+                "dreaming", "Dreaming: memories linked", counts.linked, counts.links_remaining
             )
         if sleep.deferred_wake and not deferred_shown and not sleep.woke:
             deferred_shown = True
             bars.progress.console.print(
-                Text(f"Wake deferred: {sleep.deferred_wake}.", style="yellow")
+                Text(
+                    f"Wake deferred until compacting completes: {sleep.deferred_wake}.",
+                    style="yellow",
+                )
             )
         ticks = counted(len(night.results), "tick", "ticks")
         if sleep.woke:
             night.stop = "woke"
             night.message = (
                 f"Assistant {key!r} woke after {ticks}: {sleep.wake_reason}. Everything done "
-                f"so far is kept. Cooldown: {_cooldown(opened, opened.mode())}."
+                f"so far is kept. Cooldown: {_cooldown(opened, opened.views.mode())}."
             )
-            waiting = len(opened.open_events())
+            waiting = len(opened.views.open_events())
             if waiting:
                 night.message += (
                     f" {counted(waiting, 'event waits', 'events wait')} for its next awake tick."
                 )
             return
-        if dreaming is not None and dreaming["remaining"] == 0:
+        if sleep.finished:
             night.stop = "done"
             night.message = (
                 f"The night is done after {ticks}: compacting finished and every memory is "
                 f"linked. {key!r} is still asleep (dreaming); wake it with: mindspace wake"
             )
             return
-    state = opened.mode()
+    state = opened.views.mode()
     left = (
         f"{counted(_unconsolidated(opened), 'journal entry', 'journal entries')} still to "
         "consolidate"
@@ -339,12 +344,12 @@ def wake_command(
     """
     reason = _check_text(reason, "--reason", "the tavern opens")
     opened = open_cli_assistant(load_settings(), db, assistant)
-    before = opened.mode()
+    before = opened.views.mode()
     if before.mode == "awake":
         say(_mode_line(opened.key, before).append(" (already awake)"))
         say(f"Cooldown: {_cooldown(opened, before)}.")
         return
-    state = opened.wake(reason)
+    state = run_once(opened, opened.wake(reason))
     say(_mode_line(opened.key, state))
     say(f"Cooldown: {_cooldown(opened, state)}.")
     if before.sleep_phase == "compacting":
@@ -364,12 +369,9 @@ def mode_command(
     as_json: JsonOption = False, db: DbOption = None, assistant: AssistantOption = None
 ) -> None:
     """Show the operating mode: awake or asleep, sleep phase, since, reason and cooldown."""
-    from mindspace.engine.modes import OperatingMode, SleepSchedule
-
     opened = open_cli_assistant(load_settings(), db, assistant, create=False)
-    unit = opened.read()
-    state = unit.doc(OperatingMode)
-    schedule = unit.doc(SleepSchedule)
+    state = opened.views.mode()
+    schedule = opened.views.schedule()
     pending = _unconsolidated(opened)
     if as_json:
         dump(
@@ -395,7 +397,7 @@ def mode_command(
     grid.add_row("Reason", state.reason)
     grid.add_row("Cooldown", _cooldown(opened, state))
     if state.wake_deferred:
-        grid.add_row("Wake deferred", state.wake_deferred)
+        grid.add_row("Wake deferred", f"until compacting completes: {state.wake_deferred}")
     sleep_rate = schedule.tick_rate_sleep or opened.settings.tick_rate_sleep
     grid.add_row("Schedule", _schedule_text(schedule, state, sleep_rate))
     grid.add_row(
