@@ -22,6 +22,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mindspace.errors import (
+    AlreadyExistsError,
     ConcurrencyError,
     ConfigError,
     LLMError,
@@ -95,6 +96,7 @@ def error_body(error: str, suggestion: str = "", **extra: Any) -> dict[str, Any]
 # so a subclass gets its parent's unless it is listed before it.
 _CLASS_SUGGESTIONS: tuple[tuple[type[MindspaceError], str], ...] = (
     (RecordNotFoundError, "Check the id; the API schema at /openapi.json lists the routes."),
+    (AlreadyExistsError, "Use the existing one, or choose another key."),
     (ConfigError, "Fix the value named in the error."),
     (ConcurrencyError, "Another process changed the assistant; send it again."),
     (LLMError, "Check MINDSPACE_LLM_BASE_URL and the provider, then try again."),

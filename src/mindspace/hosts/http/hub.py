@@ -24,6 +24,7 @@ from mindspace.errors import AlreadyExistsError, AssistantNotFoundError
 from mindspace.hosts.http.ticks import TickLog
 from mindspace.llm.port import LLM
 from mindspace.state.port import Store
+from mindspace.tools.registry import ToolRegistry
 
 __all__ = ["AssistantHub", "StreamItem", "assistant_missing"]
 
@@ -52,6 +53,8 @@ class AssistantHub:
         clock: The time source (the system clock by default).
         embedder: The embedder for semantic memory (None: lexical search only).
         tick_history: Recent ticks kept per assistant for the dashboard.
+        tools: The tools every assistant has (the built-in ones by default); a host adds
+            its own here (they are callable at ``POST .../tools/{name}`` too).
         owns_store: Close the store when the hub closes.
     """
 
@@ -64,6 +67,7 @@ class AssistantHub:
         clock: Clock | None = None,
         embedder: Embedder | None = None,
         tick_history: int = 20,
+        tools: ToolRegistry | None = None,
         owns_store: bool = False,
     ) -> None:
         self.store = store
@@ -72,6 +76,7 @@ class AssistantHub:
         self.clock: Clock = clock or SystemClock()
         self.embedder = embedder
         self.ticks = TickLog(tick_history)
+        self.tools = tools
         self.owns_store = owns_store
         self._slots: dict[str, _Slot] = {}
 
@@ -136,6 +141,7 @@ class AssistantHub:
             clock=self.clock,
             settings=self.settings,
             embedder=self.embedder,
+            tools=self.tools,
         )
         slot = _Slot(assistant)
         slot.unsubscribes.append(assistant.subscribe(lambda notice: self._relay(key, notice)))
