@@ -5,7 +5,9 @@ a body that is too large, a crash - has the shape of a failed tool result::
 
     {"success": false, "error": "...", "suggestion": "..."}
 
-with extra fields where they help (``problems`` for invalid requests).
+with extra fields where they help (``problems`` for invalid requests, ``pending`` for an
+unknown approval). A mindspace error's status is its class's ``http_status``, so a
+subclass a host or a tool defines answers with its parent's status.
 """
 
 from __future__ import annotations
