@@ -23,6 +23,7 @@ from mindspace.hosts.http import AssistantHub, ServerSettings, create_app
 from mindspace.llm import OfflineLLM
 from mindspace.llm.port import LLM
 from mindspace.storage import SqlStore
+from mindspace.tools.registry import ToolRegistry
 
 TOKEN_ALL = "all-assistants-token-0123456789"
 TOKEN_ALICE = "alice-only-token-0123456789abc"
@@ -68,13 +69,18 @@ def make_hub(
 ) -> Callable[..., AssistantHub]:
     """A hub on the test store, clock and settings (offline model, hashing embedder)."""
 
-    def make(llm: LLM | None = None, settings_: Settings | None = None) -> AssistantHub:
+    def make(
+        llm: LLM | None = None,
+        settings_: Settings | None = None,
+        tools: ToolRegistry | None = None,
+    ) -> AssistantHub:
         return AssistantHub(
             store,
             settings_ or settings,
             llm=llm or OfflineLLM(announce=False),
             clock=clock,
             embedder=HashingEmbedder(256),
+            tools=tools,
         )
 
     return make

@@ -192,7 +192,7 @@ async def test_sleep_wake_and_sleep_ticks(client: httpx.AsyncClient, hub: Assist
     woke = await client.post(f"{A}/wake")
     assert woke.json()["mode"]["mode"] == "awake"
     assert (await client.get(f"{A}/mode")).json()["tick_rate"] == 5
-    assert hub.get("barkeep").mode().mode == "awake"
+    assert hub.get("barkeep").views.mode().mode == "awake"
 
 
 async def test_the_tick_log_keeps_recent_ticks(client: httpx.AsyncClient) -> None:

@@ -1,4 +1,5 @@
-"""The SSE stream over a real uvicorn server, and the background ticker's schedule."""
+"""The SSE stream over a real uvicorn server, and the background ticks' schedule
+(the engine's AsyncTickDriver over the hub)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import httpx
 from fastapi import FastAPI
 
 from mindspace import Settings
-from mindspace.hosts.http import AssistantHub, BackgroundTicker, create_app
+from mindspace.engine.scheduler import AsyncTickDriver, TickPolicy
+from mindspace.hosts.http import AssistantHub, create_app
 from mindspace.llm.openai_compat import OpenAICompatibleLLM
 from mindspace.testing import ChatCompletionsServer
 
@@ -92,11 +94,18 @@ async def test_streams_are_bounded(
         assert "MINDSPACE_API_MAX_STREAMS" in body["suggestion"]
 
 
+def _driver(hub: AssistantHub, now: list[float]) -> AsyncTickDriver:
+    """The driver the app runs, on a schedule clock the test moves."""
+    policy = TickPolicy(awake_rate=hub.settings.tick_rate_awake)
+    return AsyncTickDriver(hub, policy, monotonic=lambda: now[0])
+
+
 async def test_the_ticker_follows_each_tick_rate(hub: AssistantHub) -> None:
     now = [1000.0]
-    ticker = BackgroundTicker(hub, monotonic=lambda: now[0])
+    ticker = _driver(hub, now)
     assistant = hub.create("barkeep")
     hub.create("bob")
+    ticker.schedule()  # what the running loop does each turn
     assert sorted(ticker.run_due(now[0])) == ["barkeep", "bob"]  # new assistants tick at once
     await asyncio.wait_for(ticker.drain(), timeout=5)
     assert ticker.ticks_run == 2
@@ -105,8 +114,7 @@ async def test_the_ticker_follows_each_tick_rate(hub: AssistantHub) -> None:
     now[0] += 0.1
     assert sorted(ticker.run_due(now[0])) == ["barkeep", "bob"]
     await ticker.drain()
-    async with assistant.lock:
-        assistant.sleep("closing time")
+    await assistant.sleep("closing time")
     now[0] += 5
     assert sorted(ticker.run_due(now[0])) == ["barkeep", "bob"]  # the rate is read after a tick
     await ticker.drain()
@@ -116,8 +124,24 @@ async def test_the_ticker_follows_each_tick_rate(hub: AssistantHub) -> None:
     now[0] += 55
     assert "barkeep" in ticker.run_due(now[0])
     await ticker.drain()
-    hub.nudge("barkeep")  # a new event: due at once
-    assert ticker.run_due(now[0]) == ["barkeep"]
+    assistant.enqueue_event("Another round?", source_entity="Bo")
+    assert ticker.run_due(now[0]) == []  # asleep: an ordinary event waits for its turn
+    assistant.enqueue_event("Fire in the cellar!", source_entity="Bo", metadata={"urgent": True})
+    assert ticker.run_due(now[0]) == ["barkeep"]  # an urgent one is due at once
+    await ticker.drain()
+    await assistant.wake("morning")
+    now[0] += 60
+    assert sorted(ticker.run_due(now[0])) == ["barkeep", "bob"]
+    await ticker.drain()
+    for _ in range(3):  # a tick that answered an event is followed at once by the next
+        if not ticker.run_due(now[0]):
+            break
+        await ticker.drain()
+    assert assistant.views.open_events() == []
+    assert ticker.run_due(now[0]) == []
+    now[0] += 1
+    hub.get("bob").enqueue_event("Hello?", source_entity="Bo")  # awake: any event is due now
+    assert ticker.run_due(now[0]) == ["bob"]
     await ticker.drain()
 
 
@@ -132,7 +156,8 @@ async def test_ticks_never_overlap(
         assistant = hub.create("barkeep")
         assistant.enqueue_event("Hello?", source_entity="Bob")
         now = [0.0]
-        ticker = BackgroundTicker(hub, monotonic=lambda: now[0])
+        ticker = _driver(hub, now)
+        ticker.schedule()
         assert ticker.run_due(now[0]) == ["barkeep"]
         await asyncio.wait_for(asyncio.to_thread(hold.arrived.wait, 10), timeout=15)
         assert hub.is_ticking("barkeep")

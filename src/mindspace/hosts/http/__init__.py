@@ -6,11 +6,9 @@ Needs the ``server`` extra (``pip install 'mindspace[server]'``).
 from mindspace.hosts.http.app import build_hub, create_app
 from mindspace.hosts.http.hub import AssistantHub
 from mindspace.hosts.http.settings import ServerSettings, TokenPolicy
-from mindspace.hosts.http.ticker import BackgroundTicker
 
 __all__ = [
     "AssistantHub",
-    "BackgroundTicker",
     "ServerSettings",
     "TokenPolicy",
     "build_hub",

@@ -22,6 +22,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from mindspace import __version__
 from mindspace.clock import Clock
 from mindspace.config import Settings
+from mindspace.engine.scheduler import AsyncTickDriver, TickPolicy
 from mindspace.hosts.http.errors import BodyLimitMiddleware, install_error_handlers
 from mindspace.hosts.http.hub import AssistantHub
 from mindspace.hosts.http.responses import SafeJSONResponse
@@ -34,7 +35,6 @@ from mindspace.hosts.http.routes import (
     tools_router,
 )
 from mindspace.hosts.http.settings import ServerSettings, TokenPolicy
-from mindspace.hosts.http.ticker import BackgroundTicker
 from mindspace.llm.port import LLM
 from mindspace.runtime import build_embedder, build_llm, open_store
 
@@ -124,7 +124,8 @@ def create_app(
         db: The database, when no hub is given.
         llm: The model, when no hub is given (the configured one by default).
         clock: The clock, when no hub is given (the system clock by default).
-        background_ticks: Tick every open assistant at its tick rate while running.
+        background_ticks: Tick every open assistant at its tick rate while running
+            (the engine's :class:`~mindspace.engine.scheduler.AsyncTickDriver`).
 
     Raises:
         ConfigError: a malformed token setting.
@@ -139,7 +140,8 @@ def create_app(
             clock=clock,
             tick_history=server.api_tick_history,
         )
-    ticker = BackgroundTicker(hub)
+    # one scheduling policy for every host: the engine's, driven on this event loop
+    ticker = AsyncTickDriver(hub, TickPolicy(awake_rate=hub.settings.tick_rate_awake))
     served = hub
 
     @asynccontextmanager

@@ -5,7 +5,9 @@ a body that is too large, a crash - has the shape of a failed tool result::
 
     {"success": false, "error": "...", "suggestion": "..."}
 
-with extra fields where they help (``problems`` for invalid requests).
+with extra fields where they help (``problems`` for invalid requests, ``pending`` for an
+unknown approval). A mindspace error's status is its class's ``http_status``, so a
+subclass a host or a tool defines answers with its parent's status.
 """
 
 from __future__ import annotations
@@ -22,18 +24,13 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mindspace.errors import (
-    AssistantNotFoundError,
+    AlreadyExistsError,
     ConcurrencyError,
     ConfigError,
-    ConflictError,
-    InvalidArgumentsError,
-    InvalidStateError,
     LLMError,
     MindspaceError,
-    NotFoundError,
-    PersonaViolationError,
+    RecordNotFoundError,
     ToolError,
-    UnknownToolError,
 )
 from mindspace.hosts.http.responses import SafeJSONResponse
 from mindspace.validation import MAX_JSON_DEPTH, json_depth_exceeds
@@ -42,20 +39,12 @@ __all__ = [
     "ApiError",
     "BodyLimitMiddleware",
     "error_body",
+    "error_response_body",
     "install_error_handlers",
-    "status_for_tool_error",
 ]
 
 logger = logging.getLogger("mindspace.http")
 
-_TOOL_ERROR_STATUS: dict[str, int] = {
-    UnknownToolError.__name__: 404,
-    NotFoundError.__name__: 404,
-    InvalidArgumentsError.__name__: 422,
-    PersonaViolationError.__name__: 422,
-    ConflictError.__name__: 409,
-    InvalidStateError.__name__: 409,
-}
 _DEFAULT_SUGGESTIONS: dict[int, str] = {
     400: "Check the request against the API schema at /openapi.json.",
     401: "Send 'Authorization: Bearer <token>' with a token from MINDSPACE_API_TOKEN(S).",
@@ -105,11 +94,38 @@ def error_body(error: str, suggestion: str = "", **extra: Any) -> dict[str, Any]
     return body
 
 
-def status_for_tool_error(error_type: str | None) -> int:
-    """The HTTP status for a failed tool result, by the error class that caused it."""
-    if error_type is None:
-        return 400
-    return _TOOL_ERROR_STATUS.get(error_type, 400)
+# The next step for host errors that carry none, by class; the first isinstance match wins,
+# so a subclass gets its parent's unless it is listed before it.
+_CLASS_SUGGESTIONS: tuple[tuple[type[MindspaceError], str], ...] = (
+    (RecordNotFoundError, "Check the id; the API schema at /openapi.json lists the routes."),
+    (AlreadyExistsError, "Use the existing one, or choose another key."),
+    (ConfigError, "Fix the value named in the error."),
+    (ConcurrencyError, "Another process changed the assistant; send it again."),
+    (LLMError, "Check MINDSPACE_LLM_BASE_URL and the provider, then try again."),
+)
+
+
+def error_response_body(exc: MindspaceError) -> dict[str, Any]:
+    """The error shape for ``exc``, answered with ``exc.http_status``.
+
+    A :class:`ToolError` keeps its tool-result shape; a host error shows its message, its
+    own suggestion (else its class's) and its extra fields (``pending`` for approvals).
+    Server-side failures (5xx) do not show their internals.
+    """
+    if isinstance(exc, ToolError):
+        return exc.to_result()
+    status = exc.http_status
+    message = str(getattr(exc, "error", "") or exc)
+    suggestion = str(getattr(exc, "suggestion", "") or "")
+    extra: dict[str, Any] = dict(getattr(exc, "extra", None) or {})
+    if not suggestion:
+        suggestion = next((s for cls, s in _CLASS_SUGGESTIONS if isinstance(exc, cls)), "")
+    if isinstance(exc, LLMError):
+        message = f"The language model failed: {message}"
+    elif status >= 500:
+        message = f"{type(exc).__name__}: {message}"
+        suggestion = suggestion or "See the server log for details."
+    return error_body(message, suggestion or _DEFAULT_SUGGESTIONS.get(status, ""), **extra)
 
 
 def _json(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> JSONResponse:
@@ -147,43 +163,13 @@ def install_error_handlers(app: FastAPI) -> None:
             ),
         )
 
-    @app.exception_handler(ToolError)
-    async def _tool_error(request: Request, exc: ToolError) -> JSONResponse:
-        return _json(status_for_tool_error(type(exc).__name__), exc.to_result())
-
-    @app.exception_handler(AssistantNotFoundError)
-    async def _no_assistant(request: Request, exc: AssistantNotFoundError) -> JSONResponse:
-        return _json(
-            404,
-            error_body(str(exc), "List the assistants with GET /v1/assistants or create one."),
-        )
-
-    @app.exception_handler(ConfigError)
-    async def _config(request: Request, exc: ConfigError) -> JSONResponse:
-        return _json(422, error_body(str(exc), "Fix the value named in the error."))
-
-    @app.exception_handler(ConcurrencyError)
-    async def _concurrency(request: Request, exc: ConcurrencyError) -> JSONResponse:
-        return _json(
-            409, error_body(str(exc), "Another process changed the assistant; send it again.")
-        )
-
-    @app.exception_handler(LLMError)
-    async def _llm(request: Request, exc: LLMError) -> JSONResponse:
-        return _json(
-            502,
-            error_body(
-                f"The language model failed: {exc}",
-                "Check MINDSPACE_LLM_BASE_URL and the provider, then try again.",
-            ),
-        )
-
     @app.exception_handler(MindspaceError)
     async def _mindspace(request: Request, exc: MindspaceError) -> JSONResponse:
-        logger.exception("Request %s %s failed", request.method, request.url.path)
-        return _json(
-            500, error_body(f"{type(exc).__name__}: {exc}", "See the server log for details.")
-        )
+        # the status comes from the class (isinstance: subclasses inherit their parent's)
+        status = exc.http_status
+        if status >= 500 and not isinstance(exc, LLMError):
+            logger.exception("Request %s %s failed", request.method, request.url.path)
+        return _json(status, error_response_body(exc))
 
     @app.exception_handler(Exception)
     async def _crash(request: Request, exc: Exception) -> JSONResponse:

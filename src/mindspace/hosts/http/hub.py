@@ -1,13 +1,14 @@
-"""The server's assistants: opened once per process, ticked one at a time, watched live.
+"""The server's assistants: opened once per process, ticked on demand or by the driver.
 
-Every request and the background ticker reach assistants through the hub, on the server's
-event loop. Writes that the engine does not serialise itself (sleep, wake, reject) run
-under the assistant's lock here, so they never interleave with a tick's unit of work.
+Every request and the engine's :class:`~mindspace.engine.scheduler.AsyncTickDriver` reach
+assistants through the hub, on the server's event loop. The hub is a thin transport: the
+engine serialises its own writes and ticks, so the hub orders nothing itself; it keeps
+the tick log and relays the assistants' notices to the live stream. It is the driver's
+:class:`~mindspace.engine.scheduler.TickSource`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,15 +18,15 @@ from mindspace.clock import Clock, SystemClock, format_time
 from mindspace.config import Settings
 from mindspace.embeddings.port import Embedder
 from mindspace.engine.assistant import Assistant
-from mindspace.engine.modes import OperatingMode
 from mindspace.engine.notices import Notice
 from mindspace.engine.tick import TickResult
-from mindspace.errors import AssistantNotFoundError, ConflictError
+from mindspace.errors import AlreadyExistsError, AssistantNotFoundError
 from mindspace.hosts.http.ticks import TickLog
 from mindspace.llm.port import LLM
 from mindspace.state.port import Store
+from mindspace.tools.registry import ToolRegistry
 
-__all__ = ["AssistantHub", "StreamItem"]
+__all__ = ["AssistantHub", "StreamItem", "assistant_missing"]
 
 logger = logging.getLogger("mindspace.http")
 
@@ -37,9 +38,9 @@ Listener = Callable[[StreamItem], None]
 @dataclass
 class _Slot:
     assistant: Assistant
-    ticking: asyncio.Lock = field(default_factory=asyncio.Lock)
+    ticks_running: int = 0
     listeners: list[Listener] = field(default_factory=list)
-    unsubscribe: Callable[[], None] | None = None
+    unsubscribes: list[Callable[[], None]] = field(default_factory=list)
 
 
 class AssistantHub:
@@ -52,6 +53,8 @@ class AssistantHub:
         clock: The time source (the system clock by default).
         embedder: The embedder for semantic memory (None: lexical search only).
         tick_history: Recent ticks kept per assistant for the dashboard.
+        tools: The tools every assistant has (the built-in ones by default); a host adds
+            its own here (they are callable at ``POST .../tools/{name}`` too).
         owns_store: Close the store when the hub closes.
     """
 
@@ -64,6 +67,7 @@ class AssistantHub:
         clock: Clock | None = None,
         embedder: Embedder | None = None,
         tick_history: int = 20,
+        tools: ToolRegistry | None = None,
         owns_store: bool = False,
     ) -> None:
         self.store = store
@@ -72,9 +76,9 @@ class AssistantHub:
         self.clock: Clock = clock or SystemClock()
         self.embedder = embedder
         self.ticks = TickLog(tick_history)
+        self.tools = tools
         self.owns_store = owns_store
         self._slots: dict[str, _Slot] = {}
-        self._nudges: list[Callable[[str], None]] = []
 
     # -- assistants --------------------------------------------------------------------
     def assistant_keys(self) -> list[str]:
@@ -82,7 +86,12 @@ class AssistantHub:
         return [info.key for info in self.store.list_assistants()]
 
     def open_keys(self) -> list[str]:
-        """Keys of the assistants opened by this hub."""
+        """Keys of the assistants this hub serves (the driver schedules these).
+
+        Assistants created in the store by another process since the last call are
+        opened first, so a running server serves them too.
+        """
+        self.open_all()
         return list(self._slots)
 
     def get(self, key: str) -> Assistant:
@@ -104,18 +113,18 @@ class AssistantHub:
         """Create the assistant ``key``.
 
         Raises:
-            ConflictError: it exists already.
+            AlreadyExistsError: it exists already.
             ConfigError: a malformed key.
         """
         if key in self._slots or key in self.assistant_keys():
-            raise ConflictError(
-                f"Assistant {key!r} already exists",
-                f"Use it with GET /v1/assistants/{key}, or choose another key.",
+            raise AlreadyExistsError(
+                f"Assistant {key!r} already exists; use it with GET /v1/assistants/{key}, "
+                "or create one under another key."
             )
         return self._open(key, create=True).assistant
 
     def open_all(self) -> None:
-        """Open every assistant in the store (so the background ticker serves them)."""
+        """Open every assistant in the store (so the background ticks serve them)."""
         for key in self.assistant_keys():
             if key not in self._slots:
                 try:
@@ -132,38 +141,53 @@ class AssistantHub:
             clock=self.clock,
             settings=self.settings,
             embedder=self.embedder,
+            tools=self.tools,
         )
         slot = _Slot(assistant)
-        slot.unsubscribe = assistant.subscribe(lambda notice: self._relay(key, notice))
+        slot.unsubscribes.append(assistant.subscribe(lambda notice: self._relay(key, notice)))
         self._slots[key] = slot
         return slot
 
     def close(self) -> None:
         """Stop relaying notices; close the store if the hub owns it."""
         for slot in self._slots.values():
-            if slot.unsubscribe is not None:
-                slot.unsubscribe()
+            for unsubscribe in slot.unsubscribes:
+                unsubscribe()
         self._slots.clear()
         close = getattr(self.store, "close", None)
         if self.owns_store and callable(close):
             close()
 
-    # -- ticks -------------------------------------------------------------------------
+    # -- ticks (the driver's TickSource) -------------------------------------------------
     def is_ticking(self, key: str) -> bool:
-        """Whether a tick of ``key`` is running now."""
+        """Whether a tick of ``key`` started by this hub is running now."""
         slot = self._slots.get(key)
-        return slot is not None and slot.ticking.locked()
+        return slot is not None and slot.ticks_running > 0
 
-    async def tick(self, key: str) -> tuple[TickResult, dict[str, Any] | None]:
-        """Run one tick of ``key`` (waiting for a running one to finish first).
+    async def tick(self, key: str) -> TickResult:
+        """Run one tick of ``key`` and keep it in the tick log (the driver calls this)."""
+        result, _ = await self.run_tick(key)
+        return result
+
+    async def run_tick(self, key: str) -> tuple[TickResult, dict[str, Any] | None]:
+        """Run one tick of ``key`` (the engine waits for a running one to finish first).
 
         Returns the result and its record in the tick log (None for idle ticks).
         """
         self.get(key)
         slot = self._slots[key]
-        async with slot.ticking:
+        slot.ticks_running += 1
+        try:
             result = await slot.assistant.tick()
+        finally:
+            slot.ticks_running -= 1
         return result, self.record(key, result)
+
+    def watch(self, key: str, listener: Callable[[Notice], None]) -> None:
+        """Call ``listener`` with every notice of ``key`` until the hub closes."""
+        self.get(key)
+        slot = self._slots[key]
+        slot.unsubscribes.append(slot.assistant.subscribe(listener))
 
     def record(self, key: str, result: TickResult) -> dict[str, Any] | None:
         """Keep ``result`` in the tick log and tell the stream; returns its record."""
@@ -175,34 +199,6 @@ class AssistantHub:
                 {"number": record["number"], "kind": record["kind"], "status": record["status"]},
             )
         return record
-
-    def on_nudge(self, callback: Callable[[str], None]) -> None:
-        """Call ``callback(key)`` when ``key`` should tick soon (an event arrived)."""
-        self._nudges.append(callback)
-
-    def nudge(self, key: str) -> None:
-        """Ask the background ticker to tick ``key`` soon."""
-        for callback in self._nudges:
-            callback(key)
-
-    # -- writes the engine does not serialise ------------------------------------------
-    async def sleep(self, key: str, reason: str, *, deep: bool) -> OperatingMode:
-        """Put ``key`` to sleep, never in the middle of a tick's unit of work."""
-        assistant = self.get(key)
-        async with assistant.lock:
-            return assistant.sleep(reason, deep=deep)
-
-    async def wake(self, key: str, reason: str) -> OperatingMode:
-        """Wake ``key``, never in the middle of a tick's unit of work."""
-        assistant = self.get(key)
-        async with assistant.lock:
-            return assistant.wake(reason)
-
-    async def reject(self, key: str, approval_id: str, decided_by: str, reason: str) -> None:
-        """Reject a pending approval of ``key``."""
-        assistant = self.get(key)
-        async with assistant.lock:
-            assistant.reject(approval_id, decided_by, reason)
 
     # -- the live stream ---------------------------------------------------------------
     def subscribe(self, key: str, listener: Listener) -> Callable[[], None]:
@@ -241,5 +237,6 @@ class AssistantHub:
 def assistant_missing(key: str) -> AssistantNotFoundError:
     """The error for an assistant that is not there."""
     return AssistantNotFoundError(
-        f"No assistant {key!r}; create it with POST /v1/assistants or check the key."
+        f"No assistant {key!r}",
+        "Create it with POST /v1/assistants, or list the assistants with GET /v1/assistants.",
     )

@@ -11,7 +11,6 @@ from mindspace.engine.assistant import assistant_tools
 from mindspace.hosts.http.auth import CallerDep, KeyDep
 from mindspace.hosts.http.errors import ApiError
 from mindspace.hosts.http.schemas import CreateAssistant, HubDep
-from mindspace.hosts.http.views import assistant_summary
 
 __all__ = ["router"]
 
@@ -59,10 +58,10 @@ async def create_assistant(body: CreateAssistant, caller: CallerDep, hub: HubDep
             "Use a token whose MINDSPACE_API_TOKENS entry names this key, or '*'.",
         )
     assistant = hub.create(body.key)
-    return {"success": True, "assistant": assistant_summary(assistant)}
+    return {"success": True, "assistant": assistant.views.summary()}
 
 
 @router.get("/assistants/{key}", tags=["assistants"], summary="One assistant at a glance")
 async def get_assistant(key: KeyDep, hub: HubDep) -> dict[str, Any]:
     """Mode, token usage, session metrics and counts of everything it holds."""
-    return {"success": True, "assistant": assistant_summary(hub.get(key))}
+    return {"success": True, "assistant": hub.get(key).views.summary()}

@@ -22,7 +22,7 @@ async def sleep(
 ) -> dict[str, Any]:
     """Sleep starts in the compacting phase; sleep ticks then run every tick_rate_sleep."""
     request = body or SleepIn()
-    state = await hub.sleep(key, request.reason, deep=request.deep)
+    state = await hub.get(key).sleep(request.reason, deep=request.deep)
     return {"success": True, "mode": state.model_dump(mode="json")}
 
 
@@ -32,14 +32,14 @@ async def wake(
 ) -> dict[str, Any]:
     """Wake now, even mid-phase (what is done so far is kept), with the wake cooldown."""
     request = body or WakeIn()
-    state = await hub.wake(key, request.reason)
+    state = await hub.get(key).wake(request.reason)
     return {"success": True, "mode": state.model_dump(mode="json")}
 
 
 @router.get("/approvals", tags=["approvals"], summary="Tool calls waiting for approval")
 async def approvals(key: KeyDep, hub: HubDep) -> dict[str, Any]:
     """DANGEROUS tool calls the model made under dangerous_requires_confirm."""
-    pending = hub.get(key).pending_approvals()
+    pending = hub.get(key).views.pending_approvals()
     return {"success": True, "approvals": [a.model_dump(mode="json") for a in pending]}
 
 
@@ -52,10 +52,13 @@ async def approve(
     hub: HubDep,
     body: Annotated[Decision | None, Body()] = None,
 ) -> dict[str, Any]:
-    """The call runs now; its result is returned and stored with the approval."""
+    """The call runs now; its result is returned and stored with the approval.
+
+    The model hears of the decision (and the output) on its next tick.
+    """
     decision = body or Decision()
-    result = await hub.get(key).approve(approval_id, decision.decided_by)
-    return {"success": True, "approval_id": approval_id, "result": result}
+    approval = await hub.get(key).approve(approval_id, decision.decided_by)
+    return {"success": True, "approval_id": approval_id, "result": approval.result}
 
 
 @router.post("/approvals/{approval_id}/reject", tags=["approvals"], summary="Reject a call")
@@ -65,7 +68,7 @@ async def reject(
     hub: HubDep,
     body: Annotated[Decision | None, Body()] = None,
 ) -> dict[str, Any]:
-    """The call never runs."""
+    """The call never runs; the model hears of the decision on its next tick."""
     decision = body or Decision()
-    await hub.reject(key, approval_id, decision.decided_by, decision.reason)
+    await hub.get(key).reject(approval_id, decision.decided_by, decision.reason)
     return {"success": True, "approval_id": approval_id, "status": "rejected"}

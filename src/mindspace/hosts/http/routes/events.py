@@ -6,11 +6,11 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path
 
+from mindspace.engine.views import event_view
 from mindspace.hosts.http.auth import KeyDep
 from mindspace.hosts.http.errors import ApiError
 from mindspace.hosts.http.schemas import EventIn, HubDep
 from mindspace.hosts.http.ticks import tick_summary
-from mindspace.hosts.http.views import event_view
 
 __all__ = ["router"]
 
@@ -23,31 +23,29 @@ EventId = Annotated[str, Path(min_length=1, max_length=64, description="The even
 async def post_event(key: KeyDep, body: EventIn, hub: HubDep) -> dict[str, Any]:
     """Put an event in the assistant's queue; its next tick takes it (urgent ones first).
 
-    Poll ``GET .../events/{event_id}`` (or watch the stream) for the reply.
+    Poll ``GET .../events/{event_id}`` (or watch the stream) for the reply. The background
+    ticks hear of the event themselves (the ``event_queued`` notice) and tick soon.
     """
-    assistant = hub.get(key)
-    event = assistant.enqueue_event(
+    event = hub.get(key).enqueue_event(
         body.content,
         type=body.type,
         source_entity=body.source_entity,
         location=body.location,
         metadata=body.metadata,
     )
-    if assistant.mode().mode == "awake" or event.urgent:
-        hub.nudge(key)
     return {"success": True, "event_id": event.id, "status": event.status, "urgent": event.urgent}
 
 
 @router.get("/events", tags=["events"], summary="Events not yet processed")
 async def open_events(key: KeyDep, hub: HubDep) -> dict[str, Any]:
     """Pending and interrupted events, most urgent first."""
-    return {"success": True, "events": [event_view(e) for e in hub.get(key).open_events()]}
+    return {"success": True, "events": [event_view(e) for e in hub.get(key).views.open_events()]}
 
 
 @router.get("/events/{event_id}", tags=["events"], summary="An event's status and reply")
 async def get_event(key: KeyDep, event_id: EventId, hub: HubDep) -> dict[str, Any]:
     """pending, processing, done (with the reply) or failed (with the error)."""
-    event = hub.get(key).event(event_id)
+    event = hub.get(key).views.event(event_id)
     if event is None:
         raise ApiError(
             404,
@@ -62,7 +60,7 @@ async def tick_now(key: KeyDep, hub: HubDep) -> dict[str, Any]:
     """Run a tick at once (after a running one finishes): an event, goal work, a sleep tick
     or nothing (idle). Returns the tick's record as the context viewer shows it.
     """
-    result, record = await hub.tick(key)
+    result, record = await hub.run_tick(key)
     return {
         "success": True,
         "kind": result.kind,

@@ -7,23 +7,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query
 
 from mindspace.hosts.http.auth import KeyDep
-from mindspace.hosts.http.errors import ApiError, status_for_tool_error
+from mindspace.hosts.http.errors import ApiError
 from mindspace.hosts.http.responses import SafeJSONResponse as JSONResponse
 from mindspace.hosts.http.schemas import HubDep
-from mindspace.hosts.http.views import (
-    entities_view,
-    entity_view,
-    goal_tree,
-    journal_page,
-    memory_graph,
-    memory_list,
-    mode_view,
-    projects_view,
-    session_memory_view,
-    working_memory_view,
-)
 from mindspace.journal.search import JournalFilter
-from mindspace.memory.entities import EntityBook
 
 __all__ = ["router"]
 
@@ -40,19 +27,20 @@ Tags = Annotated[
 @router.get("/goals", summary="The goal tree with progress")
 async def goals(key: KeyDep, hub: HubDep) -> dict[str, Any]:
     """Root goals with nested ``subtasks``; parents carry the rolled-up progress."""
-    return goal_tree(hub.get(key))
+    return hub.get(key).views.goal_tree()
 
 
 @router.get("/projects", summary="Projects, the active one named")
 async def projects(key: KeyDep, hub: HubDep) -> dict[str, Any]:
     """Every project with its status and context; ``active`` is the loaded one."""
-    return projects_view(hub.get(key))
+    return hub.get(key).views.projects_view()
 
 
 @router.get("/session-memory", summary="Key facts, learned patterns, completed tasks")
 async def session_memory(key: KeyDep, hub: HubDep) -> dict[str, Any]:
     """The session memory."""
-    return session_memory_view(hub.get(key))
+    memory = hub.get(key).views.session_memory()
+    return {"success": True, **memory.model_dump(mode="json")}
 
 
 @router.get("/journal", summary="Journal entries, newest first, filtered and paged")
@@ -73,8 +61,7 @@ async def journal(
     reflection state (importance gathered towards the next reflection).
     """
     where = JournalFilter(tags=tuple(tag or ()), days_back=days, project=project)
-    return journal_page(
-        hub.get(key),
+    return hub.get(key).views.journal_page(
         where,
         query=query,
         min_importance=min_importance,
@@ -100,8 +87,8 @@ async def memories(
     """
     assistant = hub.get(key)
     if not query.strip():
-        listed = memory_list(
-            assistant, offset=offset, limit=limit, min_trust=min_trust, tags=list(tag or ())
+        listed = assistant.views.memory_page(
+            offset=offset, limit=limit, min_trust=min_trust, tags=list(tag or ())
         )
         return JSONResponse(listed)
     args = {
@@ -110,21 +97,20 @@ async def memories(
         "min_source_trust": min_trust,
         "tags": list(tag or ()),
     }
-    outcome = await assistant.run_tool("recall_memories", args, unit=assistant.read())
-    status = 200 if outcome.ok else status_for_tool_error(outcome.error_type)
-    return JSONResponse({**outcome.result, "query": query}, status_code=status)
+    outcome = await assistant.views.search_memories(args)
+    return JSONResponse({**outcome.result, "query": query}, status_code=outcome.http_status)
 
 
 @router.get("/memory-links", summary="The A-MEM link graph")
 async def memory_links(key: KeyDep, hub: HubDep) -> dict[str, Any]:
     """Memories as nodes and their A-MEM links (similarity scores) as edges."""
-    return memory_graph(hub.get(key))
+    return hub.get(key).views.memory_graph()
 
 
 @router.get("/entities", summary="Entity profiles with relationship state")
 async def entities(key: KeyDep, hub: HubDep) -> dict[str, Any]:
     """Every profile: type, attributes, observations, relationship, first and last seen."""
-    return entities_view(hub.get(key))
+    return hub.get(key).views.entities_view()
 
 
 @router.get("/entities/{entity_id}", summary="One entity profile")
@@ -134,32 +120,30 @@ async def entity(
     hub: HubDep,
 ) -> dict[str, Any]:
     """The profile of ``entity_id``."""
-    assistant = hub.get(key)
-    profile = EntityBook(
-        assistant.read(), assistant.clock, assistant.settings, assistant.guard
-    ).get(entity_id)
+    profile = hub.get(key).views.entity(entity_id)
     if profile is None:
         raise ApiError(
             404,
             f"No entity {entity_id!r} is known to {key!r}",
             "List the entities with GET .../entities.",
         )
-    return {"success": True, "entity": entity_view(profile)}
+    return {"success": True, "entity": profile.model_dump(mode="json")}
 
 
 @router.get("/working-memory", summary="Active conversations")
 async def working_memory(key: KeyDep, hub: HubDep) -> dict[str, Any]:
     """Topic, start, the last messages and pending actions of each active conversation."""
-    return working_memory_view(hub.get(key))
+    memory = hub.get(key).views.working_memory()
+    return {"success": True, **memory.model_dump(mode="json")}
 
 
 @router.get("/status", summary="Token usage, advisory level, loop and session metrics")
 async def status(key: KeyDep, hub: HubDep) -> dict[str, Any]:
     """What ``get_system_status`` reports, without counting as a tool call."""
-    return hub.get(key).status()
+    return hub.get(key).views.status()
 
 
 @router.get("/mode", summary="Operating mode, sleep phase, tick rate and schedule")
 async def mode(key: KeyDep, hub: HubDep) -> dict[str, Any]:
     """Awake or asleep; asleep, the phase (compacting, dreaming) and depth."""
-    return {"success": True, **mode_view(hub.get(key))}
+    return {"success": True, **hub.get(key).views.mode_view()}

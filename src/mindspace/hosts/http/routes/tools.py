@@ -15,7 +15,7 @@ from fastapi import APIRouter, Path, Request
 
 from mindspace.engine.assistant import assistant_tools
 from mindspace.hosts.http.auth import KeyDep
-from mindspace.hosts.http.errors import ApiError, status_for_tool_error
+from mindspace.hosts.http.errors import ApiError
 from mindspace.hosts.http.hub import AssistantHub
 from mindspace.hosts.http.responses import SafeJSONResponse as JSONResponse
 
@@ -57,8 +57,7 @@ async def _run(key: str, name: str, request: Request) -> JSONResponse:
     hub: AssistantHub = request.app.state.hub
     arguments = await _arguments(request)
     outcome = await hub.get(key).run_tool(name, arguments)
-    status = 200 if outcome.ok else status_for_tool_error(outcome.error_type)
-    return JSONResponse(outcome.result, status_code=status)
+    return JSONResponse(outcome.result, status_code=outcome.http_status)
 
 
 def _documented(name: str, description: str, schema: dict[str, Any]) -> None:
