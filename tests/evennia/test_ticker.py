@@ -111,5 +111,4 @@ class TestTicker(AssistantTestMixin, BaseEvenniaTest):
 
 
 async def _asleep(assistant: Any) -> None:
-    async with assistant.lock:
-        assistant.sleep("test", deep=True)
+    await assistant.sleep("test", deep=True)
