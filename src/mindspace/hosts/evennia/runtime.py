@@ -297,7 +297,11 @@ class AssistantRuntime:
         if self.closed or self.key not in self.policy.due(self._now()):
             return False
         self.policy.start(self.key)
-        deferred = self.bridge.run(self._tick())
+        try:
+            deferred = self.bridge.run(self._tick())
+        except BaseException:
+            self.policy.crash(self.key, self._now())  # or the slot would stay "running"
+            raise
         deferred.addCallbacks(self._ticked, self._tick_failed)
         deferred.addBoth(self._release)
         return True
