@@ -8,10 +8,8 @@ from typing import Any
 from evennia.objects.models import ObjectDB
 from evennia.utils.test_resources import BaseEvenniaCommandTest
 
-from mindspace.engine.records import Approval
 from mindspace.hosts.evennia.commands import AssistantAdminCmdSet, CmdAssistant
 from mindspace.hosts.evennia.testing import AssistantTestMixin, wait
-from mindspace.workspace.records import SystemPrompts
 
 
 class TestAssistantCommand(AssistantTestMixin, BaseEvenniaCommandTest):
@@ -95,17 +93,18 @@ class TestAssistantCommand(AssistantTestMixin, BaseEvenniaCommandTest):
     def test_sleep_and_wake(self) -> None:
         assert "is asleep (deep sleep)" in self.admin("Barkeep sleep deep")
         assert "sleep: deep sleep" in self.admin("Barkeep status")
-        assert self.assistant.mindspace.mode == "sleep"
+        assert self.on_loop(lambda a: a.views.mode().mode) == "sleep"
+        assert self.assistant.mindspace.next_due <= self.assistant.mindspace.seconds()
         assert "is awake" in self.admin("Barkeep wake")
-        assert self.on_loop(lambda a: a.mode().mode) == "awake"
+        assert self.on_loop(lambda a: a.views.mode().mode) == "awake"
         assert "Use 'assistant Barkeep sleep [deep]'" in self.admin("Barkeep sleep soundly")
 
     def test_prompt_shows_and_replaces_the_operator_prompt(self) -> None:
         assert "You are Barkeep" in self.admin("Barkeep prompt")
         out = self.admin("Barkeep prompt You are Barkeep, a gruff dwarf. Answer in one line.")
         assert "a gruff dwarf" in out
-        prompts = self.on_loop(lambda a: a.read().doc(SystemPrompts))
-        assert prompts.user_system_prompt == "You are Barkeep, a gruff dwarf. Answer in one line."
+        prompt = self.on_loop(lambda a: a.views.user_system_prompt())
+        assert prompt == "You are Barkeep, a gruff dwarf. Answer in one line."
 
     def test_approving_runs_the_command_as_the_assistant(self) -> None:
         self.assistant.permissions.add("Builder")
@@ -125,7 +124,7 @@ class TestAssistantCommand(AssistantTestMixin, BaseEvenniaCommandTest):
         assert "Created room Cellar" in out
         assert ObjectDB.objects.filter(db_key="Cellar").exists()
         self.hear(heard, "cellar is dug")
-        (approval,) = self.on_loop(lambda a: a.read().all(Approval))
+        approval = self.on_loop(lambda a: a.views.approval("apr_1"))
         assert (approval.status, approval.decided_by) == ("approved", "Char")
         assert "No approvals pending." in self.admin("Barkeep status")
         assert "No pending approval 'apr_1'" in self.admin("Barkeep approve 1")
@@ -139,15 +138,19 @@ class TestAssistantCommand(AssistantTestMixin, BaseEvenniaCommandTest):
         self.char1.account.permissions.add("Builder")  # checked for a puppeted character
         out = self.admin("Barkeep approve 1")
         assert "Barkeep holds the permission 'Developer', above yours" in out
+        assert "it ran" not in out
         self.llm.reply("Understood, no new room today.")
         heard = self.listen(self.char2)
         assert "Rejected apr_2" in self.admin("Barkeep reject 2 not today")
-        pending = self.on_loop(lambda a: [p.id for p in a.pending_approvals()])
+        pending = self.on_loop(lambda a: [p.id for p in a.views.pending_approvals()])
         assert pending == ["apr_1"]
         self.hear(heard, "no new room today")  # the assistant is told, and answers
         prompt = str(self.llm.requests[-1]["messages"])
         assert "[approval from Char" in prompt
-        assert "Char rejected your request apr_2: not today. It did not run." in prompt
+        assert (
+            "Char rejected your request apr_2 (execute_command): not today. It did not run."
+            in prompt
+        )
 
     def test_bad_input_gets_clear_errors(self) -> None:
         assert "No assistant called 'Bob'. Assistants: Barkeep (#" in self.admin("Bob status")

@@ -67,11 +67,15 @@ class TestTicker(AssistantTestMixin, BaseEvenniaTest):
         assert self.runtime.mode == "sleep"
         assert self.runtime.rate == 60
         assert self.runtime.next_due == 1_060
-        self.runtime.nudge()  # addressed speech does not rush a sleeper's ticks
+        self.runtime.nudge()  # an event that is not urgent does not rush a sleeper's ticks
         assert not self.runtime.busy
+        assert self.runtime.next_due == 1_060
         self.clock.advance(60)
         self.tick()
         assert self.runtime.ticks == 2
+        self.runtime.nudge(urgent=True)  # an urgent one does (the tick may wake it)
+        settle(lambda: self.runtime.ticks == 3 and not self.runtime.busy, what="a rushed tick")
+        assert self.clock.seconds() == 1_060
 
     def test_an_event_tick_is_followed_at_once_by_the_next(self) -> None:
         addressed = {"classification": "direct_addressing"}
@@ -111,5 +115,4 @@ class TestTicker(AssistantTestMixin, BaseEvenniaTest):
 
 
 async def _asleep(assistant: Any) -> None:
-    async with assistant.lock:
-        assistant.sleep("test", deep=True)
+    await assistant.sleep("test", deep=True)

@@ -31,7 +31,7 @@ def _prompt_text(request: dict[str, Any]) -> str:
 
 class TestAssistantCharacter(AssistantTestMixin, BaseEvenniaTest):
     def events(self) -> list[Any]:
-        return self.on_loop(lambda a: a.open_events())
+        return self.on_loop(lambda a: a.views.open_events())
 
     def test_a_new_assistant_has_a_key_a_tag_and_a_persistent_ticker(self) -> None:
         assert self.assistant.attributes.get("mindspace_key") == "barkeep"
@@ -71,7 +71,7 @@ class TestAssistantCharacter(AssistantTestMixin, BaseEvenniaTest):
         assert event.content == "lovely weather today, Char2"
         assert event.metadata["present"] == ["Char", "Char2"]
         wait(self.assistant.mindspace.call(lambda a: a.tick()))
-        buffer = self.on_loop(lambda a: a.read().doc(ContextBuffer))
+        buffer = self.on_loop(lambda a: a.core.read().doc(ContextBuffer))
         assert [m.text for m in buffer.messages] == ["lovely weather today, Char2"]
         assert self.llm.requests == []  # ambient speech costs no LLM call
 
@@ -130,7 +130,7 @@ class TestAssistantCharacter(AssistantTestMixin, BaseEvenniaTest):
         report = self.assistant.mindspace.last_report
         assert report is not None
         assert report.status == "failed"
-        event = self.on_loop(lambda a: a.event(report.event_id))
+        event = self.on_loop(lambda a: a.views.event(report.event_id))
         assert event.status == "failed"
         assert "LLMProviderError" in event.error
 
@@ -212,7 +212,7 @@ class TestAssistantCharacter(AssistantTestMixin, BaseEvenniaTest):
         heard = self.listen(self.char1)
         self.char1.at_say("Barkeep, build a cellar")
         self.hear(heard, "asked for the cellar")
-        (approval,) = self.on_loop(lambda a: a.pending_approvals())
+        (approval,) = self.on_loop(lambda a: a.views.pending_approvals())
         assert (approval.id, approval.tool) == ("apr_1", "execute_command")
         assert json.loads(approval.arguments) == {"command": "dig Cellar"}
         (result,) = [m for m in self.llm.requests[-1]["messages"] if m["role"] == "tool"]
@@ -241,7 +241,7 @@ class TestAssistantCharacter(AssistantTestMixin, BaseEvenniaTest):
         self.assistant.mindspace.poll()
         self.hear(heard, "miles away")
         assert self.events() == []
-        done = self.on_loop(lambda a: a.event(event.id))
+        done = self.on_loop(lambda a: a.views.event(event.id))
         assert (done.status, done.attempts) == ("done", 2)
 
     def test_configuration_order(self) -> None:

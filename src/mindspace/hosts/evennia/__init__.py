@@ -26,7 +26,6 @@ if TYPE_CHECKING:
         InspectLocationTool,
         MoveTool,
         WhisperTool,
-        approving,
     )
     from mindspace.hosts.evennia.typeclasses import (
         AssistantCharacter,
@@ -54,7 +53,6 @@ __all__ = [
     "Perceived",
     "TickReport",
     "WhisperTool",
-    "approving",
     "get_bridge",
     "resolve_config",
     "runtime_for",
@@ -79,7 +77,6 @@ _EXPORTS = {
     "Perceived": "perception",
     "TickReport": "runtime",
     "WhisperTool": "tools",
-    "approving": "tools",
     "get_bridge": "bridge",
     "resolve_config": "config",
     "runtime_for": "runtime",

@@ -16,9 +16,9 @@ from evennia.commands.command import Command
 from evennia.utils.search import search_tag
 
 from mindspace.engine.assistant import Assistant
+from mindspace.engine.records import Approval
 from mindspace.errors import MindspaceError, ToolError
 from mindspace.hosts.evennia.runtime import AssistantRuntime
-from mindspace.hosts.evennia.tools import approving
 from mindspace.hosts.evennia.typeclasses import ASSISTANT_TAG, TAG_CATEGORY, TICKER_KEY
 from mindspace.hosts.evennia.views import (
     TickerData,
@@ -34,7 +34,6 @@ from mindspace.hosts.evennia.views import (
     render_memories,
     render_status,
 )
-from mindspace.workspace.records import SystemPrompts
 
 __all__ = ["SUBCOMMANDS", "AssistantAdminCmdSet", "CmdAssistant", "find_assistants"]
 
@@ -227,12 +226,10 @@ class CmdAssistant(Command):
         reason = f"put to sleep by {self.caller.key}"
 
         async def sleep(assistant: Assistant) -> str:
-            async with assistant.lock:
-                return assistant.sleep(reason, deep=deep).sleep_depth
+            return (await assistant.sleep(reason, deep=deep)).sleep_depth
 
         def done(depth: str) -> None:
-            runtime.mode = "sleep"
-            runtime.next_due = 0.0
+            runtime.reschedule()
             self._say(f"{character.key} is asleep ({depth} sleep); it consolidates its memory.")
 
         return runtime.call(sleep).addCallback(done)
@@ -241,12 +238,10 @@ class CmdAssistant(Command):
         reason = f"woken by {self.caller.key}"
 
         async def wake(assistant: Assistant) -> None:
-            async with assistant.lock:
-                assistant.wake(reason)
+            await assistant.wake(reason)
 
         def done(_: None) -> None:
-            runtime.mode = "awake"
-            runtime.next_due = 0.0
+            runtime.reschedule()
             self._say(f"{character.key} is awake.")
 
         return runtime.call(wake).addCallback(done)
@@ -256,21 +251,12 @@ class CmdAssistant(Command):
         self._check_rank(character)
         approver = str(self.caller.key)
 
-        async def approve(assistant: Assistant) -> dict[str, Any]:
-            with approving(approver):
-                result = await assistant.approve(approval_id, approver)
-            outcome = "ran" if result.get("success") else f"failed: {result.get('error')}"
-            output = str(result.get("output") or "")
-            assistant.enqueue_event(
-                f"{approver} approved your request {approval_id}; it {outcome}."
-                + (f" Output:\n{output}" if output else ""),
-                type="approval",
-                source_entity=approver,
-            )
-            return result
+        async def approve(assistant: Assistant) -> Approval:
+            # The engine runs the call and tells the model the outcome on its next tick.
+            return await assistant.approve(approval_id, approver)
 
-        def done(result: dict[str, Any]) -> None:
-            self._say(render_approval(approval_id, result))
+        def done(approval: Approval) -> None:
+            self._say(render_approval(approval_id, approval.result))
             runtime.nudge()
 
         return runtime.call(approve).addCallback(done)
@@ -280,18 +266,10 @@ class CmdAssistant(Command):
         reason = self.rest.partition(" ")[2].strip()
         rejecter = str(self.caller.key)
 
-        async def reject(assistant: Assistant) -> None:
-            async with assistant.lock:
-                assistant.reject(approval_id, rejecter, reason)
-            assistant.enqueue_event(
-                f"{rejecter} rejected your request {approval_id}"
-                + (f": {reason}" if reason else "")
-                + ". It did not run.",
-                type="approval",
-                source_entity=rejecter,
-            )
+        async def reject(assistant: Assistant) -> Approval:
+            return await assistant.reject(approval_id, rejecter, reason)
 
-        def done(_: None) -> None:
+        def done(_: Approval) -> None:
             self._say(f"Rejected {approval_id}; it will not run.")
             runtime.nudge()
 
@@ -302,9 +280,8 @@ class CmdAssistant(Command):
 
         async def prompt(assistant: Assistant) -> str:
             if text:
-                async with assistant.lock:
-                    assistant.set_user_system_prompt(text)
-            return assistant.read().doc(SystemPrompts).user_system_prompt
+                await assistant.set_user_system_prompt(text)
+            return assistant.views.user_system_prompt()
 
         def done(current: str) -> None:
             if text:

@@ -4,18 +4,20 @@ Two threads meet here, and every attribute says which one owns it:
 
 * **reactor thread** (Evennia, Django): :meth:`AssistantRuntime.enqueue`,
   :meth:`~AssistantRuntime.poll`, :meth:`~AssistantRuntime.nudge`,
-  :meth:`~AssistantRuntime.call` and the ticker state (``busy``, ``next_due``,
-  ``ticks``...). They never wait: they hand coroutines to the bridge and get Deferreds.
+  :meth:`~AssistantRuntime.call` and the ticker state (the schedule, ``ticks``...).
+  They never wait: they hand coroutines to the bridge and get Deferreds.
 * **asyncio thread** (mindspace): the :class:`~mindspace.engine.assistant.Assistant`,
   opened lazily on first use, and its store. It never touches Django; the world it
   acts on (:class:`~mindspace.hosts.evennia.world.EvenniaWorld`) hops to the reactor.
 
-The ticker. A persistent Script calls :meth:`poll` every second. A tick starts only when
-none is running (the busy guard: ``Script.at_repeat`` ignores return values, so nothing
-else would stop overlapping ticks) and the tick is due: ``tick_rate()`` seconds after
-the last one, by the operating mode (awake: ``tick_rate_awake``, 5 s; asleep: the sleep
-schedule's rate, 60 s). An event tick is followed at once by the next (a backlog drains
-without waiting), and an addressed event wakes an awake ticker early (:meth:`nudge`).
+The ticker. A persistent Script calls :meth:`poll` every second; the engine's
+:class:`~mindspace.engine.scheduler.TickPolicy` (the same rules every host drives) says
+whether a tick is due. It never lets two ticks of the assistant overlap
+(``Script.at_repeat`` ignores return values, so nothing else would stop them), spaces
+ticks by the rate of the mode the last tick reported (awake: ``tick_rate_awake``, 5 s;
+asleep: the sleep schedule's rate, 60 s), follows an event tick at once (a backlog
+drains without waiting), makes an awake assistant due at once for an addressed event
+(:meth:`nudge`; a sleeper only for an urgent one) and backs off after failed ticks.
 A reload kills the server process mid-tick: the engine's queue is persistent and
 at-least-once, the interrupted event is still ``processing`` and nothing of the tick
 was committed, so the first tick after the restart runs it again.
@@ -27,22 +29,22 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from mindspace.clock import Clock
-from mindspace.embeddings.factory import build_embedder
 from mindspace.embeddings.port import Embedder
 from mindspace.engine.assistant import Assistant
 from mindspace.engine.records import Event
+from mindspace.engine.scheduler import TickPolicy
+from mindspace.engine.tick import TickResult
 from mindspace.hosts.evennia.bridge import Bridge, get_bridge
 from mindspace.hosts.evennia.config import AssistantConfig, resolve_config
 from mindspace.hosts.evennia.perception import Perceived
 from mindspace.hosts.evennia.tools import register_evennia_tools
 from mindspace.hosts.evennia.world import EvenniaWorld
 from mindspace.llm.port import LLM
-from mindspace.runtime import build_llm
-from mindspace.storage.sql import SqlStore
-from mindspace.workspace.records import SystemPrompts
+from mindspace.runtime import build_embedder, build_llm, open_store
+from mindspace.state.port import Store
 
 __all__ = [
     "AssistantRuntime",
@@ -58,13 +60,22 @@ logger = logging.getLogger("mindspace.evennia")
 
 T = TypeVar("T")
 
+
+class _OwnedStore(Store, Protocol):
+    """A store this module opened, and so closes."""
+
+    def close(self) -> None:
+        """Release its connections."""
+        ...
+
+
 _RUNTIMES: dict[int, AssistantRuntime] = {}
-_STORES: dict[str, SqlStore] = {}  # by URL; used on the asyncio thread only
+_STORES: dict[str, _OwnedStore] = {}  # by URL; used on the asyncio thread only
 
 
 @dataclass(frozen=True)
 class TickReport:
-    """What a tick did, handed from the asyncio thread to the reactor thread."""
+    """What a tick did, as the reactor thread keeps it (``runtime.last_report``)."""
 
     kind: str
     status: str
@@ -74,6 +85,20 @@ class TickReport:
     reply: str | None = None
     error: str | None = None
     source: str | None = None
+
+    @classmethod
+    def of(cls, result: TickResult, source: str | None = None) -> TickReport:
+        """The report of ``result``; ``source`` is who sent the event of a failed tick."""
+        return cls(
+            kind=result.kind,
+            status=result.status,
+            rate=result.rate,
+            mode=result.mode,
+            event_id=result.event_id,
+            reply=result.reply,
+            error=result.error,
+            source=source,
+        )
 
 
 class AssistantRuntime:
@@ -108,16 +133,15 @@ class AssistantRuntime:
         self._llm, self._embedder, self._clock = llm, embedder, clock
         self._now = now or (lambda: float(self.bridge.reactor.seconds()))
         # reactor thread
-        self.busy = False
+        self.policy = TickPolicy(awake_rate=config.settings.tick_rate_awake)
+        """When this assistant ticks (the engine's rules; touched on the reactor only)."""
+        self.policy.add(config.key)
         self.closed = False
-        self.next_due = 0.0
         self.ticks = 0
         self.failed_ticks = 0
         self.last_tick_at: float | None = None
         self.last_report: TickReport | None = None
-        self.mode: str | None = None
-        self.rate = config.settings.tick_rate_awake
-        self._again = False
+        self._poll_after = False
         # asyncio thread
         self._assistant: Assistant | None = None
         self._opening: asyncio.Lock | None = None
@@ -138,6 +162,26 @@ class AssistantRuntime:
         """The ticker's clock (the reactor's time, in seconds)."""
         return self._now()
 
+    @property
+    def busy(self) -> bool:
+        """Whether a tick is running."""
+        return self.policy.is_running(self.key)
+
+    @property
+    def next_due(self) -> float:
+        """When the next tick is due, in :meth:`seconds` (``-inf``: now)."""
+        return self.policy.next_due(self.key)
+
+    @property
+    def rate(self) -> float:
+        """Seconds between ticks in the mode the last tick reported."""
+        return self.policy.rate(self.key)
+
+    @property
+    def mode(self) -> str | None:
+        """The operating mode the last tick reported (None before the first tick)."""
+        return self.last_report.mode if self.last_report is not None else None
+
     # -- asyncio thread ----------------------------------------------------------------
     async def assistant(self) -> Assistant:
         """The assistant, opened (and created) on first use. Call on the loop."""
@@ -147,15 +191,15 @@ class AssistantRuntime:
             self._opening = asyncio.Lock()
         async with self._opening:
             if self._assistant is None:
-                self._assistant = self._open()
+                self._assistant = await self._open()
         return self._assistant
 
-    def _open(self) -> Assistant:
+    async def _open(self) -> Assistant:
         settings = self.config.settings
         url = settings.resolved_database_url()
         store = _STORES.get(url)
         if store is None:
-            store = _STORES[url] = SqlStore(url)
+            store = _STORES[url] = open_store(settings)
         assistant = Assistant.open(
             store,
             self.config.key,
@@ -167,9 +211,11 @@ class AssistantRuntime:
         )
         assistant.attach_world(self.world)
         register_evennia_tools(assistant.tools, self.world)
-        if not assistant.read().doc(SystemPrompts).user_system_prompt:
-            assistant.set_user_system_prompt(self.config.system_prompt)
-        logger.info("mindspace: assistant %r opened on %s", self.config.key, store.url)
+        if not assistant.views.user_system_prompt():
+            await assistant.set_user_system_prompt(self.config.system_prompt)
+        logger.info(
+            "mindspace: assistant %r opened on %s", self.config.key, assistant.views.store_url()
+        )
         return assistant
 
     async def _enqueue(self, perceived: Perceived) -> Event:
@@ -182,7 +228,7 @@ class AssistantRuntime:
             metadata=perceived.metadata(),
         )
 
-    async def _tick(self) -> TickReport:
+    async def _tick(self) -> tuple[TickResult, str | None]:
         assistant = await self.assistant()
         self._arm_thinking(assistant)
         try:
@@ -191,29 +237,19 @@ class AssistantRuntime:
             self.cancel_thinking()
         source = None
         if result.status == "failed" and result.event_id:
-            event = assistant.event(result.event_id)
+            event = assistant.views.event(result.event_id)
             source = event.source_entity if event is not None else None
-        return TickReport(
-            kind=result.kind,
-            status=result.status,
-            rate=assistant.tick_rate(),
-            mode=assistant.mode().mode,
-            event_id=result.event_id,
-            reply=result.reply,
-            error=result.error,
-            source=source,
-        )
+        return result, source
 
     def _arm_thinking(self, assistant: Assistant) -> None:
         delay = self.config.options.thinking_delay
-        if delay <= 0 or assistant.mode().mode != "awake":
+        if delay <= 0 or assistant.views.mode().mode != "awake":
             return
-        event = next((e for e in assistant.open_events() if not e.ambient), None)
+        event = next((e for e in assistant.views.open_events() if not e.ambient), None)
         if event is None:
             return
-        private = event.type == "whisper" or event.classification == "direct_message"
         loop = asyncio.get_running_loop()
-        self._thinking = loop.call_later(delay, self._think, event.source_entity, private)
+        self._thinking = loop.call_later(delay, self._think, event.source_entity, event.private)
 
     def _think(self, speaker: str | None, private: bool) -> None:
         self._thinking = None
@@ -235,7 +271,7 @@ class AssistantRuntime:
 
     # -- reactor thread ----------------------------------------------------------------
     def enqueue(self, perceived: Perceived) -> Any:
-        """Store ``perceived`` as an event; an addressed one wakes the ticker.
+        """Store ``perceived`` as an event; an addressed one nudges the ticker.
 
         Returns:
             A Deferred firing with the stored :class:`Event`, or with None when storing
@@ -245,7 +281,7 @@ class AssistantRuntime:
 
         def queued(event: Event) -> Event:
             if perceived.addressed:
-                self.nudge()
+                self.nudge(urgent=event.urgent)
             return event
 
         def failed(failure: Any) -> None:
@@ -257,24 +293,40 @@ class AssistantRuntime:
         return deferred.addCallbacks(queued, failed)
 
     def poll(self) -> bool:
-        """Start a tick if one is due and none is running; returns whether it started."""
-        if self.closed or self.busy or self._now() < self.next_due:
+        """Start a tick if the policy says one is due; returns whether it started."""
+        if self.closed or self.key not in self.policy.due(self._now()):
             return False
-        self.busy = True
-        deferred = self.bridge.run(self._tick())
+        self.policy.start(self.key)
+        try:
+            deferred = self.bridge.run(self._tick())
+        except BaseException:
+            self.policy.crash(self.key, self._now())  # or the slot would stay "running"
+            raise
         deferred.addCallbacks(self._ticked, self._tick_failed)
         deferred.addBoth(self._release)
         return True
 
-    def nudge(self) -> None:
-        """Tick as soon as possible (an addressed event arrived); not while asleep."""
-        if self.closed or self.mode == "sleep":
+    def nudge(self, *, urgent: bool = False) -> None:
+        """A new event for the assistant: tick at once if the policy makes it due.
+
+        An awake assistant is due at once (right after a running tick); a sleeping one
+        only for an ``urgent`` event (so that it can wake).
+        """
+        if self.closed or not self.policy.nudge(self.key, urgent=urgent):
             return
         if self.busy:
-            self._again = True
-            return
-        self.next_due = 0.0
-        self.poll()
+            self._poll_after = True  # the Script would only look again a second later
+        else:
+            self.poll()
+
+    def reschedule(self) -> None:
+        """Make the next tick due now: the mode changed outside a tick (an admin's command).
+
+        The tick then reports the new mode and its rate; the Script starts it within a
+        second.
+        """
+        if not self.closed:
+            self.policy.nudge(self.key, urgent=True)
 
     def call(self, fn: Callable[[Assistant], Awaitable[T]]) -> Any:
         """Run ``fn(assistant)`` on the loop; returns a Deferred fired on the reactor."""
@@ -291,14 +343,14 @@ class AssistantRuntime:
         if key is not None and _RUNTIMES.get(key) is self:
             del _RUNTIMES[key]
 
-    def _ticked(self, report: TickReport) -> None:
+    def _ticked(self, ticked: tuple[TickResult, str | None]) -> None:
+        result, source = ticked
         now = self._now()
+        self.policy.finish(self.key, now, result)
+        report = TickReport.of(result, source)
         self.ticks += 1
         self.last_tick_at = now
         self.last_report = report
-        self.mode = report.mode
-        self.rate = report.rate
-        self.next_due = now if report.kind == "event" else now + report.rate
         if report.status == "failed" and report.source:
             try:
                 self._report_failure(report)
@@ -308,7 +360,7 @@ class AssistantRuntime:
     def _tick_failed(self, failure: Any) -> None:
         from twisted.internet.defer import CancelledError
 
-        self.next_due = self._now() + self.rate
+        self.policy.crash(self.key, self._now())
         if failure.check(CancelledError, asyncio.CancelledError):
             return  # the server is shutting down; the event is retried after the restart
         self.failed_ticks += 1
@@ -318,10 +370,8 @@ class AssistantRuntime:
         )
 
     def _release(self, _result: Any) -> None:
-        self.busy = False
-        if self._again and not self.closed:
-            self._again = False
-            self.next_due = 0.0
+        if self._poll_after and not self.closed:
+            self._poll_after = False
             self.bridge.reactor.callLater(0, self.poll)
 
     def _report_failure(self, report: TickReport) -> None:

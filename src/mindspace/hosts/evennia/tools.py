@@ -5,25 +5,23 @@ once the world is attached; :func:`register_evennia_tools` adds these.
 
 ``execute_command`` runs a game command (``dig``, ``create``, ``describe``...) as the
 assistant's character. It is DANGEROUS and, in this integration, *always* needs
-approval: unless it runs inside :func:`approving` (the admin command's ``approve N``),
-it does not run but records a pending :class:`~mindspace.engine.records.Approval` - the
-same record the ReAct loop writes when an execution pattern asks for confirmation - and
-tells the model it awaits approval. This holds however the tool is reached: from a tick
-whose pattern does not require confirmation, from an autonomous tick, or by name.
+approval: unless the engine runs it for an approval (``ctx.approved_by`` is set: the
+admin command's ``approve N`` called :meth:`~mindspace.engine.assistant.Assistant.approve`),
+it does not run but records a pending :class:`~mindspace.engine.records.Approval` through
+:func:`~mindspace.engine.approvals.request_approval` - the same record the ReAct loop
+writes when an execution pattern asks for confirmation - and tells the model it awaits
+approval. This holds however the tool is reached: from a tick whose pattern does not
+require confirmation, from an autonomous tick, or by name. The engine tells the model
+the decision on its next tick.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from mindspace.clock import format_time
-from mindspace.engine.records import Approval, EngineState
+from mindspace.engine.approvals import request_approval
 from mindspace.errors import ToolFailedError
 from mindspace.tools.base import NoArgs, Tool, ToolArgs, ToolCategory, ToolContext
 
@@ -37,35 +35,11 @@ __all__ = [
     "InspectLocationTool",
     "MoveTool",
     "WhisperTool",
-    "approving",
-    "current_approver",
     "evennia_tools",
     "register_evennia_tools",
 ]
 
 MAX_COMMAND_CHARS = 500
-
-_APPROVER: ContextVar[str | None] = ContextVar("mindspace_evennia_approver", default=None)
-
-
-@contextmanager
-def approving(approver: str) -> Iterator[None]:
-    """Within this block (on the asyncio loop), ``execute_command`` really runs.
-
-    Example:
-        >>> with approving("Alice"):
-        ...     await assistant.approve("apr_1", decided_by="Alice")
-    """
-    token = _APPROVER.set(approver)
-    try:
-        yield
-    finally:
-        _APPROVER.reset(token)
-
-
-def current_approver() -> str | None:
-    """Who is approving the DANGEROUS call running now, if anyone."""
-    return _APPROVER.get()
 
 
 class WhisperArgs(ToolArgs):
@@ -146,11 +120,16 @@ class ExecuteCommandTool(Tool[ExecuteCommandArgs]):
 
     async def execute(self, ctx: ToolContext, args: ExecuteCommandArgs) -> dict[str, Any]:
         command = _checked_command(args.command)
-        approver = current_approver()
-        if approver is None:
-            return _request_approval(ctx, self.name, {"command": command})
+        if ctx.approved_by is None:
+            return request_approval(
+                ctx.unit,
+                ctx.clock,
+                self.name,
+                {"command": command},
+                reason="needs approval by a Builder",
+            )
         ran = await self.world.execute(command)
-        return {"success": True, "approved_by": approver, **ran}
+        return {"success": True, "approved_by": ctx.approved_by, **ran}
 
 
 def _checked_command(raw: str) -> str:
@@ -168,28 +147,6 @@ def _checked_command(raw: str) -> str:
             "Shorten it, or split the work into several commands.",
         )
     return command
-
-
-def _request_approval(ctx: ToolContext, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    unit = ctx.unit
-    state = unit.doc(EngineState)
-    approval_id = f"apr_{state.next_approval + 1}"
-    unit.put_doc(state.model_copy(update={"next_approval": state.next_approval + 1}))
-    unit.put(
-        Approval(
-            id=approval_id,
-            tool=tool,
-            arguments=json.dumps(arguments, ensure_ascii=False),
-            requested_at=format_time(ctx.clock.now()),
-        )
-    )
-    return {
-        "success": True,
-        "status": "awaiting_approval",
-        "approval_id": approval_id,
-        "message": f"{tool!r} needs approval by a Builder; it has not run yet and will run "
-        f"once approved ({approval_id}). You will be told the outcome.",
-    }
 
 
 def evennia_tools(world: EvenniaWorld) -> list[Tool[Any]]:

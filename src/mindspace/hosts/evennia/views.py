@@ -1,9 +1,9 @@
 """What the admin command shows: data gathered on the loop, tables drawn on the reactor.
 
-Each ``gather_*`` function reads an :class:`~mindspace.engine.assistant.Assistant` (call
-it on the asyncio thread) and returns plain data; each ``render_*`` function turns that
-data into text for a MUD client with Evennia's ``EvTable`` (call it on the reactor
-thread, where the command runs).
+Each ``gather_*`` function reads the engine's read models
+(:attr:`~mindspace.engine.assistant.Assistant.views`; call it on the asyncio thread) and
+returns plain data; each ``render_*`` function turns that data into text for a MUD client
+with Evennia's ``EvTable`` (call it on the reactor thread, where the command runs).
 """
 
 from __future__ import annotations
@@ -16,9 +16,8 @@ from evennia.utils.evtable import EvTable
 from mindspace.engine.assistant import Assistant
 from mindspace.engine.records import Approval, Event
 from mindspace.journal.records import JournalEntry
-from mindspace.memory.entities import EntityBook
 from mindspace.memory.records import EntityProfile, Memory
-from mindspace.workspace.records import Goal, SystemPrompts
+from mindspace.workspace.records import Goal
 
 __all__ = [
     "LIST_LIMIT",
@@ -79,24 +78,23 @@ class TickerData:
 # -- gathering (asyncio thread) ---------------------------------------------------------------
 def gather_status(assistant: Assistant) -> StatusData:
     """The status of ``assistant``."""
-    state = assistant.mode()
+    views = assistant.views
+    state = views.mode()
     if state.mode == "sleep":
         detail = f"{state.sleep_depth} sleep, phase {state.sleep_phase or '-'}"
     else:
         detail = f"since {_short(state.since)}" if state.since else ""
     detail += f" ({state.reason})" if state.reason else ""
-    status = assistant.status()
+    status = views.status()
     usage = status["token_usage"]
     metrics = status["session_metrics"]
-    unit = assistant.read()
-    prompt = unit.doc(SystemPrompts).user_system_prompt
     return StatusData(
         key=assistant.key,
         mode=state.mode,
         mode_detail=detail,
         model=_model(assistant),
-        embedder=assistant.embedder.name if assistant.embedder else "none (lexical search only)",
-        store=str(getattr(assistant.store, "url", "?")),
+        embedder=views.embedder_name() or "none (lexical search only)",
+        store=views.store_url(),
         usage_percent=float(usage["usage_percentage"]),
         advisory=str(status["token_advisory"].get("level", "?")),
         tool_calls=(
@@ -104,35 +102,32 @@ def gather_status(assistant: Assistant) -> StatusData:
             int(metrics["successful_calls"]),
             int(metrics["failed_calls"]),
         ),
-        open_events=tuple(assistant.open_events()[:LIST_LIMIT]),
-        approvals=tuple(assistant.pending_approvals()),
-        operator_prompt=prompt,
+        open_events=tuple(views.open_events()[:LIST_LIMIT]),
+        approvals=tuple(views.pending_approvals()),
+        operator_prompt=views.user_system_prompt(),
     )
 
 
 def gather_goals(assistant: Assistant) -> list[tuple[Goal, int]]:
     """Every goal, depth-first, with its depth."""
-    return list(assistant.goals().tree())
+    return list(assistant.views.goals().tree())
 
 
 def gather_journal(assistant: Assistant, limit: int = LIST_LIMIT) -> tuple[list[JournalEntry], int]:
     """The newest journal entries and how many there are."""
-    entries = sorted(assistant.read().all(JournalEntry), key=lambda e: e.id, reverse=True)
+    entries = assistant.views.journal_entries()
     return entries[:limit], len(entries)
 
 
 def gather_memories(assistant: Assistant, limit: int = LIST_LIMIT) -> tuple[list[Memory], int]:
     """The newest semantic memories and how many there are."""
-    memories = sorted(
-        assistant.read().all(Memory), key=lambda m: (m.occurred_at, m.id), reverse=True
-    )
+    memories = assistant.views.memories()
     return memories[:limit], len(memories)
 
 
 def gather_entities(assistant: Assistant) -> list[EntityProfile]:
     """Every entity profile, by first contact."""
-    book = EntityBook(assistant.read(), assistant.clock, assistant.settings, assistant.guard)
-    return book.all()
+    return assistant.views.entities()
 
 
 # -- rendering (reactor thread) ---------------------------------------------------------------
@@ -302,8 +297,9 @@ def render_entities(key: str, profiles: list[EntityProfile], width: int) -> str:
     return f"|wPeople {key} knows|n ({len(profiles)})\n{table}"
 
 
-def render_approval(approval_id: str, result: dict[str, Any]) -> str:
-    """The outcome of ``approve N``."""
+def render_approval(approval_id: str, result: dict[str, Any] | None) -> str:
+    """The outcome of ``approve N`` (``result``: the decided approval's tool result)."""
+    result = result or {}
     if result.get("success"):
         output = str(result.get("output") or "(no output)")
         return f"|gApproved {approval_id}|n; it ran. Output:\n{_escape(output)}"

@@ -217,6 +217,15 @@ def _on_reactor_execute(character: Any, command: str) -> Any:
         if len(output) > MAX_OUTPUT_CHARS:
             output = output[: MAX_OUTPUT_CHARS - 15] + "\n...(truncated)"
         if not isinstance(result, BaseException) and not _is_failure(result):
+            refused = _refusal(captured, command)
+            if refused:
+                # Evennia answers a command the character may not use (its lock failed)
+                # as if it did not exist; nothing ran, so this must not count as run.
+                raise ToolFailedError(
+                    f"{character.key} may not run {command!r}: {refused}",
+                    "Ask a Builder for the permission the command needs, or use another one.",
+                    output=output,
+                )
             return {"command": command, "output": output}
         error = getattr(result, "value", result)
         raise ToolFailedError(
@@ -228,6 +237,11 @@ def _on_reactor_execute(character: Any, command: str) -> Any:
     from twisted.internet.defer import maybeDeferred
 
     return maybeDeferred(character.execute_cmd, command).addBoth(finish)
+
+
+def _refusal(captured: list[str], command: str) -> str | None:
+    prefix = f"Command '{command}' is not available"
+    return next((line for line in captured if line.startswith(prefix)), None)
 
 
 def _is_failure(value: Any) -> bool:
