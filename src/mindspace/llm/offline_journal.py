@@ -19,9 +19,9 @@ import string
 from collections import Counter
 from collections.abc import Sequence
 
-from mindspace.journal.evidence import STOPWORDS
 from mindspace.journal.importance import score_importance_heuristic
 from mindspace.llm.port import Message, ToolSchema
+from mindspace.text import STOPWORDS
 
 __all__ = ["JOURNAL_SKILLS", "importance_skill", "insights_skill", "questions_skill"]
 
