@@ -14,7 +14,41 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["Settings", "default_data_dir"]
+from mindspace.errors import ConfigError
+
+__all__ = ["Settings", "database_url", "default_data_dir"]
+
+
+def database_url(path_or_url: str | Path) -> str:
+    """The SQLAlchemy URL for a database given as a file path or a URL.
+
+    Every place that accepts ``--db``, ``MINDSPACE_DATABASE_URL`` or a store path goes
+    through here, so a path means the same file everywhere.
+
+    Args:
+        path_or_url: A SQLAlchemy URL (anything with ``://``, returned as given) or the
+            path of a SQLite file (``~`` expanded, made absolute so the URL still names
+            the same file after the working directory changes).
+
+    Returns:
+        The URL, e.g. ``sqlite:////home/me/mindspace.db`` for ``~/mindspace.db``.
+
+    Raises:
+        ConfigError: ``path_or_url`` is blank.
+
+    Example:
+        >>> database_url("postgresql://db.example/mindspace")
+        'postgresql://db.example/mindspace'
+    """
+    text = str(path_or_url)
+    if not text.strip():
+        raise ConfigError(
+            f"Database {text!r} is blank; give a SQLite file path or a SQLAlchemy URL such "
+            "as 'sqlite:///mindspace.db'."
+        )
+    if "://" in text:
+        return text
+    return f"sqlite:///{Path(text).expanduser().resolve()}"
 
 
 def default_data_dir() -> Path:
@@ -303,9 +337,7 @@ class Settings(BaseSettings):
 
     def resolved_database_url(self) -> str:
         """The database URL to use: ``database_url`` or the SQLite file in ``data_dir``."""
-        if self.database_url:
-            return self.database_url
-        return f"sqlite:///{(self.data_dir / 'mindspace.db').expanduser()}"
+        return database_url(self.database_url or self.data_dir / "mindspace.db")
 
     @property
     def llm_configured(self) -> bool:

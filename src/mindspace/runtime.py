@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mindspace.config import Settings
+from mindspace.config import Settings, database_url
 from mindspace.engine.assistant import Assistant
 from mindspace.errors import ConfigError
 from mindspace.llm.offline import OfflineLLM
@@ -35,10 +35,7 @@ def open_store(
     """
     if db is None:
         return SqlStore(settings.resolved_database_url(), create=create)
-    text = str(db)
-    return (
-        SqlStore(text, create=create) if "://" in text else SqlStore.from_path(text, create=create)
-    )
+    return SqlStore(database_url(db), create=create)
 
 
 def build_embedder(settings: Settings) -> Embedder | None:

@@ -6,8 +6,6 @@ with episodic scoring; semantic memory can plug in another source later.
 
 from __future__ import annotations
 
-import re
-import string
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -15,23 +13,9 @@ from typing import Any, Protocol
 from mindspace.clock import Clock
 from mindspace.journal.episodic import EpisodicWeights, search_episodic_memory
 from mindspace.state.unit import Unit
+from mindspace.text import keywords
 
-__all__ = ["STOPWORDS", "Evidence", "EvidenceSource", "JournalEvidence", "question_keywords"]
-
-# fmt: off
-STOPWORDS = frozenset((
-    "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are",
-    "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but",
-    "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for",
-    "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "him",
-    "his", "how", "i", "if", "in", "into", "is", "it", "its", "just", "me", "more", "most",
-    "my", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our",
-    "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the",
-    "their", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too",
-    "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which",
-    "while", "who", "whom", "why", "will", "with", "would", "you", "your",
-))
-# fmt: on
+__all__ = ["Evidence", "EvidenceSource", "JournalEvidence", "question_keywords"]
 
 
 @dataclass(frozen=True)
@@ -55,13 +39,12 @@ class EvidenceSource(Protocol):
         ...
 
 
-_PUNCTUATION = re.compile(f"[{re.escape(string.punctuation)}]+")
-
-
 def question_keywords(question: str) -> str:
-    """A question reduced to its content words, as the episodic search query."""
-    words = _PUNCTUATION.sub(" ", question.lower()).split()
-    return " ".join(w for w in words if w not in STOPWORDS)
+    """A question reduced to its content words (:func:`mindspace.text.keywords`).
+
+    The result is the episodic search query: stopwords would only dilute its relevance.
+    """
+    return " ".join(keywords(question))
 
 
 class JournalEvidence:

@@ -30,6 +30,7 @@ import numpy.typing as npt
 from mindspace.clock import parse_time
 from mindspace.journal.records import JournalEntry
 from mindspace.state.unit import StateCache, Unit
+from mindspace.text import whitespace_words
 
 __all__ = ["EpisodicIndex", "RowScores", "indexes_for", "query_words"]
 
@@ -37,9 +38,8 @@ Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
 
 
-def query_words(text: str) -> set[str]:
-    """The words the spec's keyword overlap compares: lowercased, split on whitespace."""
-    return set(text.lower().split())
+query_words = whitespace_words
+"""The words the spec's keyword overlap compares (:func:`mindspace.text.whitespace_words`)."""
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from mindspace.llm.offline_chat import chat_skill
 from mindspace.llm.offline_journal import JOURNAL_SKILLS
 from mindspace.llm.offline_memory import MEMORY_SKILLS
-from mindspace.llm.offline_tavern import TAVERN_SKILLS
+from mindspace.llm.offline_workspace import WORKSPACE_SKILLS
 from mindspace.llm.port import LLMResponse, Message, ToolSchema
 
 __all__ = ["OFFLINE_MODEL_NAME", "OFFLINE_NOTICE", "OfflineLLM", "Skill", "decompose_skill"]
@@ -37,9 +37,31 @@ Skill = Callable[[Sequence[Message], Sequence[ToolSchema]], str | LLMResponse | 
 class OfflineLLM:
     """The rule-based stand-in model.
 
+    Built-in skills, in the order they are tried (each recognises the prompt mindspace
+    itself sends for that job):
+
+    * goal decomposition (:func:`decompose_skill`);
+    * journal: importance ratings, reflection questions and insights
+      (:mod:`mindspace.llm.offline_journal`);
+    * memory: fact extraction, conversation summaries, consolidation and the
+      pre-compaction flush (:mod:`mindspace.llm.offline_memory`);
+    * workspace: projects, goal progress, autonomous work, entity observations and the
+      project log (:mod:`mindspace.llm.offline_workspace`);
+    * conversation: answering events, turning requests into goals and stated facts into
+      session memories (:mod:`mindspace.llm.offline_chat`).
+
+    The model knows no particular story. A scenario (a demo, a test world) teaches it
+    its own lines with ``skills`` or :meth:`add_skill`; ``mindspace demo`` passes those
+    of :mod:`mindspace.hosts.cli.demo_script`.
+
     Args:
         skills: Extra skills, tried before the built-in ones.
         announce: Log :data:`OFFLINE_NOTICE` on creation (the default).
+
+    Example:
+        >>> def greet(messages, tools):
+        ...     return "Welcome!" if (messages[-1].content or "").endswith("Hello.") else None
+        >>> llm = OfflineLLM([greet], announce=False)
     """
 
     model = OFFLINE_MODEL_NAME
@@ -51,7 +73,7 @@ class OfflineLLM:
             decompose_skill,
             *JOURNAL_SKILLS,
             *MEMORY_SKILLS,
-            *TAVERN_SKILLS,
+            *WORKSPACE_SKILLS,
             chat_skill,
         ]
         if announce:

@@ -4,7 +4,7 @@ It recognises a tick's prompt (the pending event is the last user message, with 
 header the engine writes: ``[message from Alice in Square at ...]``) and plays a short,
 deterministic ReAct exchange:
 
-* a request ("can you build a tavern", "please find the amulet", "we need ...") becomes
+* a request ("can you build a bridge", "please find the amulet", "we need ...") becomes
   a goal, which is then decomposed, and the reply says so;
 * a stated preference or fact about the speaker ("I prefer formal address", "my name is
   ...", "remember that ...") becomes a third-person session-memory fact;

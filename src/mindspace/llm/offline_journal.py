@@ -19,9 +19,9 @@ import string
 from collections import Counter
 from collections.abc import Sequence
 
-from mindspace.journal.evidence import STOPWORDS
 from mindspace.journal.importance import score_importance_heuristic
 from mindspace.llm.port import Message, ToolSchema
+from mindspace.text import STOPWORDS, keywords
 
 __all__ = ["JOURNAL_SKILLS", "importance_skill", "insights_skill", "questions_skill"]
 
@@ -49,9 +49,8 @@ def _user_text(messages: Sequence[Message]) -> str:
 
 
 def _words(text: str) -> list[str]:
-    """Content words: lowercased, punctuation stripped, no stopwords, at least 4 letters."""
-    found = (w.strip(_STRIP).lower() for w in text.split())
-    return [w for w in found if len(w) >= 4 and w.isalpha() and w not in STOPWORDS]
+    """Content words (:func:`mindspace.text.keywords`) of at least 4 letters."""
+    return [w for w in keywords(text) if len(w) >= 4 and w.isalpha()]
 
 
 def _names(text: str) -> list[str]:

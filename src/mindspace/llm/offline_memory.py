@@ -89,7 +89,7 @@ def summary_skill(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> s
             sentence = re.split(r"(?<=[.!?])\s", line[6:].strip())[0]
             said.append(sentence.rstrip(".!?"))
     if not said:
-        return f"{who} and the tavern exchanged a few words."
+        return f"{who} and I exchanged a few words."
     return f"{who} said: " + "; ".join(said[-6:]) + "."
 
 

@@ -3,41 +3,22 @@
 Static BM25 libraries rebuild their matrices to add a document, which is too slow for
 memories that arrive a few at a time while queries keep coming. Here each term keeps a
 growing posting list; a query gathers the postings of its terms and scores them in a
-few vectorised operations (Okapi BM25, Lucene's idf, k1=1.5, b=0.75).
+few vectorised operations (Okapi BM25, Lucene's idf, k1=1.5, b=0.75). Terms come from
+:func:`mindspace.text.tokenize`, the analysis journal search shares.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable
 
 import numpy as np
 import numpy.typing as npt
-import Stemmer
+
+# ``tokenize`` is re-exported: memory.semantic and evaluation import it from here.
+from mindspace.text import STOPWORDS, tokenize
 
 __all__ = ["STOPWORDS", "LexicalIndex", "tokenize"]
-
-_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
-_STEMMER = Stemmer.Stemmer("english")
-
-_STOPWORD_TEXT = """
-a about above after again against all am an and any are as at be because been
-before being below between both but by can could did do does doing down during each
-few for from further had has have having he her here hers herself him himself his
-how i if in into is it its itself just me more most my myself no nor not now of off
-on once only or other our ours ourselves out over own same she should so some such
-than that the their theirs them themselves then there these they this those through
-to too under until up very was we were what when where which while who whom why
-will with would you your yours yourself yourselves s t d ll m re ve
-"""
-STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-
-
-def tokenize(text: str) -> list[str]:
-    """Lowercased, stemmed terms without stopwords."""
-    words = [w.split("'")[0] for w in _WORD.findall(text.lower())]
-    return list(_STEMMER.stemWords([w for w in words if w and w not in STOPWORDS]))
 
 
 class _Postings:

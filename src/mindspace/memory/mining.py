@@ -33,6 +33,7 @@ from mindspace.memory.records import Memory, memory_key
 from mindspace.memory.semantic import MemoryDraft, SemanticMemory
 from mindspace.state.models import Document
 from mindspace.state.unit import Unit
+from mindspace.text import normalized
 from mindspace.workspace.persona import PersonaGuard
 
 __all__ = [
@@ -242,10 +243,6 @@ _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 _NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|nobody|neither|nor)\b|n't\b", re.I)
 
 
-def _normal(text: str) -> str:
-    return " ".join(re.findall(r"\w+", text.casefold()))
-
-
 def _same_claim(a: str, b: str) -> bool:
     # Embeddings barely tell 50 gold from 80 gold, or "likes" from "does not like":
     # a fact with other numbers or the opposite polarity is news, not a duplicate.
@@ -258,9 +255,9 @@ def _duplicate_of(
     memory: SemanticMemory, text: str, speaker: str, threshold: float
 ) -> Memory | None:
     """An existing memory saying the same: the same words, or a near-identical claim."""
-    wanted = _normal(text)
+    wanted = normalized(text)
     for found in memory.recall(memory_key(text, speaker), limit=3):
-        if _normal(found.memory.content) == wanted:
+        if normalized(found.memory.content) == wanted:
             return found.memory
         similar = found.relevance is not None and found.relevance >= threshold
         if similar and _same_claim(text, found.memory.content):

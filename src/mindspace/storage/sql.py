@@ -25,6 +25,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import SQLAlchemyError
 
 from mindspace.clock import format_time
+from mindspace.config import database_url
 from mindspace.errors import AssistantNotFoundError, ConcurrencyError, ConfigError, StorageError
 from mindspace.state.port import AssistantInfo, Change, StoredRecord
 from mindspace.storage.migrations import migrate
@@ -94,7 +95,7 @@ class SqlStore:
         The file and its directory are created when missing, unless ``create`` is False:
         then a missing file raises :class:`StorageError`.
         """
-        return cls(f"sqlite:///{Path(path).expanduser()}", create=create)
+        return cls(database_url(path), create=create)
 
     def close(self) -> None:
         """Release every pooled connection."""

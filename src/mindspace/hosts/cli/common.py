@@ -196,13 +196,10 @@ def _how_to_create(db: str | None, key: str) -> str:
 
 
 def _require_database(settings: Settings, db: str | None, key: str | None) -> None:
+    from mindspace.config import database_url
     from mindspace.storage.sql import sqlite_file
 
-    url = db if db is not None and "://" in db else None
-    if db is not None and url is None:
-        path: Path | None = Path(db).expanduser()
-    else:
-        path = sqlite_file(url or settings.resolved_database_url())
+    path = sqlite_file(database_url(db) if db is not None else settings.resolved_database_url())
     if path is None or path.is_file():
         return
     source = "--db" if db is not None else _default_source(settings)
@@ -251,9 +248,9 @@ def database_location(settings: Settings, db: str | None) -> str:
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
 
-    if db is not None and "://" not in db:
-        return str(Path(db).expanduser().resolve())
-    url = db if db is not None else settings.resolved_database_url()
+    from mindspace.config import database_url
+
+    url = database_url(db) if db is not None else settings.resolved_database_url()
     try:
         parsed = make_url(url)
     except ArgumentError:

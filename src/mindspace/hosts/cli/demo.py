@@ -40,6 +40,7 @@ from mindspace.engine.modes import SleepSchedule
 from mindspace.engine.tick import TickResult
 from mindspace.hosts.cli.common import CliError, database_location, open_cli_store
 from mindspace.hosts.cli.demo_report import print_summary
+from mindspace.hosts.cli.demo_script import TAVERN_SKILLS
 from mindspace.llm.offline import OFFLINE_NOTICE, OfflineLLM
 from mindspace.runtime import build_embedder
 from mindspace.state.port import Store
@@ -346,7 +347,7 @@ def run_demo(settings: Settings, db: str | None, base_key: str, console: Console
             assistant = Assistant.open(
                 store,
                 key,
-                llm=OfflineLLM(announce=False),
+                llm=OfflineLLM(TAVERN_SKILLS, announce=False),
                 clock=clock,
                 settings=settings,
                 self_names=("Barkeep",),

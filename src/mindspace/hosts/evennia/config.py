@@ -32,7 +32,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from mindspace.config import Settings
+from mindspace.config import Settings, database_url
 from mindspace.errors import ConfigError
 
 __all__ = [
@@ -100,13 +100,6 @@ class AssistantConfig:
     system_prompt: str
     names: tuple[str, ...] = ()
     sources: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def store_path(self) -> Path | None:
-        """The SQLite file of the store, when it is one."""
-        if self.store_url.startswith("sqlite:///"):
-            return Path(self.store_url.removeprefix("sqlite:///"))
-        return None
 
 
 def lookup(obj: Any, name: str, default: Any = None, *, django_settings: Any = None) -> Any:
@@ -238,9 +231,7 @@ def _store_url(given: Any, django_settings: Any) -> str:
             "MINDSPACE_DATABASE_URL is empty; remove it to use <GAME_DIR>/server/"
             f"{STORE_FILE_NAME}, or give a SQLAlchemy URL or a file path."
         )
-    if "://" in text:
-        return text
-    return f"sqlite:///{Path(text).expanduser().resolve()}"
+    return database_url(text)
 
 
 def _validated(model: Any, values: dict[str, Any], sources: dict[str, str], obj: Any) -> Any:

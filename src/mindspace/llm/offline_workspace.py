@@ -16,7 +16,9 @@ After any exchange it adds follow-ups, once each: a session fact about the speak
 becomes an entity observation (favorability +0.05); thanks become an observation
 (favorability +0.25); and while a project is active, an exchange that changed the
 workspace is journaled with that project in ``related_projects``. Then it replies as the
-conversation skill would. Everything is deterministic and uses only offered tools.
+conversation skill would. Everything is deterministic and uses only offered tools, and
+nothing here knows any one story: scenario-specific lines belong in skills passed to
+``OfflineLLM(skills=...)`` (the demo's are in ``mindspace.hosts.cli.demo_script``).
 """
 
 from __future__ import annotations
@@ -30,8 +32,9 @@ from typing import Any
 
 from mindspace.llm.offline_chat import chat_skill
 from mindspace.llm.port import LLMResponse, Message, ToolCall, ToolSchema
+from mindspace.text import STOPWORDS, words
 
-__all__ = ["TAVERN_SKILLS", "workspace_skill"]
+__all__ = ["WORKSPACE_SKILLS", "workspace_skill"]
 
 OWN = "offline_ws_"
 FOLLOW = "offline_ws_follow_"
@@ -63,14 +66,10 @@ _GOAL = re.compile(
     r"\((?P<status>\w+)\)$",
     re.MULTILINE,
 )
+# Project keys are ASCII: a slug keeps only the ASCII letters of its words.
 _WORD = re.compile(r"[a-z]+")
-_STOP_WORDS = (
-    "a an the and or of to for in on at by with from into our your their this that these "
-    "those is are was were be been it its we you they he she them his her all any some "
-    "now just also very how what when where which who can could would should will please "
-    "has have had there here then than so as up out about over work"
-)
-_STOP = frozenset(_STOP_WORDS.split())
+# Requests add their own filler ("please also work on ...") to the shared stopwords.
+_STOP = STOPWORDS | {"also", "please", "work"}
 # Words that say *that* something is done, not *what*: never used to match goals.
 _GENERIC_WORDS = (
     "finished completed complete done built build ready raised laid installed fixed repaired "
@@ -388,11 +387,7 @@ def _goals(prompt: str) -> list[_GoalLine]:
 
 def _words(text: str) -> set[str]:
     """Content words cut to five letters ("rooms", "kitch"), without done-words."""
-    return {
-        w[:5]
-        for w in _WORD.findall(text.lower())
-        if w not in _STOP and w[:5] not in _GENERIC_PREFIXES
-    }
+    return {w[:5] for w in words(text) if w not in _STOP and w[:5] not in _GENERIC_PREFIXES}
 
 
 def _matching_leaves(said: str, goals: list[_GoalLine]) -> list[_GoalLine]:
@@ -427,8 +422,8 @@ def _best_project(what: str, prompt: str) -> str | None:
 def _slug(text: str) -> str:
     """A project key from the words before the first "with", "for", "in"... (at most 3)."""
     head = re.split(r"\b(?:with|for|in|at|near|by|from)\b", text.lower(), maxsplit=1)[0]
-    words = [w for w in _WORD.findall(head) if w not in _STOP][:3]
-    return "_".join(words)[:64]
+    parts = [w for w in _WORD.findall(head) if w not in _STOP][:3]
+    return "_".join(parts)[:64]
 
 
 def _sentence(text: str) -> str:
@@ -477,4 +472,4 @@ def _without_follow_ups(messages: Sequence[Message]) -> list[Message]:
     ]
 
 
-TAVERN_SKILLS = (workspace_skill,)
+WORKSPACE_SKILLS = (workspace_skill,)
