@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from mindspace.clock import Clock
-from mindspace.embeddings.factory import build_embedder
 from mindspace.embeddings.port import Embedder
 from mindspace.engine.assistant import Assistant
 from mindspace.engine.records import Event
@@ -40,8 +39,8 @@ from mindspace.hosts.evennia.perception import Perceived
 from mindspace.hosts.evennia.tools import register_evennia_tools
 from mindspace.hosts.evennia.world import EvenniaWorld
 from mindspace.llm.port import LLM
-from mindspace.runtime import build_llm
-from mindspace.storage.sql import SqlStore
+from mindspace.runtime import build_embedder, build_llm, open_store, shown_url
+from mindspace.state.port import Store
 from mindspace.workspace.records import SystemPrompts
 
 __all__ = [
@@ -59,7 +58,7 @@ logger = logging.getLogger("mindspace.evennia")
 T = TypeVar("T")
 
 _RUNTIMES: dict[int, AssistantRuntime] = {}
-_STORES: dict[str, SqlStore] = {}  # by URL; used on the asyncio thread only
+_STORES: dict[str, Store] = {}  # by URL; used on the asyncio thread only
 
 
 @dataclass(frozen=True)
@@ -155,7 +154,7 @@ class AssistantRuntime:
         url = settings.resolved_database_url()
         store = _STORES.get(url)
         if store is None:
-            store = _STORES[url] = SqlStore(url)
+            store = _STORES[url] = open_store(settings, url)
         assistant = Assistant.open(
             store,
             self.config.key,
@@ -169,7 +168,7 @@ class AssistantRuntime:
         register_evennia_tools(assistant.tools, self.world)
         if not assistant.read().doc(SystemPrompts).user_system_prompt:
             assistant.set_user_system_prompt(self.config.system_prompt)
-        logger.info("mindspace: assistant %r opened on %s", self.config.key, store.url)
+        logger.info("mindspace: assistant %r opened on %s", self.config.key, shown_url(url))
         return assistant
 
     async def _enqueue(self, perceived: Perceived) -> Event:
