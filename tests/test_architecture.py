@@ -2,9 +2,10 @@
 
 The contracts live in pyproject.toml (``[tool.importlinter]``) and are checked by
 import-linter, here and by ``make lint``: the core never imports hosts, storage, the
-composition root or an adapter; hosts reach the store only through mindspace.runtime and
-never touch the unit of work; the engine has no import cycles. Each contract is also
-shown to fail: a copy of the source tree with one violating module added breaks it.
+composition root or an adapter; hosts reach the store and the adapters only through
+mindspace.runtime and never touch the unit of work; the engine has no import cycles.
+Each contract is also shown to fail: a copy of the source tree with one violating module
+added breaks it.
 """
 
 from __future__ import annotations
@@ -71,6 +72,9 @@ VIOLATIONS: dict[str, dict[str, str]] = {
     "core-independent": {"mindspace/journal/violation.py": "import sqlalchemy\n"},
     "hosts-no-storage": {
         "mindspace/hosts/cli/violation.py": "from mindspace.storage.sql import SqlStore\n"
+    },
+    "hosts-no-adapters": {
+        "mindspace/hosts/http/violation.py": "from mindspace.embeddings.minilm import x\n"
     },
     "hosts-no-unit": {"mindspace/hosts/http/violation.py": "from mindspace.state import Unit\n"},
     "engine-acyclic": {

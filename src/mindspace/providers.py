@@ -25,12 +25,13 @@ packages, and a provider's module is imported only when that provider is built.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from importlib import metadata
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from mindspace.errors import ConfigError
 
 if TYPE_CHECKING:
+    from importlib import metadata
+
     from mindspace.config import Settings
     from mindspace.embeddings.port import Embedder
     from mindspace.llm.port import LLM
@@ -131,7 +132,10 @@ class Registry(Generic[_F]):
 
     def _installed(self) -> dict[str, metadata.EntryPoint]:
         if self._entry_points is None:
-            self._entry_points = _by_name(metadata.entry_points(group=self.group))
+            # Imported here: reading the installed distributions is only needed for plugins.
+            from importlib.metadata import entry_points
+
+            self._entry_points = _by_name(entry_points(group=self.group))
         return self._entry_points
 
 
