@@ -207,3 +207,23 @@ def test_a_registered_factory_is_selectable_in_process() -> None:
         assert "echo-test" in LLMS.names()
     finally:
         LLMS.unregister("echo-test")
+
+
+def test_the_cli_reports_an_unknown_provider_as_one_error_line(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MINDSPACE_")}
+    env |= {"PYTHONPATH": str(SRC), "MINDSPACE_LLM_PROVIDER": "nope"}
+    command = ["tool", "get_system_status", "--db", str(tmp_path / "cli.db")]
+    done = subprocess.run(
+        [sys.executable, "-m", "mindspace.hosts.cli.app", *command],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        "error: MINDSPACE_LLM_PROVIDER is 'nope', but no LLM provider has that name; "
+        "available: 'offline', 'openai'. Pick one of them, or install the package that "
+        "registers 'nope' under the entry-point group 'mindspace.llm'."
+    ]

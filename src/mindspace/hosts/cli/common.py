@@ -144,18 +144,24 @@ def open_cli_assistant(
     """
     if key is not None and not key.strip():
         raise CliError(f"--assistant {key!r} is blank; pass a key such as 'barkeep', or omit it.")
-    from mindspace.runtime import open_assistant
+    from mindspace.runtime import build_embedder, build_llm, open_assistant
 
     if not create:
         _require_database(settings, db, key)
+    try:  # first, so that a provider's ConfigError is not mistaken for a bad key
+        llm = offline_llm(settings) or build_llm(settings)
+        embedder = build_embedder(settings)
+    except ConfigError as exc:  # a setting names no provider, or is incomplete
+        raise CliError(str(exc)) from exc
     try:
         return open_assistant(
             key,
             settings=settings,
             db=db,
-            llm=offline_llm(settings),
+            llm=llm,
             clock=clock,
             create=create,
+            embedder=embedder,
         )
     except AssistantNotFoundError as exc:
         raise _no_assistant(settings, db, key) from exc
