@@ -40,6 +40,7 @@ format: $(DEV_STAMP)
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
+	$(BIN)/lint-imports --no-cache
 
 typecheck: $(DEV_STAMP)
 	$(BIN)/mypy

@@ -76,6 +76,15 @@ class Settings(BaseSettings):
     )
 
     # LLM (any OpenAI-compatible endpoint; none configured means the offline model)
+    llm_provider: str | None = Field(
+        default=None,
+        description=(
+            "LLM provider by name: 'openai' (any OpenAI-compatible endpoint), 'offline' "
+            "(the built-in offline model) or one an installed package registers under the "
+            "entry-point group 'mindspace.llm'. Default: 'openai' when llm_base_url is "
+            "set, else 'offline'."
+        ),
+    )
     llm_base_url: str | None = Field(default=None, description="Chat-completions base URL.")
     llm_model: str | None = Field(default=None, description="Model name sent to the provider.")
     llm_api_key: SecretStr | None = Field(default=None, description="Provider API key.")
@@ -307,12 +316,13 @@ class Settings(BaseSettings):
     )
 
     # Embeddings (the default is the offline all-MiniLM-L6-v2 model; nothing is downloaded)
-    embedder: Literal["minilm", "openai", "hashing", "none"] = Field(
+    embedder: str = Field(
         default="minilm",
         description=(
             "Embedding model: 'minilm' (offline all-MiniLM-L6-v2, the default), 'openai' "
             "(an OpenAI-compatible /v1/embeddings endpoint), 'hashing' (tests only, not "
-            "semantic) or 'none' (no dense vectors)."
+            "semantic), 'none' (no dense vectors) or one an installed package registers "
+            "under the entry-point group 'mindspace.embedders'."
         ),
     )
     embedding_base_url: str | None = Field(
@@ -330,7 +340,12 @@ class Settings(BaseSettings):
     def _blank_embedding_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
 
-    @field_validator("llm_base_url", "llm_model", "database_url", mode="before")
+    @field_validator("embedder", mode="before")
+    @classmethod
+    def _embedder_name(cls, value: object) -> object:
+        return value.strip().casefold() if isinstance(value, str) else value
+
+    @field_validator("llm_base_url", "llm_model", "database_url", "llm_provider", mode="before")
     @classmethod
     def _blank_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
@@ -340,6 +355,13 @@ class Settings(BaseSettings):
         return database_url(self.database_url or self.data_dir / "mindspace.db")
 
     @property
+    def resolved_llm_provider(self) -> str:
+        """The LLM provider's name: ``llm_provider``, else ``'openai'`` when a URL is set."""
+        if self.llm_provider:
+            return self.llm_provider.strip().casefold()
+        return "openai" if self.llm_base_url is not None else "offline"
+
+    @property
     def llm_configured(self) -> bool:
-        """Whether a real LLM endpoint is configured (otherwise the offline model runs)."""
-        return self.llm_base_url is not None
+        """Whether a model other than the offline one is configured."""
+        return self.resolved_llm_provider != "offline"

@@ -1,9 +1,12 @@
 """The composition root: builds stores, models and assistants from settings.
 
-The core never imports adapters; hosts (the CLI, the HTTP server, Evennia) call these
-functions instead of wiring adapters themselves. The adapters' modules (the openai SDK,
-the MiniLM model) are imported when one is built, not when this module is, so that a
-process that never talks to a model never pays for loading its SDK.
+This is the only module that names adapters. The core never imports them, and hosts
+(the CLI, the HTTP server, Evennia) call these functions instead of wiring adapters
+themselves (tests/test_architecture.py checks both). Each adapter is a named provider
+in a :class:`~mindspace.providers.Registry`; third-party packages add providers through
+entry points (see :mod:`mindspace.providers`). The adapters' modules (SQLAlchemy, the
+openai SDK, the MiniLM model) are imported when one is built, not when this module is,
+so that a process that never talks to a model never pays for loading its SDK.
 """
 
 from __future__ import annotations
@@ -14,49 +17,61 @@ from typing import TYPE_CHECKING
 from mindspace.config import Settings, database_url
 from mindspace.engine.assistant import Assistant
 from mindspace.errors import ConfigError
-from mindspace.llm.offline import OfflineLLM
-from mindspace.storage.sql import SqlStore
+from mindspace.providers import (
+    EMBEDDER_GROUP,
+    LLM_GROUP,
+    STORE_GROUP,
+    EmbedderFactory,
+    LLMFactory,
+    Registry,
+    StoreFactory,
+)
 
 if TYPE_CHECKING:
     from mindspace.clock import Clock
     from mindspace.embeddings.port import Embedder
     from mindspace.llm.port import LLM
+    from mindspace.state.port import Store
 
-__all__ = ["build_embedder", "build_llm", "open_assistant", "open_store"]
+__all__ = [
+    "EMBEDDERS",
+    "LLMS",
+    "STORES",
+    "build_embedder",
+    "build_llm",
+    "database_file",
+    "open_assistant",
+    "open_store",
+    "shown_url",
+]
 
+LLMS: Registry[LLMFactory] = Registry("LLM provider", LLM_GROUP, "MINDSPACE_LLM_PROVIDER")
+"""LLM providers by name (``MINDSPACE_LLM_PROVIDER``): ``offline``, ``openai``, plugins."""
 
-def open_store(
-    settings: Settings, db: str | Path | None = None, *, create: bool = True
-) -> SqlStore:
-    """The store named by ``db`` (a file path or SQLAlchemy URL) or by the settings.
+EMBEDDERS: Registry[EmbedderFactory] = Registry("embedder", EMBEDDER_GROUP, "MINDSPACE_EMBEDDER")
+"""Embedders by name (``MINDSPACE_EMBEDDER``): ``minilm``, ``hashing``, ``openai``, ``none``."""
 
-    With ``create=False`` a missing SQLite file raises StorageError instead of being
-    created (an existing one is still migrated).
-    """
-    if db is None:
-        return SqlStore(settings.resolved_database_url(), create=create)
-    return SqlStore(database_url(db), create=create)
-
-
-def build_embedder(settings: Settings) -> Embedder | None:
-    """The embedder ``MINDSPACE_EMBEDDER`` names, or None when it is ``'none'``.
-
-    Raises:
-        ConfigError: a required setting is missing, or the model package is not installed.
-    """
-    from mindspace.embeddings.factory import build_embedder as build  # loads NumPy models
-
-    return build(settings)
+STORES: Registry[StoreFactory] = Registry(
+    "store", STORE_GROUP, "the database URL's scheme (MINDSPACE_DATABASE_URL or --db)"
+)
+"""Stores by URL scheme: ``sqlite`` and ``postgresql`` (SQL on SQLAlchemy), plugins."""
 
 
-def build_llm(settings: Settings) -> LLM:
-    """The configured LLM, or the offline model when none is configured.
+# -- built-in providers: each imports its adapter when it builds one -----------------------
 
-    Raises:
-        ConfigError: an LLM URL is set but no model name.
-    """
-    if not settings.llm_configured:
-        return OfflineLLM()
+
+def _offline_llm(settings: Settings) -> LLM:
+    from mindspace.llm.offline import OfflineLLM
+
+    return OfflineLLM()
+
+
+def _openai_llm(settings: Settings) -> LLM:
+    if not settings.llm_base_url:
+        raise ConfigError(
+            "The LLM provider is 'openai' but MINDSPACE_LLM_BASE_URL is not set; set it "
+            "to the endpoint's chat-completions base URL (e.g. 'http://127.0.0.1:11434/v1')."
+        )
     if not settings.llm_model:
         raise ConfigError(
             f"MINDSPACE_LLM_BASE_URL is set to {settings.llm_base_url!r} but "
@@ -75,6 +90,129 @@ def build_llm(settings: Settings) -> LLM:
         max_retries=settings.llm_max_retries,
         tool_choice=settings.llm_tool_choice,
     )
+
+
+def _minilm_embedder(settings: Settings) -> Embedder:
+    from mindspace.embeddings.minilm import MiniLMEmbedder  # loads NumPy model code
+
+    return MiniLMEmbedder()
+
+
+def _hashing_embedder(settings: Settings) -> Embedder:
+    from mindspace.embeddings.hashing import HashingEmbedder
+
+    return HashingEmbedder()
+
+
+def _no_embedder(settings: Settings) -> Embedder | None:
+    return None
+
+
+def _openai_embedder(settings: Settings) -> Embedder:
+    base_url, model = settings.embedding_base_url, settings.embedding_model
+    if base_url is None or model is None:
+        missing = [
+            name
+            for name, value in (
+                ("MINDSPACE_EMBEDDING_BASE_URL", base_url),
+                ("MINDSPACE_EMBEDDING_MODEL", model),
+            )
+            if value is None
+        ]
+        raise ConfigError(
+            f"MINDSPACE_EMBEDDER is 'openai' but {' and '.join(missing)} "
+            f"{'is' if len(missing) == 1 else 'are'} not set. Set "
+            "MINDSPACE_EMBEDDING_BASE_URL (e.g. 'http://127.0.0.1:11434/v1') and "
+            "MINDSPACE_EMBEDDING_MODEL, or use MINDSPACE_EMBEDDER='minilm'."
+        )
+    # Imported here: the openai SDK costs ~0.5 s to import and most runs never need it.
+    from mindspace.embeddings.openai_compat import OpenAICompatibleEmbedder
+
+    key = settings.embedding_api_key
+    return OpenAICompatibleEmbedder(
+        base_url=base_url,
+        model=model,
+        api_key=key.get_secret_value() if key is not None else None,
+    )
+
+
+def _sql_store(url: str, settings: Settings, create: bool) -> Store:
+    from mindspace.storage.sql import SqlStore  # loads SQLAlchemy
+
+    return SqlStore(url, create=create)
+
+
+LLMS.register("offline", _offline_llm)
+LLMS.register("openai", _openai_llm)
+EMBEDDERS.register("minilm", _minilm_embedder)
+EMBEDDERS.register("hashing", _hashing_embedder)
+EMBEDDERS.register("openai", _openai_embedder)
+EMBEDDERS.register("none", _no_embedder)
+STORES.register("sqlite", _sql_store)
+STORES.register("postgresql", _sql_store)
+
+
+# -- what hosts call -----------------------------------------------------------------------
+
+
+def open_store(settings: Settings, db: str | Path | None = None, *, create: bool = True) -> Store:
+    """The store named by ``db`` (a file path or database URL) or by the settings.
+
+    A URL's scheme (``sqlite``, ``postgresql``, or one a plugin registers; a driver
+    suffix such as ``+psycopg`` is ignored) selects the store provider. With
+    ``create=False`` a missing SQLite file raises StorageError instead of being created
+    (an existing one is still migrated).
+
+    Raises:
+        ConfigError: the URL is malformed or no store provider serves its scheme.
+        StorageError: the database cannot be opened.
+    """
+    url = _url_of(settings, db)
+    return STORES.get(_scheme(url))(url, settings, create)
+
+
+def database_file(settings: Settings, db: str | Path | None = None) -> Path | None:
+    """The SQLite file ``db`` (or the settings) names; None for other databases.
+
+    Raises:
+        ConfigError: the URL is malformed.
+    """
+    if db is not None and "://" not in str(db):
+        return Path(db).expanduser()
+    from mindspace.storage.sql import sqlite_file
+
+    return sqlite_file(_url_of(settings, db))
+
+
+def shown_url(url: str) -> str:
+    """``url`` with its password masked, for messages; unchanged when it is not a URL."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return url
+
+
+def build_embedder(settings: Settings) -> Embedder | None:
+    """The embedder ``MINDSPACE_EMBEDDER`` names, or None when it is ``'none'``.
+
+    Raises:
+        ConfigError: no embedder has that name, a required setting is missing, or the
+            model package is not installed.
+    """
+    return EMBEDDERS.get(settings.embedder)(settings)
+
+
+def build_llm(settings: Settings) -> LLM:
+    """The LLM ``MINDSPACE_LLM_PROVIDER`` names (by default: the OpenAI-compatible
+    endpoint when ``MINDSPACE_LLM_BASE_URL`` is set, else the offline model).
+
+    Raises:
+        ConfigError: no provider has that name, or its settings are incomplete.
+    """
+    return LLMS.get(settings.resolved_llm_provider)(settings)
 
 
 def open_assistant(
@@ -108,3 +246,18 @@ def open_assistant(
         settings=settings,
         embedder=embedder if embedder is not None else build_embedder(settings),
     )
+
+
+def _url_of(settings: Settings, db: str | Path | None) -> str:
+    return settings.resolved_database_url() if db is None else database_url(db)
+
+
+def _scheme(url: str) -> str:
+    scheme, separator, _ = url.partition("://")
+    if not separator or not scheme:
+        raise ConfigError(
+            f"{url!r} is not a database URL; give a file path or a URL such as "
+            "'sqlite:///mindspace.db' (MINDSPACE_DATABASE_URL or --db)."
+        )
+    # "postgresql+psycopg" names the psycopg driver of the postgresql store.
+    return scheme.partition("+")[0]

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from mindspace.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from mindspace.embeddings.factory import build_embedder
     from mindspace.embeddings.hashing import HashingEmbedder
     from mindspace.embeddings.minilm import MiniLMEmbedder
     from mindspace.embeddings.openai_compat import OpenAICompatibleEmbedder
@@ -23,7 +22,6 @@ __all__ = [
     "MiniLMEmbedder",
     "OpenAICompatibleEmbedder",
     "Vectors",
-    "build_embedder",
 ]
 
 # Each public name and the module that defines it.
@@ -33,7 +31,6 @@ _EXPORTS: dict[str, str] = {
     "MiniLMEmbedder": "mindspace.embeddings.minilm",
     "OpenAICompatibleEmbedder": "mindspace.embeddings.openai_compat",
     "Vectors": "mindspace.embeddings.port",
-    "build_embedder": "mindspace.embeddings.factory",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -116,3 +116,7 @@ class EventInbox(Protocol):
 @runtime_checkable
 class Store(RecordStore, AssistantDirectory, EventInbox, Protocol):
     """A complete store: records, the directory of assistants and the event inbox."""
+
+    def close(self) -> None:
+        """Release the store's connections; the store is not used afterwards."""
+        ...

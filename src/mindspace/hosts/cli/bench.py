@@ -52,8 +52,8 @@ def locomo_command(
         TimeElapsedColumn,
     )
 
-    from mindspace.embeddings.factory import build_embedder
     from mindspace.evaluation.locomo import run_locomo
+    from mindspace.runtime import build_embedder
 
     settings = load_settings()
     embedder = build_embedder(settings)

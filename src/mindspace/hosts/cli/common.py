@@ -11,21 +11,20 @@ import json
 import re
 import shlex
 from collections.abc import Coroutine
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
 from rich.text import Text
 
-from mindspace.errors import AssistantNotFoundError, MindspaceError
+from mindspace.errors import AssistantNotFoundError, ConfigError, MindspaceError
 
 if TYPE_CHECKING:
     from mindspace.clock import Clock
     from mindspace.config import Settings
     from mindspace.engine.assistant import Assistant
     from mindspace.llm.port import LLM
-    from mindspace.storage.sql import SqlStore
+    from mindspace.state.port import Store
 
 __all__ = [
     "AssistantOption",
@@ -114,7 +113,7 @@ def offline_llm(settings: Settings) -> LLM | None:
     return None if settings.llm_configured else OfflineLLM(announce=False)
 
 
-def open_cli_store(settings: Settings, db: str | None, *, create: bool = True) -> SqlStore:
+def open_cli_store(settings: Settings, db: str | None, *, create: bool = True) -> Store:
     """The store named by ``--db`` or the settings, with unusable paths as a CliError.
 
     With ``create=False`` a missing database file is a CliError and nothing is created.
@@ -145,18 +144,24 @@ def open_cli_assistant(
     """
     if key is not None and not key.strip():
         raise CliError(f"--assistant {key!r} is blank; pass a key such as 'barkeep', or omit it.")
-    from mindspace.runtime import open_assistant
+    from mindspace.runtime import build_embedder, build_llm, open_assistant
 
     if not create:
         _require_database(settings, db, key)
+    try:  # first, so that a provider's ConfigError is not mistaken for a bad key
+        llm = offline_llm(settings) or build_llm(settings)
+        embedder = build_embedder(settings)
+    except ConfigError as exc:  # a setting names no provider, or is incomplete
+        raise CliError(str(exc)) from exc
     try:
         return open_assistant(
             key,
             settings=settings,
             db=db,
-            llm=offline_llm(settings),
+            llm=llm,
             clock=clock,
             create=create,
+            embedder=embedder,
         )
     except AssistantNotFoundError as exc:
         raise _no_assistant(settings, db, key) from exc
@@ -196,10 +201,9 @@ def _how_to_create(db: str | None, key: str) -> str:
 
 
 def _require_database(settings: Settings, db: str | None, key: str | None) -> None:
-    from mindspace.config import database_url
-    from mindspace.storage.sql import sqlite_file
+    from mindspace.runtime import database_file
 
-    path = sqlite_file(database_url(db) if db is not None else settings.resolved_database_url())
+    path = database_file(settings, db)
     if path is None or path.is_file():
         return
     source = "--db" if db is not None else _default_source(settings)
@@ -245,23 +249,18 @@ _LISTED = 20
 
 def database_location(settings: Settings, db: str | None) -> str:
     """Where the database is, for people: an absolute file path, or the URL without password."""
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
+    from mindspace.runtime import database_file, shown_url
 
-    from mindspace.config import database_url
-
-    url = database_url(db) if db is not None else settings.resolved_database_url()
+    url = db if db is not None else settings.resolved_database_url()
     try:
-        parsed = make_url(url)
-    except ArgumentError:
+        path = database_file(settings, db)
+    except ConfigError:  # not a URL: shown as given
         return url
-    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
-        return str(Path(str(parsed.database)).expanduser().resolve())
-    return parsed.render_as_string(hide_password=True)
+    return str(path.resolve()) if path is not None else shown_url(url)
 
 
 def _cannot_open(settings: Settings, db: str | None, exc: OSError) -> CliError:
-    # SqlStore creates the SQLite file's directory and lets OSError through.
+    # The SQL store creates the SQLite file's directory and lets OSError through.
     return CliError(
         f"Cannot open database {database_location(settings, db)!r}: {exc.strerror or exc}. "
         "Pass a writable path with --db or set MINDSPACE_DATA_DIR."

@@ -1,16 +1,15 @@
-"""build_embedder: the settings pick the embedder; missing settings are clear errors."""
+"""build_embedder: the settings pick the embedder by name; missing settings are clear errors."""
 
 from __future__ import annotations
 
 import pytest
-from pydantic import ValidationError
 
 from mindspace import Settings
 from mindspace.embeddings import HashingEmbedder
-from mindspace.embeddings.factory import build_embedder
 from mindspace.embeddings.minilm import MiniLMEmbedder
 from mindspace.embeddings.openai_compat import OpenAICompatibleEmbedder
 from mindspace.errors import ConfigError
+from mindspace.runtime import build_embedder
 
 
 def test_the_default_is_the_offline_minilm_model() -> None:
@@ -64,6 +63,13 @@ def test_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> 
     assert "sk-secret" not in repr(settings)
 
 
-def test_an_unknown_embedder_is_refused() -> None:
-    with pytest.raises(ValidationError):
-        Settings(embedder="word2vec")
+def test_an_unknown_embedder_is_refused_with_the_available_names() -> None:
+    with pytest.raises(ConfigError) as info:
+        build_embedder(Settings(embedder="word2vec"))
+    message = str(info.value)
+    assert "MINDSPACE_EMBEDDER is 'word2vec'" in message
+    assert "'hashing', 'minilm', 'none', 'openai'" in message
+
+
+def test_the_name_is_case_insensitive() -> None:
+    assert isinstance(build_embedder(Settings(embedder=" Hashing ")), HashingEmbedder)

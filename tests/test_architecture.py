@@ -1,0 +1,132 @@
+"""The architecture contracts: which layer may import which, checked on every `make test`.
+
+The contracts live in pyproject.toml (``[tool.importlinter]``) and are checked by
+import-linter, here and by ``make lint``: the core never imports hosts, storage, the
+composition root or an adapter; hosts reach the store and the adapters only through
+mindspace.runtime and never touch the unit of work; the engine has no import cycles.
+Each contract is also shown to fail: a copy of the source tree with one violating module
+added breaks it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import grimp
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PYPROJECT = ROOT / "pyproject.toml"
+SRC = ROOT / "src"
+
+
+def _config() -> dict[str, dict[str, object]]:
+    with PYPROJECT.open("rb") as file:
+        linter = tomllib.load(file)["tool"]["importlinter"]
+    return {str(c["id"]): c for c in linter["contracts"]}
+
+
+def _lint(src: Path, *contracts: str) -> subprocess.CompletedProcess[str]:
+    """Run lint-imports on the package under ``src`` with the project's contracts."""
+    args = ["--config", str(PYPROJECT), "--no-cache"]
+    for contract in contracts:
+        args += ["--contract", contract]
+    code = "import sys; from importlinter.cli import lint_imports_command; lint_imports_command()"
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        cwd=src,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_the_contracts_hold() -> None:
+    done = _lint(SRC)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "0 broken" in done.stdout
+    # Every contract in pyproject.toml ran.
+    assert f"Contracts: {len(_config())} kept" in done.stdout
+
+
+@pytest.fixture(scope="module")
+def source_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    copy = tmp_path_factory.mktemp("arch") / "src"
+    shutil.copytree(
+        SRC / "mindspace", copy / "mindspace", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    return copy
+
+
+# contract id -> modules to add to a copy of the source tree (path -> code)
+VIOLATIONS: dict[str, dict[str, str]] = {
+    "core-independent": {"mindspace/journal/violation.py": "import sqlalchemy\n"},
+    "hosts-no-storage": {
+        "mindspace/hosts/cli/violation.py": "from mindspace.storage.sql import SqlStore\n"
+    },
+    "hosts-no-adapters": {
+        "mindspace/hosts/http/violation.py": "from mindspace.embeddings.minilm import x\n"
+    },
+    "hosts-no-unit": {"mindspace/hosts/http/violation.py": "from mindspace.state import Unit\n"},
+    "engine-acyclic": {
+        "mindspace/engine/violation_a.py": "from mindspace.engine import violation_b\n",
+        "mindspace/engine/violation_b.py": "from mindspace.engine import violation_a\n",
+    },
+}
+
+
+def test_every_contract_has_a_violation_test() -> None:
+    assert sorted(VIOLATIONS) == sorted(_config())
+
+
+@pytest.mark.parametrize("contract", sorted(VIOLATIONS))
+def test_a_violating_import_breaks_the_contract(source_copy: Path, contract: str) -> None:
+    added = [source_copy / path for path in VIOLATIONS[contract]]
+    try:
+        for path, code in zip(added, VIOLATIONS[contract].values(), strict=True):
+            path.write_text(code)
+        done = _lint(source_copy, contract)
+    finally:
+        for path in added:
+            path.unlink()
+    assert done.returncode == 1, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "1 broken" in done.stdout
+    assert "violation" in done.stdout  # the report names the offending module
+
+
+def test_the_copy_without_violations_keeps_every_contract(source_copy: Path) -> None:
+    done = _lint(source_copy)
+    assert done.returncode == 0, done.stdout[-4000:]
+
+
+def test_the_core_imports_no_module_of_the_offline_model() -> None:
+    # import-linter expressions cannot say "llm.offline*"; the helpers of the offline
+    # model (offline_chat.py, ...) may be renamed, so they are found by pattern here.
+    contract = _config()["core-independent"]
+    graph = grimp.build_graph("mindspace", cache_dir=None)
+    for line in contract.get("ignore_imports", []):  # type: ignore[attr-defined]
+        importer, imported = (part.strip() for part in str(line).split("->"))
+        graph.remove_import(importer=importer, imported=imported)
+    offline = {m for m in graph.modules if re.fullmatch(r"mindspace\.llm\.offline\w*", m)}
+    assert "mindspace.llm.offline" in offline
+    core = {
+        m
+        for m in graph.modules
+        for source in contract["source_modules"]  # type: ignore[attr-defined]
+        if m == source or m.startswith(f"{source}.")
+    }
+    offenders = sorted(
+        (importer, module)
+        for module in offline
+        for importer in graph.find_downstream_modules(module) & core
+    )
+    assert offenders == []
