@@ -130,3 +130,28 @@ def test_the_core_imports_no_module_of_the_offline_model() -> None:
         for importer in graph.find_downstream_modules(module) & core
     )
     assert offenders == []
+
+
+# What a host must never touch: the engine's state and its write lock. A host reads
+# through ``assistant.views`` and writes through the facade's coroutines, which serialise
+# themselves (docs/architecture.md, "The engine's shape").
+_ENGINE_INTERNALS = re.compile(
+    r"\.core\b|(?<!reader)\.read\(\)|\.transaction\(|\.lock\b|\.state\.(begin|commit)\("
+)
+
+
+def test_hosts_never_reach_into_the_engine() -> None:
+    found = [
+        f"{path.relative_to(SRC)}:{number}: {line.strip()}"
+        for path in sorted((SRC / "mindspace" / "hosts").rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if _ENGINE_INTERNALS.search(line) and not line.lstrip().startswith("#")
+    ]
+    assert found == [], "hosts must use assistant.views and the facade:\n" + "\n".join(found)
+
+
+def test_the_internals_check_catches_a_host_taking_the_lock() -> None:
+    assert _ENGINE_INTERNALS.search("        async with assistant.core.lock:")
+    assert _ENGINE_INTERNALS.search("    unit = assistant.read()")
+    assert _ENGINE_INTERNALS.search("    with assistant.transaction() as unit:")
+    assert not _ENGINE_INTERNALS.search("    line = (await reader.read()).strip()")

@@ -11,12 +11,15 @@ so that a process that never talks to a model never pays for loading its SDK.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from mindspace.config import Settings, database_url
 from mindspace.engine.assistant import Assistant
 from mindspace.errors import ConfigError
+from mindspace.llm.port import LLM
 from mindspace.providers import (
     EMBEDDER_GROUP,
     LLM_GROUP,
@@ -30,18 +33,22 @@ from mindspace.providers import (
 if TYPE_CHECKING:
     from mindspace.clock import Clock
     from mindspace.embeddings.port import Embedder
-    from mindspace.llm.port import LLM
     from mindspace.state.port import Store
 
 __all__ = [
     "EMBEDDERS",
     "LLMS",
     "STORES",
+    "EndpointLLM",
     "build_embedder",
     "build_llm",
     "database_file",
+    "is_offline",
+    "offline_llm",
+    "offline_notice",
     "open_assistant",
     "open_store",
+    "probe_llm",
     "shown_url",
 ]
 
@@ -203,6 +210,86 @@ def build_embedder(settings: Settings) -> Embedder | None:
             model package is not installed.
     """
     return EMBEDDERS.get(settings.embedder)(settings)
+
+
+def offline_llm(*, scenario: str | None = None, announce: bool = False) -> LLM:
+    """The offline model (no endpoint), optionally with a scenario's own lines.
+
+    Args:
+        scenario: ``"tavern"`` adds the demo's tavern wording (``mindspace.testing.tavern``).
+        announce: Log the offline notice when it starts.
+
+    Raises:
+        ConfigError: an unknown scenario.
+    """
+    from mindspace.llm.offline import OfflineLLM
+
+    if scenario is None:
+        return OfflineLLM(announce=announce)
+    if scenario != "tavern":
+        raise ConfigError(f"Unknown offline scenario {scenario!r}; the demo's is 'tavern'.")
+    from mindspace.testing.tavern import TAVERN_SKILLS
+
+    return OfflineLLM(TAVERN_SKILLS, announce=announce)
+
+
+def offline_notice() -> str:
+    """What the offline model is and how to configure a real one (for hosts to show)."""
+    from mindspace.llm.offline import OFFLINE_NOTICE
+
+    return OFFLINE_NOTICE
+
+
+def is_offline(llm: LLM) -> bool:
+    """Whether ``llm`` is the offline stand-in."""
+    from mindspace.llm.offline import OfflineLLM
+
+    return isinstance(llm, OfflineLLM)
+
+
+class EndpointLLM(LLM, Protocol):
+    """An LLM on an HTTP endpoint that can list its models and close its connections."""
+
+    async def list_models(self) -> list[dict[str, Any]]:
+        """The endpoint's ``/models`` entries."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close the client's keep-alive connections."""
+        ...
+
+
+def probe_llm(
+    settings: Settings,
+    *,
+    base_url: str,
+    model: str,
+    api_key: str | None,
+    tool_choice: Literal["auto", "omit"],
+    sleep: Callable[[float], Awaitable[None]] | None = None,
+) -> EndpointLLM:
+    """An OpenAI-compatible client for ``mindspace doctor``'s probes (settings' timeouts).
+
+    Args:
+        settings: Timeouts and retries.
+        base_url: The endpoint to probe.
+        model: The model name.
+        api_key: The key, if the endpoint needs one.
+        tool_choice: Whether requests with tools carry ``tool_choice: "auto"``.
+        sleep: How retries wait (the doctor counts them).
+    """
+    from mindspace.llm.openai_compat import OpenAICompatibleLLM
+
+    return OpenAICompatibleLLM(
+        base_url=base_url,
+        model=model,
+        api_key=api_key,
+        timeout=settings.llm_timeout,
+        connect_timeout=settings.llm_connect_timeout,
+        max_retries=settings.llm_max_retries,
+        tool_choice=tool_choice,
+        sleep=sleep or asyncio.sleep,
+    )
 
 
 def build_llm(settings: Settings) -> LLM:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mindspace.hosts.cli.demo_script import TAVERN_SKILLS
 from mindspace.llm import Message, OfflineLLM
+from mindspace.testing.tavern import TAVERN_SKILLS
 
 _SMALL_TALK = "Summarize the following conversation with Alice as a few short notes.\n\nyou: Hi"
 

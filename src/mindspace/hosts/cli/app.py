@@ -92,7 +92,7 @@ def tool_command(
     """
     from mindspace.engine.assistant import assistant_tools
     from mindspace.hosts.cli.render import tools_table
-    from mindspace.llm.offline import OFFLINE_NOTICE, OfflineLLM
+    from mindspace.runtime import is_offline, offline_notice
     from mindspace.tools import ToolCategory
 
     if name == "list":
@@ -110,8 +110,8 @@ def tool_command(
         print_error(message)
         raise typer.Exit(1)
     tool = opened.tools.get(name)
-    if tool.category == ToolCategory.ASYNC_REQUIRED and isinstance(opened.llm, OfflineLLM):
-        typer.echo(f"note: {OFFLINE_NOTICE}", err=True)
+    if tool.category == ToolCategory.ASYNC_REQUIRED and is_offline(opened.llm):
+        typer.echo(f"note: {offline_notice()}", err=True)
 
 
 def _parse_args(name: str, raw: str) -> dict[str, Any]:
@@ -154,7 +154,7 @@ def status_command(
 ) -> None:
     """Show token usage and its advisory level, the loop state and session metrics."""
     from mindspace.hosts.cli.render import status_view
-    from mindspace.llm.offline import OfflineLLM
+    from mindspace.runtime import is_offline
 
     settings = load_settings()
     opened = open_cli_assistant(settings, db, assistant, create=False)
@@ -163,9 +163,10 @@ def status_command(
         typer.echo(json.dumps(status, indent=2, ensure_ascii=False))
         return
     model = settings.llm_model or "(configured model)"
-    if isinstance(opened.llm, OfflineLLM):
+    if is_offline(opened.llm):
         model = (
-            f"{OfflineLLM.model} (the offline stand-in; set MINDSPACE_LLM_BASE_URL for a real one)"
+            f"{opened.views.model_name()} (the offline stand-in; set MINDSPACE_LLM_BASE_URL "
+            "for a real one)"
         )
     console.print(
         status_view(

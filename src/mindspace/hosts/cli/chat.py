@@ -27,8 +27,8 @@ from rich.text import Text
 from mindspace.engine.assistant import Assistant
 from mindspace.engine.world import WorldBase
 from mindspace.hosts.cli.render import goal_tree, status_view
-from mindspace.llm.offline import OFFLINE_NOTICE, OfflineLLM
 from mindspace.llm.port import close_llm
+from mindspace.runtime import is_offline, offline_notice
 
 __all__ = ["LineReader", "TerminalWorld", "chat_session", "run_chat"]
 
@@ -198,8 +198,8 @@ async def _converse(
 ) -> int:
     world = TerminalWorld(console, assistant.key, user)
     assistant.attach_world(world)
-    if isinstance(assistant.llm, OfflineLLM):
-        console.print(Text(OFFLINE_NOTICE, style="yellow"))
+    if is_offline(assistant.llm):
+        console.print(Text(offline_notice(), style="yellow"))
     console.print(Text(f"Talking to {assistant.key!r} as {user!r}. {HELP}", style="dim"))
     sent = 0
     while True:

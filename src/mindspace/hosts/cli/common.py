@@ -108,9 +108,9 @@ def load_settings() -> Settings:
 
 def offline_llm(settings: Settings) -> LLM | None:
     """A quiet offline model when no LLM is configured; None lets the runtime build one."""
-    from mindspace.llm.offline import OfflineLLM
+    from mindspace.runtime import offline_llm as quiet_offline_llm
 
-    return None if settings.llm_configured else OfflineLLM(announce=False)
+    return None if settings.llm_configured else quiet_offline_llm()
 
 
 def open_cli_store(settings: Settings, db: str | None, *, create: bool = True) -> Store:

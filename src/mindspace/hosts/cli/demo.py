@@ -40,9 +40,7 @@ from mindspace.engine.modes import SleepSchedule
 from mindspace.engine.tick import TickResult
 from mindspace.hosts.cli.common import CliError, database_location, open_cli_store
 from mindspace.hosts.cli.demo_report import print_summary
-from mindspace.hosts.cli.demo_script import TAVERN_SKILLS
-from mindspace.llm.offline import OFFLINE_NOTICE, OfflineLLM
-from mindspace.runtime import build_embedder
+from mindspace.runtime import build_embedder, offline_llm, offline_notice
 from mindspace.state.port import Store
 
 __all__ = ["DEMO_START", "DemoReport", "choose_demo_key", "run_demo"]
@@ -135,9 +133,7 @@ def choose_demo_key(store: Store, settings: Settings, base: str) -> str:
         key = base if n == 1 else f"{base}-{n}"
         if key not in existing:
             return key
-        probe = Assistant.open(
-            store, key, create=False, llm=OfflineLLM(announce=False), settings=settings
-        )
+        probe = Assistant.open(store, key, create=False, llm=offline_llm(), settings=settings)
         if not probe.views.goals().all() and not probe.views.projects().all():
             return key
     raise CliError(
@@ -338,7 +334,7 @@ def run_demo(settings: Settings, db: str | None, base_key: str, console: Console
         CliError: a step that should have worked did not.
     """
     started = time.perf_counter()
-    console.print(Panel(OFFLINE_NOTICE, title="offline model", border_style="yellow"))
+    console.print(Panel(offline_notice(), title="offline model", border_style="yellow"))
     store = open_cli_store(settings, db)
     try:
         clock = ManualClock(DEMO_START)
@@ -347,7 +343,7 @@ def run_demo(settings: Settings, db: str | None, base_key: str, console: Console
             assistant = Assistant.open(
                 store,
                 key,
-                llm=OfflineLLM(TAVERN_SKILLS, announce=False),
+                llm=offline_llm(scenario="tavern"),
                 clock=clock,
                 settings=settings,
                 self_names=("Barkeep",),

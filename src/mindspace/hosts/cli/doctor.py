@@ -29,7 +29,7 @@ from mindspace.llm.port import LLMResponse, Message
 
 if TYPE_CHECKING:
     from mindspace.config import Settings
-    from mindspace.llm.openai_compat import OpenAICompatibleLLM, ToolChoice
+    from mindspace.runtime import EndpointLLM
 
 __all__ = ["PROBE_TOOL", "DoctorReport", "ProbeResult", "diagnose", "doctor_command"]
 
@@ -100,7 +100,7 @@ class _Prober:
 
     def __init__(self, settings: Settings, base_url: str, model: str, api_key: str | None):
         # Imported here so that `mindspace --help` does not load the openai SDK.
-        from mindspace.llm.openai_compat import OpenAICompatibleLLM
+        from mindspace.runtime import probe_llm
 
         self.retries = 0
 
@@ -108,16 +108,14 @@ class _Prober:
             self.retries += 1
             await asyncio.sleep(delay)
 
-        def adapter(tool_choice: ToolChoice) -> OpenAICompatibleLLM:
-            return OpenAICompatibleLLM(
+        def adapter(tool_choice: Literal["auto", "omit"]) -> EndpointLLM:
+            return probe_llm(
+                settings,
                 base_url=base_url,
                 model=model,
                 api_key=api_key,
-                timeout=settings.llm_timeout,
-                connect_timeout=settings.llm_connect_timeout,
-                max_retries=settings.llm_max_retries,
-                sleep=counted_sleep,
                 tool_choice=tool_choice,
+                sleep=counted_sleep,
             )
 
         self.auto = adapter("auto")
@@ -275,13 +273,13 @@ async def diagnose(
         api_key: The key, if the endpoint needs one.
     """
     if base_url is None:
-        from mindspace.llm.offline import OFFLINE_NOTICE
+        from mindspace.runtime import offline_notice
 
         return DoctorReport(
             None,
             None,
             "offline",
-            f"No LLM is configured. {OFFLINE_NOTICE} Then run mindspace doctor again "
+            f"No LLM is configured. {offline_notice()} Then run mindspace doctor again "
             "(or pass --base-url and --model).",
         )
     report = DoctorReport(base_url, model, "usable", "")
