@@ -356,7 +356,7 @@ class Ticker:
             present_entities=tuple(str(p) for p in present) if isinstance(present, list) else (),
             reserved_tokens=tool_tokens,
         )
-        prompt = a.prompt_builder.build(inputs)
+        prompt = await a.prompt_builder.build(inputs)
         if record_usage:
             unit.put_doc(
                 ContextUsage(

@@ -5,6 +5,7 @@ Both only read: nothing is written and no tool call is counted.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated
@@ -107,8 +108,10 @@ def search_command(
     from mindspace.journal.search import search_journal
 
     opened = open_cli_assistant(load_settings(), db, assistant, create=False)
-    found = search_journal(
-        opened.read(), opened.clock.now(), query, _filter(tag, days, project), limit=limit
+    found = asyncio.run(
+        search_journal(
+            opened.read(), opened.clock.now(), query, _filter(tag, days, project), limit=limit
+        )
     )
     if as_json:
         typer.echo(
