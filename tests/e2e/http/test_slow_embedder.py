@@ -16,6 +16,7 @@ embedder at all; see bench/RESULTS.md, "Async boundary").
 from __future__ import annotations
 
 import asyncio
+import gc
 import statistics
 import time
 from collections.abc import Callable, Coroutine
@@ -75,6 +76,9 @@ async def test_a_slow_embedder_does_not_delay_another_assistant(
         # Open the keep-alive connections first, so the measurement is of the server.
         warm = await asyncio.gather(*(client.get(f"{b}/status") for _ in range(PARALLEL)))
         assert all(r.status_code == 200 for r in warm)
+        # Earlier tests' garbage would otherwise be collected mid-measurement (a full
+        # collection of it pauses every thread for ~150 ms, embedder or not).
+        gc.collect()
         if work == "tick":
             queued = await client.post(
                 f"{a}/events", json={"content": "Do you remember the ale?", "source_entity": "Bo"}
