@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import sys
@@ -286,3 +287,61 @@ def test_bad_arguments_are_refused(server: EmbeddingServer) -> None:
         make(server, dim=0)
     with pytest.raises(ConfigError, match="batch_size"):
         make(server, batch_size=0)
+
+
+async def test_aembed_matches_embed_and_keeps_its_connection(server: EmbeddingServer) -> None:
+    embedder = make(server)
+    texts = ["alpha", "", "beta gamma"]
+    vectors = await embedder.aembed(texts)
+    np.testing.assert_allclose(vectors[[0, 2]], expected(["alpha", "beta gamma"], 4), atol=1e-6)
+    assert not vectors[1].any()  # blank texts are not sent and get zeros, as in embed()
+    await embedder.aembed(["again"])
+    assert [r["body"]["input"] for r in server.requests] == [["alpha", "beta gamma"], ["again"]]
+    assert server.connections == 1
+
+
+async def test_aembed_retries_wait_without_blocking_the_event_loop(
+    server: EmbeddingServer,
+) -> None:
+    """Two 500s, then vectors: the retry waits (0.05 s, then 0.1 s) let other work run."""
+    server.failures = [Failure(500), Failure(500)]
+    # The sync sleeper fails the test if the async path ever blocks the thread with it.
+    embedder = make(server, backoff=0.05, sleep=_never_sleeps)
+    beats = 0
+    stop = asyncio.Event()
+
+    async def heartbeat() -> None:
+        nonlocal beats
+        while not stop.is_set():
+            beats += 1
+            await asyncio.sleep(0.005)
+
+    beating = asyncio.create_task(heartbeat())
+    started = time.perf_counter()
+    vectors = await embedder.aembed(["after two failures"])
+    waited = time.perf_counter() - started
+    stop.set()
+    await beating
+    np.testing.assert_allclose(vectors, expected(["after two failures"], 4), atol=1e-6)
+    assert len(server.requests) == 3
+    assert waited >= 0.15  # both backoffs were waited out
+    # The loop ran the heartbeat throughout the 0.15 s of backoff (one beat per 5 ms).
+    assert beats >= 10, f"the heartbeat ran {beats} times in {waited:.2f} s"
+
+
+async def test_aembed_gives_up_after_max_retries(server: EmbeddingServer) -> None:
+    server.failures = [Failure(503), Failure(503)]
+    waits: list[float] = []
+
+    async def record(seconds: float) -> None:
+        waits.append(seconds)
+
+    embedder = make(server, max_retries=1, backoff=0.5, async_sleep=record)
+    with pytest.raises(EmbeddingError, match="answered 503"):
+        await embedder.aembed(["x"])
+    assert waits == [0.5]
+    assert len(server.requests) == 2
+
+
+def _never_sleeps(seconds: float) -> None:
+    raise AssertionError(f"time.sleep({seconds!r}) on the async path")

@@ -219,3 +219,29 @@ async def test_tags_match_regardless_of_case(memory_assistant: Assistant) -> Non
         "recall_memories", {"query": "mayor", "tags": ["people"]}
     )
     assert [m["content"] for m in found["memories"]] == ["The mayor likes honey cakes"]
+
+
+async def test_the_async_variants_answer_as_the_sync_ones(memory_assistant: Assistant) -> None:
+    """arecall / aretrieve_relevant / astore embed off the loop and find the same."""
+    from mindspace.memory.semantic import MemoryDraft, MemoryQuery
+
+    await _store_facts(memory_assistant)
+    unit = memory_assistant.read()
+    memory = SemanticMemory(
+        unit,
+        memory_assistant.clock,
+        memory_assistant.settings,
+        memory_assistant.embedder,
+        memory_assistant.memory_index,
+    )
+    queries = ["north gate midnight", MemoryQuery("what do I owe?", speaker="Bob")]
+    sync = memory.recall("barrels of ale", limit=3)
+    awaited = await memory.arecall("barrels of ale", limit=3)
+    assert [(r.memory.id, r.score) for r in awaited] == [(r.memory.id, r.score) for r in sync]
+    sync_relevant = memory.retrieve_relevant(queries, min_source_trust=0.0)
+    async_relevant = await memory.aretrieve_relevant(queries, min_source_trust=0.0)
+    assert [r.memory.id for r in async_relevant] == [r.memory.id for r in sync_relevant]
+    assert async_relevant
+    stored = await memory.astore(MemoryDraft(content="The ferry to Eastport leaves at dawn"))
+    assert stored.embedding is not None
+    assert (await memory.arecall("ferry to Eastport", limit=1))[0].memory.id == stored.id

@@ -14,23 +14,27 @@ if TYPE_CHECKING:
     from mindspace.embeddings.hashing import HashingEmbedder
     from mindspace.embeddings.minilm import MiniLMEmbedder
     from mindspace.embeddings.openai_compat import OpenAICompatibleEmbedder
-    from mindspace.embeddings.port import Embedder, Vectors
+    from mindspace.embeddings.port import AsyncEmbedder, Embedder, Vectors, embed_async
 
 __all__ = [
+    "AsyncEmbedder",
     "Embedder",
     "HashingEmbedder",
     "MiniLMEmbedder",
     "OpenAICompatibleEmbedder",
     "Vectors",
+    "embed_async",
 ]
 
 # Each public name and the module that defines it.
 _EXPORTS: dict[str, str] = {
+    "AsyncEmbedder": "mindspace.embeddings.port",
     "Embedder": "mindspace.embeddings.port",
     "HashingEmbedder": "mindspace.embeddings.hashing",
     "MiniLMEmbedder": "mindspace.embeddings.minilm",
     "OpenAICompatibleEmbedder": "mindspace.embeddings.openai_compat",
     "Vectors": "mindspace.embeddings.port",
+    "embed_async": "mindspace.embeddings.port",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

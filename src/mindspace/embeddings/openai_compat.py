@@ -1,17 +1,21 @@
 """Any OpenAI-compatible ``/v1/embeddings`` endpoint through the official ``openai`` SDK.
 
 Works with OpenAI, vLLM, Ollama, llama.cpp's server, LM Studio, text-embeddings-inference
-and anything else that speaks the OpenAI embeddings format. The port is synchronous, so
-this uses the SDK's sync client. As in the LLM adapter, the SDK's own retries are off and
+and anything else that speaks the OpenAI embeddings format. ``aembed`` uses the SDK's async
+client (httpx.AsyncClient) and waits between retries with ``asyncio.sleep``, so the engine
+awaits it on the event loop (through :func:`~mindspace.embeddings.port.embed_async`); the
+sync ``embed`` of the port, whose retries sleep the calling thread, is for sync callers and
+worker threads only. As in the LLM adapter, the SDK's own retries are off and
 ours are the only ones: bounded, with exponential backoff, on 429, 5xx, timeouts and
 connection failures. Vendor errors become :class:`~mindspace.errors.EmbeddingError`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -47,7 +51,11 @@ class OpenAICompatibleEmbedder:
             connection failures.
         batch_size: Most texts per request.
         backoff: Seconds before the first retry; doubled each time, capped at 30 s.
-        sleep: How to wait between retries (tests pass a recorder instead of sleeping).
+        sleep: How ``embed`` waits between retries (tests pass a recorder instead of
+            sleeping); it blocks the calling thread, so ``embed`` is never called on the
+            event loop.
+        async_sleep: How ``aembed`` waits between retries (``asyncio.sleep``: the loop
+            runs other work meanwhile).
     """
 
     def __init__(
@@ -62,6 +70,7 @@ class OpenAICompatibleEmbedder:
         batch_size: int = 256,
         backoff: float = 0.5,
         sleep: Callable[[float], None] = time.sleep,
+        async_sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         if dim is not None and dim < 1:
             raise ConfigError(f"The embedding dimension must be >= 1, got {dim!r}")
@@ -74,13 +83,16 @@ class OpenAICompatibleEmbedder:
         self.max_retries = max_retries
         self.backoff = backoff
         self._sleep = sleep
+        self._async_sleep = async_sleep
         self._dim = dim
+        self._api_key = api_key or "not-needed"
+        self._timeout = timeout
         self._client = openai.OpenAI(
-            base_url=base_url,
-            api_key=api_key or "not-needed",
-            timeout=timeout,
-            max_retries=0,
+            base_url=base_url, api_key=self._api_key, timeout=timeout, max_retries=0
         )
+        # An async client's connection pool belongs to one event loop, so there is one
+        # client per loop (a CLI run and a test each start their own loop).
+        self._aclient: tuple[asyncio.AbstractEventLoop, openai.AsyncOpenAI] | None = None
 
     @property
     def dim(self) -> int:
@@ -96,13 +108,34 @@ class OpenAICompatibleEmbedder:
         self._dim = value
 
     def embed(self, texts: Sequence[str]) -> Vectors:
-        """Embed ``texts`` in batches; rows are L2-normalised."""
+        """Embed ``texts`` in batches; rows are L2-normalised.
+
+        Blocking (retries sleep the thread): on an event loop, await :meth:`aembed`.
+        """
         todo = [i for i, text in enumerate(texts) if text.strip()]
         chunks: list[tuple[list[int], Vectors]] = []
         for start in range(0, len(todo), self.batch_size):
             rows = todo[start : start + self.batch_size]
             chunks.append((rows, self._request([texts[i] for i in rows])))
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        return self._assemble(len(texts), chunks, self.dim)
+
+    async def aembed(self, texts: Sequence[str]) -> Vectors:
+        """What :meth:`embed` returns, without blocking the event loop.
+
+        Requests go through the SDK's async client; a retry waits with ``asyncio.sleep``.
+        """
+        todo = [i for i, text in enumerate(texts) if text.strip()]
+        chunks: list[tuple[list[int], Vectors]] = []
+        for start in range(0, len(todo), self.batch_size):
+            rows = todo[start : start + self.batch_size]
+            chunks.append((rows, await self._arequest([texts[i] for i in rows])))
+        if self._dim is None:
+            self._dim = int((await self._arequest([_PROBE])).shape[1])
+        return self._assemble(len(texts), chunks, self._dim)
+
+    @staticmethod
+    def _assemble(count: int, chunks: list[tuple[list[int], Vectors]], dim: int) -> Vectors:
+        out = np.zeros((count, dim), dtype=np.float32)
         for rows, vectors in chunks:
             out[rows] = vectors
         return out
@@ -116,22 +149,52 @@ class OpenAICompatibleEmbedder:
                     model=self.model, input=batch, encoding_format="float"
                 )
             except openai.APIError as exc:
-                error = _map_error(exc, self.base_url)
-                if attempt < self.max_retries and is_transient(exc):
-                    delay = retry_delay(exc, attempt, self.backoff)
-                    attempt += 1
-                    logger.warning(
-                        "Embedding request to %s failed (%s); retry %d/%d in %.1fs",
-                        self.base_url,
-                        error,
-                        attempt,
-                        self.max_retries,
-                        delay,
-                    )
-                    self._sleep(delay)
-                    continue
-                raise error from exc
+                self._sleep(self._retry_delay(exc, attempt))
+                attempt += 1
+                continue
             return self._vectors(response, len(batch))
+
+    async def _arequest(self, batch: list[str]) -> Vectors:
+        """:meth:`_request` on the async client; the loop runs on while a retry waits."""
+        attempt = 0
+        while True:
+            try:
+                response = await self._async_client().embeddings.create(
+                    model=self.model, input=batch, encoding_format="float"
+                )
+            except openai.APIError as exc:
+                await self._async_sleep(self._retry_delay(exc, attempt))
+                attempt += 1
+                continue
+            return self._vectors(response, len(batch))
+
+    def _retry_delay(self, exc: openai.APIError, attempt: int) -> float:
+        """Seconds to wait before retry ``attempt + 1``, or the mapped error if none is left."""
+        error = _map_error(exc, self.base_url)
+        if attempt >= self.max_retries or not is_transient(exc):
+            raise error from exc
+        delay = retry_delay(exc, attempt, self.backoff)
+        logger.warning(
+            "Embedding request to %s failed (%s); retry %d/%d in %.1fs",
+            self.base_url,
+            error,
+            attempt + 1,
+            self.max_retries,
+            delay,
+        )
+        return delay
+
+    def _async_client(self) -> openai.AsyncOpenAI:
+        loop = asyncio.get_running_loop()
+        if self._aclient is None or self._aclient[0] is not loop:
+            client = openai.AsyncOpenAI(
+                base_url=self.base_url,
+                api_key=self._api_key,
+                timeout=self._timeout,
+                max_retries=0,
+            )
+            self._aclient = (loop, client)
+        return self._aclient[1]
 
     def _vectors(self, response: Any, expected: int) -> Vectors:
         data = getattr(response, "data", None)

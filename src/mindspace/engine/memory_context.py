@@ -46,11 +46,11 @@ def install_memory_providers(builder: PromptBuilder, assistant: EngineCore) -> N
         parts += [working.render(entity) for entity in dict.fromkeys(present)]
         return "\n\n".join(p for p in parts if p)
 
-    def semantic_memories(inputs: PromptInputs) -> str:
+    async def semantic_memories(inputs: PromptInputs) -> str:
         memory = SemanticMemory(
             inputs.unit, inputs.clock, inputs.settings, assistant.embedder, assistant.memory_index
         )
-        found = memory.retrieve_relevant(
+        found = await memory.aretrieve_relevant(
             memory_queries(inputs), min_source_trust=inputs.settings.memory_min_source_trust
         )
         lines = []

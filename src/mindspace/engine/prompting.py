@@ -7,7 +7,8 @@ they own (entity context, semantic memories) through :meth:`PromptBuilder.provid
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from mindspace.clock import Clock, format_time
@@ -66,7 +67,10 @@ class PromptInputs:
         return format_time(self.clock.now())
 
 
-Provider = Callable[[PromptInputs], str | tuple[Message, ...]]
+ProvidedText = str | tuple[Message, ...]
+
+Provider = Callable[[PromptInputs], ProvidedText | Awaitable[ProvidedText]]
+"""Fills a component; an async one (e.g. semantic memories, which embed) is awaited."""
 
 
 def _system_prompt(inputs: PromptInputs) -> str:
@@ -186,7 +190,7 @@ class PromptBuilder:
         self.components.by_key(key)  # raises for an unknown key
         self.providers[key] = provider
 
-    def build(self, inputs: PromptInputs) -> AssembledPrompt:
+    async def build(self, inputs: PromptInputs) -> AssembledPrompt:
         """The assembled prompt for ``inputs.config``, within its token budgets."""
         enabled = set(inputs.config.enabled_components)
         chosen = [
@@ -201,9 +205,9 @@ class PromptBuilder:
             if component.key == "conversation_history":
                 history = component
                 continue
-            parts.append(self._render(component, inputs, budgets.get(component.key)))
+            parts.append(await self._render(component, inputs, budgets.get(component.key)))
         if history is not None:
-            messages = self._messages(history, inputs)
+            messages = await self._messages(history, inputs)
             used = sum(estimate_tokens(p.content) for p in parts) + inputs.reserved_tokens
             total = inputs.config.token_budget or self.settings.context_token_budget
             budget = min(budgets.get("conversation_history", total), max(0, total - used))
@@ -226,14 +230,14 @@ class PromptBuilder:
         owner = max((i for i in self.components.static_ids if i < component.id), default=0)
         return owner in enabled
 
-    def _render(
+    async def _render(
         self, component: PromptComponent, inputs: PromptInputs, budget: int | None
     ) -> RenderedComponent:
         override = inputs.config.get_component_content_override(component.key)
         if component.is_static and component.key != "system_prompt":
-            text = override if override is not None else self._text(component.key, inputs)
+            text = override if override is not None else await self._text(component.key, inputs)
         elif component.is_static:
-            text = self._text(component.key, inputs)  # its override is the base prompt
+            text = await self._text(component.key, inputs)  # its override is the base prompt
         else:
             template = override if override is not None else component.content
             text = _fill(template, inputs)
@@ -241,16 +245,24 @@ class PromptBuilder:
             component.id, component.key, component.name, component.role, content=text, budget=budget
         )
 
-    def _text(self, key: str, inputs: PromptInputs) -> str:
-        value = self.providers[key](inputs)
+    async def _text(self, key: str, inputs: PromptInputs) -> str:
+        value = await self._provided(key, inputs)
         if isinstance(value, tuple):
             return "\n".join(m.content or "" for m in value)
         return value
 
-    def _messages(self, component: PromptComponent, inputs: PromptInputs) -> tuple[Message, ...]:
-        value = self.providers[component.key](inputs)
+    async def _messages(
+        self, component: PromptComponent, inputs: PromptInputs
+    ) -> tuple[Message, ...]:
+        value = await self._provided(component.key, inputs)
         if isinstance(value, str):
             return (Message("user", value),) if value else ()
+        return value
+
+    async def _provided(self, key: str, inputs: PromptInputs) -> ProvidedText:
+        value = self.providers[key](inputs)
+        if inspect.isawaitable(value):
+            return await value
         return value
 
 

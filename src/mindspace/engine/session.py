@@ -83,7 +83,7 @@ class Sessions:
             present_entities=event.meta.present if event is not None else (),
             reserved_tokens=tool_tokens,
         )
-        prompt = a.prompt_builder.build(inputs)
+        prompt = await a.prompt_builder.build(inputs)
         if record_usage:
             unit.put_doc(
                 ContextUsage(

@@ -75,7 +75,7 @@ PRE_COMPACTION_TASK = (
 )
 
 
-def run_sleep_consolidation(
+async def run_sleep_consolidation(
     unit: Unit,
     clock: Clock,
     settings: Settings,
@@ -112,7 +112,7 @@ def run_sleep_consolidation(
         )
         for e in batch
     ]
-    stored = memory.store_many(drafts) if drafts else []
+    stored = await memory.astore_many(drafts) if drafts else []
     JournalBook(unit, clock, settings).mark_consolidated(e.id for e in batch)
     remaining = len(pending) - len(batch)
     return {
@@ -278,7 +278,7 @@ class MemoryEvidence:
         """Up to ``limit`` memories for the question, then journal entries to fill up."""
         found = [
             Evidence(r.memory.id, r.memory.content, r.score)
-            for r in self.memory.recall(question, limit=limit)
+            for r in await self.memory.arecall(question, limit=limit)
         ]
         if len(found) < limit:
             found += list(await self.journal.find(question, limit - len(found)))
@@ -345,7 +345,7 @@ class SleepCycle:
         a = self.core
         scoring = await score_pending_entries(unit, a.llm, a.settings.sleep_scoring_per_tick)
         result.operations["score_pending_entries"] = scoring.to_dict()
-        consolidation = run_sleep_consolidation(
+        consolidation = await run_sleep_consolidation(
             unit,
             a.clock,
             a.settings,

@@ -224,9 +224,11 @@ class AssistantViews:
             "max_entries": unit.doc(JournalMeta).max_entries,
         }
 
-    def search_journal(self, query: str, where: JournalFilter, *, limit: int = 10) -> JournalSearch:
+    async def search_journal(
+        self, query: str, where: JournalFilter, *, limit: int = 10
+    ) -> JournalSearch:
         """What the ``search_journal`` tool finds, without counting a tool call."""
-        return run_journal_search(
+        return await run_journal_search(
             self.core.read(), self.core.clock.now(), query, where, limit=limit
         )
 

@@ -24,10 +24,13 @@ SearchMode = Literal["text", "semantic"]
 class SemanticRanker(Protocol):
     """Ranks entries by meaning (an embedder behind it); the journal's semantic mode."""
 
-    def rank(
+    async def rank(
         self, query: str, entries: Sequence[JournalEntry], limit: int
     ) -> list[tuple[JournalEntry, float]]:
-        """The ``limit`` entries most similar to ``query``, best first, with similarities."""
+        """The ``limit`` entries most similar to ``query``, best first, with similarities.
+
+        Awaited on the event loop, so embedding must not block it (see ``embed_async``).
+        """
         ...
 
 
@@ -84,7 +87,7 @@ class JournalSearch:
     note: str | None = None
 
 
-def search_journal(
+async def search_journal(
     unit: Unit,
     now: datetime,
     query: str,
@@ -101,7 +104,7 @@ def search_journal(
     candidates = filter_entries(unit, now, where)
     text = query.strip()
     if semantic and ranker is not None and text:
-        ranked = ranker.rank(text, candidates, limit)
+        ranked = await ranker.rank(text, candidates, limit)
         return JournalSearch(
             "semantic", [e for e, _ in ranked], len(ranked), scores=[s for _, s in ranked]
         )

@@ -251,12 +251,12 @@ def _same_claim(a: str, b: str) -> bool:
     return same_numbers and same_polarity
 
 
-def _duplicate_of(
+async def _duplicate_of(
     memory: SemanticMemory, text: str, speaker: str, threshold: float
 ) -> Memory | None:
     """An existing memory saying the same: the same words, or a near-identical claim."""
     wanted = normalized(text)
-    for found in memory.recall(memory_key(text, speaker), limit=3):
+    for found in await memory.arecall(memory_key(text, speaker), limit=3):
         if normalized(found.memory.content) == wanted:
             return found.memory
         similar = found.relevance is not None and found.relevance >= threshold
@@ -309,7 +309,9 @@ async def mine_conversations(
                 result.skipped_messages += spoken
                 result.problems.append(f"{entity}: {reply.problem}")
             else:
-                stored += _store(reply.facts, entity, batch[-1].at, settings, guard, memory, result)
+                stored += await _store(
+                    reply.facts, entity, batch[-1].at, settings, guard, memory, result
+                )
             result.messages += spoken
             watermarks[entity] = batch[-1].number
         if result.error is not None:
@@ -325,7 +327,7 @@ async def mine_conversations(
     return result
 
 
-def _store(
+async def _store(
     facts: Sequence[MinedFact],
     speaker: str,
     at: str,
@@ -340,14 +342,14 @@ def _store(
         if not guard.is_clean(text):
             result.rejected.append(text)
             continue
-        duplicate = _duplicate_of(memory, text, speaker, settings.mining_duplicate_threshold)
+        duplicate = await _duplicate_of(memory, text, speaker, settings.mining_duplicate_threshold)
         if duplicate is not None:
             result.duplicates.append(f"{text} (= {duplicate.id})")
             continue
         about_speaker = fact.entity is not None and fact.entity.casefold() == speaker.casefold()
         trust = settings.mining_self_trust if about_speaker else settings.mining_other_trust
         try:
-            saved = memory.store(
+            saved = await memory.astore(
                 MemoryDraft(
                     content=text,
                     tags=(MINED_TAG,),

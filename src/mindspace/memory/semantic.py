@@ -1,4 +1,11 @@
-"""Semantic memory (tier 1): store, delete, hybrid recall and two-stage retrieval."""
+"""Semantic memory (tier 1): store, delete, hybrid recall and two-stage retrieval.
+
+The engine runs on an event loop, so it uses the ``a``-prefixed methods (``astore``,
+``arecall``, ...): they await the embedder through
+:func:`~mindspace.embeddings.port.embed_async` (off the loop), then read and write the
+unit of work on the loop thread. The sync methods call ``Embedder.embed`` directly and
+are for sync callers only (the LoCoMo benchmark, scripts).
+"""
 
 from __future__ import annotations
 
@@ -10,7 +17,7 @@ import numpy as np
 
 from mindspace.clock import Clock, format_time
 from mindspace.config import Settings
-from mindspace.embeddings.port import Embedder, Vectors
+from mindspace.embeddings.port import Embedder, Vectors, embed_async
 from mindspace.errors import InvalidArgumentsError, NotFoundError
 from mindspace.memory.index import Hit, MemoryIndex, rrf
 from mindspace.memory.lexical import tokenize
@@ -142,21 +149,46 @@ class SemanticMemory:
 
     # -- writes --------------------------------------------------------------------------
     def store(self, draft: MemoryDraft) -> Memory:
-        """Store one memory (embedded now)."""
+        """Store one memory (embedded now; blocking, see :meth:`astore`)."""
         return self.store_many([draft])[0]
 
+    async def astore(self, draft: MemoryDraft) -> Memory:
+        """Store one memory; the embedding is awaited off the event loop."""
+        return (await self.astore_many([draft]))[0]
+
     def store_many(self, drafts: Sequence[MemoryDraft]) -> list[Memory]:
-        """Store several memories with one embedding batch.
+        """Store several memories with one embedding batch (blocking: for sync callers).
 
         Raises:
             InvalidArgumentsError: empty or oversized content, trust outside 0-1, or
                 importance outside 1-10; nothing is stored then.
         """
+        texts, keys = self._prepare(drafts)
+        vectors = self.embedder.embed(keys) if self.embedder is not None and texts else None
+        return self._put(drafts, texts, vectors)
+
+    async def astore_many(self, drafts: Sequence[MemoryDraft]) -> list[Memory]:
+        """:meth:`store_many` for the event loop: the embedding batch is awaited.
+
+        Raises:
+            InvalidArgumentsError: as :meth:`store_many`; checked before embedding.
+        """
+        texts, keys = self._prepare(drafts)
+        embedder = self.embedder
+        vectors = await embed_async(embedder, keys) if embedder is not None and texts else None
+        return self._put(drafts, texts, vectors)
+
+    def _prepare(self, drafts: Sequence[MemoryDraft]) -> tuple[list[str], list[str]]:
+        """The drafts' checked contents and their embedding keys."""
         texts = [bounded_text(d.content, "content", self.settings.max_memory_chars) for d in drafts]
         for draft in drafts:
             _check(draft)
         keys = [memory_key(t, d.source_entity) for t, d in zip(texts, drafts, strict=True)]
-        vectors = self.embedder.embed(keys) if self.embedder is not None and texts else None
+        return texts, keys
+
+    def _put(
+        self, drafts: Sequence[MemoryDraft], texts: Sequence[str], vectors: Vectors | None
+    ) -> list[Memory]:
         now = format_time(self.clock.now())
         state = self.unit.doc(MemoryState)
         memories = []
@@ -205,10 +237,17 @@ class SemanticMemory:
 
     # -- reads ---------------------------------------------------------------------------
     def embed_query(self, query: str) -> Vectors | None:
-        """The query's vector (None without an embedder)."""
+        """The query's vector (None without an embedder; blocking)."""
         if self.embedder is None:
             return None
         vector: Vectors = self.embedder.embed([query])[0]
+        return vector
+
+    async def aembed_query(self, query: str) -> Vectors | None:
+        """The query's vector (None without an embedder), awaited off the event loop."""
+        if self.embedder is None:
+            return None
+        vector: Vectors = (await embed_async(self.embedder, [query]))[0]
         return vector
 
     def recall(
@@ -223,10 +262,35 @@ class SemanticMemory:
         """The ``limit`` best memories for ``query``: dense and BM25 fused, best first.
 
         ``vector`` replaces the query's own embedding for the dense side (the prompt's
-        speaker-aware lookups pass a blended one); BM25 always uses ``query``.
+        speaker-aware lookups pass a blended one); BM25 always uses ``query``. Blocking
+        while it embeds: on the event loop, await :meth:`arecall`.
         """
         if vector is None:
             vector = self.embed_query(query)
+        return self._search(query, vector, limit, min_source_trust, tags)
+
+    async def arecall(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        min_source_trust: float = 0.0,
+        tags: Sequence[str] = (),
+        vector: Vectors | None = None,
+    ) -> list[Recalled]:
+        """:meth:`recall` for the event loop: the query's embedding is awaited."""
+        if vector is None:
+            vector = await self.aembed_query(query)
+        return self._search(query, vector, limit, min_source_trust, tags)
+
+    def _search(
+        self,
+        query: str,
+        vector: Vectors | None,
+        limit: int,
+        min_source_trust: float,
+        tags: Sequence[str],
+    ) -> list[Recalled]:
         hits = self.index.search(
             query,
             vector,
@@ -238,7 +302,7 @@ class SemanticMemory:
         return self._merge_pending(query, vector, hits, limit, min_source_trust, tags)
 
     def query_vector(self, query: MemoryQuery) -> Vectors | None:
-        """The dense vector of a prompt lookup (None without an embedder).
+        """The dense vector of a prompt lookup (None without an embedder; blocking).
 
         With a speaker it blends the embeddings of ``"<speaker>: <text>"`` and of the
         plain text (``memory_speaker_query_weight`` to the first), so a memory's
@@ -248,9 +312,27 @@ class SemanticMemory:
         """
         if self.embedder is None:
             return None
-        if not query.speaker:
-            return self.embed_query(query.text)
-        keyed, plain = self.embedder.embed([memory_key(query.text, query.speaker), query.text])
+        return self._blend(query, self.embedder.embed(_query_texts(query)))
+
+    async def aquery_vectors(self, queries: Sequence[MemoryQuery]) -> list[Vectors | None]:
+        """:meth:`query_vector` of every query, in one embedding batch awaited off the loop."""
+        if self.embedder is None or not queries:
+            return [None] * len(queries)
+        texts = [_query_texts(q) for q in queries]
+        flat = await embed_async(self.embedder, [t for group in texts for t in group])
+        vectors: list[Vectors | None] = []
+        at = 0
+        for query, group in zip(queries, texts, strict=True):
+            vectors.append(self._blend(query, flat[at : at + len(group)]))
+            at += len(group)
+        return vectors
+
+    def _blend(self, query: MemoryQuery, rows: Vectors) -> Vectors:
+        """The query's vector from the rows of :func:`_query_texts`."""
+        if len(rows) == 1:
+            single: Vectors = rows[0]
+            return single
+        keyed, plain = rows
         weight = self.settings.memory_speaker_query_weight
         blended: Vectors = (weight * keyed + (1.0 - weight) * plain).astype(np.float32)
         return blended
@@ -270,16 +352,41 @@ class SemanticMemory:
         and lies within ``window`` of that query's best relevance (defaults: the
         ``memory_relevance_*`` settings). The floor alone cannot tell a paraphrased
         fact from the same person's other facts, which score nearly as high; the
-        window keeps the clear winners and drops the crowd behind them.
+        window keeps the clear winners and drops the crowd behind them. Blocking while
+        it embeds: on the event loop, await :meth:`aretrieve_relevant`.
         """
+        asked = _asked(queries)
+        vectors = [self.query_vector(q) for q in asked]
+        return self._relevant(asked, vectors, min_source_trust, limit, threshold, window)
+
+    async def aretrieve_relevant(
+        self,
+        queries: Sequence[str | MemoryQuery],
+        *,
+        min_source_trust: float = 0.5,
+        limit: int = 5,
+        threshold: float | None = None,
+        window: float | None = None,
+    ) -> list[Recalled]:
+        """:meth:`retrieve_relevant` for the event loop: one embedding batch, awaited."""
+        asked = _asked(queries)
+        vectors = await self.aquery_vectors(asked)
+        return self._relevant(asked, vectors, min_source_trust, limit, threshold, window)
+
+    def _relevant(
+        self,
+        asked: Sequence[MemoryQuery],
+        vectors: Sequence[Vectors | None],
+        min_source_trust: float,
+        limit: int,
+        threshold: float | None,
+        window: float | None,
+    ) -> list[Recalled]:
         cut = self.settings.memory_relevance_threshold if threshold is None else threshold
         span = self.settings.memory_relevance_window if window is None else window
         best: dict[str, Recalled] = {}
-        for query in queries:
-            asked = query if isinstance(query, MemoryQuery) else MemoryQuery(query)
-            if not asked.text.strip():
-                continue
-            found = self.recall(asked.text, limit=limit * 4, vector=self.query_vector(asked))
+        for query, vector in zip(asked, vectors, strict=True):
+            found = self._search(query.text, vector, limit * 4, 0.0, ())
             scored = [(item, _relevance(item)) for item in found]
             top = max((relevance for _, relevance in scored), default=0.0)
             for item, relevance in scored:
@@ -345,6 +452,19 @@ class SemanticMemory:
                     Recalled(memory_c, round(value / best, 6), hit.relevance, hit.lexical)
                 )
         return results
+
+
+def _asked(queries: Sequence[str | MemoryQuery]) -> list[MemoryQuery]:
+    """The non-blank queries as :class:`MemoryQuery`."""
+    asked = [q if isinstance(q, MemoryQuery) else MemoryQuery(q) for q in queries]
+    return [q for q in asked if q.text.strip()]
+
+
+def _query_texts(query: MemoryQuery) -> list[str]:
+    """What a lookup embeds: the speaker-keyed text and the plain one, or the text alone."""
+    if query.speaker:
+        return [memory_key(query.text, query.speaker), query.text]
+    return [query.text]
 
 
 def _relevance(found: Recalled) -> float:

@@ -115,8 +115,18 @@ class EventInbox(Protocol):
 
 @runtime_checkable
 class Store(RecordStore, AssistantDirectory, EventInbox, Protocol):
-    """A complete store: records, the directory of assistants and the event inbox."""
+    """A complete store: records, the directory of assistants and the event inbox.
+
+    Whoever opened a store closes it: a sync caller (the CLI, a script) with
+    :meth:`close`, code on an event loop (a server's shutdown) with ``await``
+    :meth:`aclose`, which must not block the loop. After either, the store is not used
+    again; closing twice is harmless.
+    """
 
     def close(self) -> None:
-        """Release the store's connections; the store is not used afterwards."""
+        """Release the store's connections (blocking: for sync callers)."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release the store's connections without blocking the event loop."""
         ...

@@ -14,6 +14,7 @@ directory is made. An existing file is still migrated to the current schema.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -98,8 +99,15 @@ class SqlStore:
         return cls(database_url(path), create=create)
 
     def close(self) -> None:
-        """Release every pooled connection."""
+        """Release every pooled connection (blocking; on an event loop, await :meth:`aclose`)."""
         self.engine.dispose()
+
+    async def aclose(self) -> None:
+        """Release every pooled connection in a worker thread, off the event loop.
+
+        Disposing waits for the driver to close each connection (file or network I/O).
+        """
+        await asyncio.to_thread(self.engine.dispose)
 
     @contextmanager
     def _transaction(self, doing: str, *, write: bool = False) -> Iterator[Connection]:

@@ -125,7 +125,7 @@ class SearchJournal(Tool[SearchJournalArgs]):
             tags=tuple(args.tags), days_back=args.days_back, project=args.related_to_project
         )
         ranker = EmbeddingRanker(ctx.embedder) if ctx.embedder is not None else None
-        found = search_journal(
+        found = await search_journal(
             ctx.unit,
             ctx.clock.now(),
             args.query,

@@ -36,7 +36,7 @@ class StoreMemory(Tool[StoreMemoryArgs]):
 
     async def execute(self, ctx: ToolContext, args: StoreMemoryArgs) -> dict[str, Any]:
         ctx.guard.check(args.content)
-        memory = ctx.semantic.store(
+        memory = await ctx.semantic.astore(
             MemoryDraft(
                 content=args.content,
                 tags=args.tags,
@@ -75,7 +75,7 @@ class RecallMemories(Tool[RecallMemoriesArgs]):
                 "error": "'query' is empty",
                 "suggestion": "Say what to remember, e.g. 'what Alice likes to drink'.",
             }
-        found = ctx.semantic.recall(
+        found = await ctx.semantic.arecall(
             query, limit=args.limit, min_source_trust=args.min_source_trust, tags=args.tags
         )
         return {"success": True, "memories": [r.to_result() for r in found]}

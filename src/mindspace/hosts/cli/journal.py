@@ -15,7 +15,13 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from mindspace.hosts.cli.common import AssistantOption, DbOption, load_settings, open_cli_assistant
+from mindspace.hosts.cli.common import (
+    AssistantOption,
+    DbOption,
+    load_settings,
+    open_cli_assistant,
+    run_once,
+)
 
 if TYPE_CHECKING:  # the engine is imported in the commands' bodies (start-up time)
     from mindspace.engine.assistant import Assistant
@@ -100,7 +106,9 @@ def search_command(
 ) -> None:
     """Find journal entries containing QUERY (what the search_journal tool does)."""
     opened = open_cli_assistant(load_settings(), db, assistant, create=False)
-    found = opened.views.search_journal(query, _filter(tag, days, project), limit=limit)
+    found = run_once(
+        opened, opened.views.search_journal(query, _filter(tag, days, project), limit=limit)
+    )
     if as_json:
         typer.echo(
             json.dumps(
