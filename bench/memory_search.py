@@ -61,13 +61,13 @@ def _percentiles(samples: list[float]) -> dict[str, float]:
 def _ingest(assistant: Assistant, texts: list[str], chunk: int = 5_000) -> float:
     start = time.perf_counter()
     for offset in range(0, len(texts), chunk):
-        with assistant.transaction() as unit:
+        with assistant.core.transaction() as unit:
             memory = SemanticMemory(
                 unit,
                 assistant.clock,
                 assistant.settings,
                 assistant.embedder,
-                assistant.memory_index,
+                assistant.core.memory_index,
             )
             memory.store_many([MemoryDraft(content=t) for t in texts[offset : offset + chunk]])
     return time.perf_counter() - start
@@ -85,12 +85,12 @@ async def _run_size(size: int, queries: int, workdir: Path) -> dict[str, Any]:
     )
     texts = _texts(size, seed=size)
     build_seconds = _ingest(assistant, texts)
-    index = assistant.memory_index
+    index = assistant.core.memory_index
     load_start = time.perf_counter()
     index.ensure()
     index_build = time.perf_counter() - load_start
 
-    memories = assistant.read().all(Memory)
+    memories = assistant.core.read().all(Memory)
     matrix = np.stack([m.vector() for m in memories]).astype(np.float32)  # type: ignore[misc]
     ids = [m.id for m in memories]
     questions = _texts(queries, seed=size + 1)

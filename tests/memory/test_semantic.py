@@ -226,7 +226,7 @@ async def test_the_async_variants_answer_as_the_sync_ones(memory_assistant: Assi
     from mindspace.memory.semantic import MemoryDraft, MemoryQuery
 
     await _store_facts(memory_assistant)
-    unit = memory_assistant.read()
+    unit = memory_assistant.core.read()
     memory = SemanticMemory(
         unit,
         memory_assistant.clock,
