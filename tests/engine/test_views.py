@@ -66,7 +66,7 @@ async def test_a_journal_search_finds_what_the_search_journal_tool_finds(
     lived_in: Assistant,
 ) -> None:
     told = await lived_in.call_tool("search_journal", {"query": "sword"})
-    found = lived_in.views.search_journal("sword", JournalFilter())
+    found = await lived_in.views.search_journal("sword", JournalFilter())
 
     assert [e.id for e in found.entries] == [r["id"] for r in told["results"]]
     assert len(found.entries) == 2

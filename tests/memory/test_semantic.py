@@ -232,7 +232,7 @@ async def test_the_async_variants_answer_as_the_sync_ones(memory_assistant: Assi
         memory_assistant.clock,
         memory_assistant.settings,
         memory_assistant.embedder,
-        memory_assistant.memory_index,
+        memory_assistant.core.memory_index,
     )
     queries = ["north gate midnight", MemoryQuery("what do I owe?", speaker="Bob")]
     sync = memory.recall("barrels of ale", limit=3)

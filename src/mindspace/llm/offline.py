@@ -52,7 +52,7 @@ class OfflineLLM:
 
     The model knows no particular story. A scenario (a demo, a test world) teaches it
     its own lines with ``skills`` or :meth:`add_skill`; ``mindspace demo`` passes those
-    of :mod:`mindspace.testing.tavern`.
+    of the demo's scenario in :mod:`mindspace.testing`.
 
     Args:
         skills: Extra skills, tried before the built-in ones.

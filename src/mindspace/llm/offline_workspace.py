@@ -18,7 +18,7 @@ becomes an entity observation (favorability +0.05); thanks become an observation
 workspace is journaled with that project in ``related_projects``. Then it replies as the
 conversation skill would. Everything is deterministic and uses only offered tools, and
 nothing here knows any one story: scenario-specific lines belong in skills passed to
-``OfflineLLM(skills=...)`` (the demo's are in ``mindspace.testing.tavern``).
+``OfflineLLM(skills=...)`` (the demo's scenario lives in ``mindspace.testing``).
 """
 
 from __future__ import annotations
