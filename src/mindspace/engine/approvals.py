@@ -10,13 +10,10 @@ model is told of it by an ``approval`` event on its next tick, whichever host de
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
-from mindspace.clock import Clock, format_time
+from mindspace.engine.approval_request import request_approval
 from mindspace.engine.core import EngineCore
 from mindspace.engine.executor import ToolExecutor
-from mindspace.engine.records import Approval, EngineState, Event
+from mindspace.engine.records import Approval, Event
 from mindspace.errors import InvalidInputError, RecordNotFoundError
 from mindspace.state.unit import Unit
 from mindspace.workspace.status import LoopSnapshot
@@ -26,39 +23,6 @@ __all__ = ["APPROVAL_EVENT_TYPE", "Approvals", "request_approval"]
 APPROVAL_EVENT_TYPE = "approval"
 MAX_DECIDER_CHARS = 128
 MAX_OUTPUT_CHARS = 2_000
-
-
-def request_approval(
-    unit: Unit,
-    clock: Clock,
-    tool: str,
-    arguments: str | dict[str, Any],
-    *,
-    event_id: str | None = None,
-    reason: str = "is DANGEROUS and awaits approval by a host or an admin",
-) -> dict[str, Any]:
-    """Record a pending approval for a call; returns the tool result the model sees."""
-    state = unit.doc(EngineState)
-    approval_id = f"apr_{state.next_approval + 1}"
-    unit.put_doc(state.model_copy(update={"next_approval": state.next_approval + 1}))
-    unit.put(
-        Approval(
-            id=approval_id,
-            tool=tool,
-            arguments=arguments
-            if isinstance(arguments, str)
-            else json.dumps(arguments, ensure_ascii=False),
-            event_id=event_id,
-            requested_at=format_time(clock.now()),
-        )
-    )
-    return {
-        "success": True,
-        "status": "awaiting_approval",
-        "approval_id": approval_id,
-        "message": f"{tool!r} {reason}; it has not run yet and will run once approved "
-        f"({approval_id}). You will be told the outcome.",
-    }
 
 
 class Approvals:

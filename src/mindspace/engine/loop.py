@@ -35,8 +35,9 @@ from typing import Any, Literal
 from mindspace.clock import Clock, format_time
 from mindspace.context.contexts import ContextConfig
 from mindspace.context.patterns import ExecutionPattern
+from mindspace.engine.approval_request import request_approval
 from mindspace.engine.hygiene import Removal, ReplyPolicy, end_at_sentence
-from mindspace.engine.records import Approval, EngineState
+from mindspace.engine.records import EngineState
 from mindspace.errors import ToolError
 from mindspace.llm.port import LLM, LLMResponse, Message, ToolCall, ToolSchema
 from mindspace.llm.text_calls import TextScan, scan_text_calls
@@ -423,25 +424,7 @@ def _accepted(registry: ToolRegistry, call: ToolCall) -> bool:
 def _await_approval(
     call: ToolCall, iteration: int, unit: Unit, clock: Clock, event_id: str | None
 ) -> ToolCallRecord:
-    state = unit.doc(EngineState)
-    approval_id = f"apr_{state.next_approval + 1}"
-    unit.put_doc(state.model_copy(update={"next_approval": state.next_approval + 1}))
-    unit.put(
-        Approval(
-            id=approval_id,
-            tool=call.name,
-            arguments=call.arguments,
-            event_id=event_id,
-            requested_at=format_time(clock.now()),
-        )
-    )
-    outcome = {
-        "success": True,
-        "status": "awaiting_approval",
-        "approval_id": approval_id,
-        "message": f"{call.name!r} is DANGEROUS and awaits approval by a host or an admin; "
-        "it has not run yet and will run once approved.",
-    }
+    outcome = request_approval(unit, clock, call.name, call.arguments, event_id=event_id)
     return ToolCallRecord(
         iteration, call.id, call.name, call.arguments, True, outcome, "awaiting_approval"
     )

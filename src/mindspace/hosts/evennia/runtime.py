@@ -143,8 +143,7 @@ class AssistantRuntime:
         self.last_report: TickReport | None = None
         self._poll_after = False
         # asyncio thread
-        self._assistant: Assistant | None = None
-        self._opening: asyncio.Lock | None = None
+        self._opening: asyncio.Future[Assistant] | None = None
         self._thinking: asyncio.TimerHandle | None = None
         self._thinking_tasks: set[asyncio.Task[None]] = set()
 
@@ -184,15 +183,15 @@ class AssistantRuntime:
 
     # -- asyncio thread ----------------------------------------------------------------
     async def assistant(self) -> Assistant:
-        """The assistant, opened (and created) on first use. Call on the loop."""
-        if self._assistant is not None:
-            return self._assistant
-        if self._opening is None:
-            self._opening = asyncio.Lock()
-        async with self._opening:
-            if self._assistant is None:
-                self._assistant = await self._open()
-        return self._assistant
+        """The assistant, opened (and created) on first use. Call on the loop.
+
+        Callers arriving while it opens share the one opening; a failed opening is tried
+        again by the next caller.
+        """
+        opening = self._opening
+        if opening is None or (opening.done() and (opening.cancelled() or opening.exception())):
+            opening = self._opening = asyncio.ensure_future(self._open())
+        return await asyncio.shield(opening)
 
     async def _open(self) -> Assistant:
         settings = self.config.settings
