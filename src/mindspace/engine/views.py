@@ -18,7 +18,6 @@ from mindspace.engine.executor import ToolExecutor
 from mindspace.engine.modes import OperatingMode, SleepSchedule
 from mindspace.engine.records import Approval, Event
 from mindspace.engine.tick import tick_rate
-from mindspace.journal.ranker import EmbeddingRanker
 from mindspace.journal.records import JournalEntry, JournalMeta, ReflectionState
 from mindspace.journal.search import JournalFilter, JournalSearch, filter_entries
 from mindspace.journal.search import search_journal as run_journal_search
@@ -226,26 +225,15 @@ class AssistantViews:
         }
 
     async def search_journal(
-        self, query: str, where: JournalFilter, *, limit: int = 10, semantic: bool = False
+        self, query: str, where: JournalFilter, *, limit: int = 10
     ) -> JournalSearch:
-        """What the ``search_journal`` tool finds, without counting a tool call.
+        """The ``search_journal`` tool's text search, without counting a tool call.
 
-        Args:
-            query: The text to find.
-            where: Tags, days back and project to filter by.
-            limit: Most entries returned.
-            semantic: Rank by meaning as the tool does when an embedder is configured
-                (the default is the text search the CLI has always shown).
+        It does not rank by meaning (no ranker is passed), so its ``note`` says the
+        search used text matching; the tool ranks by meaning when an embedder is set.
         """
-        embedder = self.core.embedder
         return await run_journal_search(
-            self.core.read(),
-            self.core.clock.now(),
-            query,
-            where,
-            limit=limit,
-            semantic=semantic,
-            ranker=EmbeddingRanker(embedder) if semantic and embedder is not None else None,
+            self.core.read(), self.core.clock.now(), query, where, limit=limit
         )
 
     def reflection_state(self) -> ReflectionState:
