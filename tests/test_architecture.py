@@ -154,4 +154,4 @@ def test_the_internals_check_catches_a_host_taking_the_lock() -> None:
     assert _ENGINE_INTERNALS.search("        async with assistant.core.lock:")
     assert _ENGINE_INTERNALS.search("    unit = assistant.read()")
     assert _ENGINE_INTERNALS.search("    with assistant.transaction() as unit:")
-    assert not _ENGINE_INTERNALS.search("    line = (await reader.read()).strip()")
+    assert not _ENGINE_INTERNALS.search("    payload = json.loads(reader.read())")

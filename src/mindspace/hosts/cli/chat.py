@@ -77,7 +77,7 @@ class LineReader:
         )
         self._thread: threading.Thread | None = None
 
-    async def read(self) -> str:
+    async def next_line(self) -> str:
         """The next line; raises what ``read_line`` raised (EOFError at end of input)."""
         if self._thread is None:
             self._thread = threading.Thread(
@@ -204,7 +204,7 @@ async def _converse(
     sent = 0
     while True:
         try:
-            line = (await reader.read()).strip()
+            line = (await reader.next_line()).strip()
         except (EOFError, KeyboardInterrupt, asyncio.CancelledError):
             _uncancel()
             console.print()
