@@ -270,7 +270,12 @@ class Settings(BaseSettings):
         default=60.0, ge=0, description="Minutes a woken assistant stays awake before it may sleep."
     )
     sleep_scoring_per_tick: int = Field(
-        default=3, ge=1, description="Journal entries given an LLM importance score per tick."
+        default=10, ge=1, description="Journal entries given an LLM importance score per tick."
+    )
+    scoring_batch_size: int = Field(
+        default=10,
+        ge=1,
+        description="Journal entries one LLM call rates when scoring importance (1: one each).",
     )
     sleep_consolidation_per_tick: int = Field(
         default=5, ge=1, description="Journal entries moved to semantic memory per sleep tick."

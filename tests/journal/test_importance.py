@@ -139,7 +139,7 @@ async def _journal(assistant: Assistant, *contents: str) -> None:
         await assistant.call_tool("add_journal_entry", {"content": content})
 
 
-async def test_pending_entries_are_upgraded_three_per_tick(
+async def test_pending_entries_are_upgraded_three_per_tick_one_call_each(
     make_assistant: Callable[..., Assistant], scripted: ScriptedLLM
 ) -> None:
     assistant = make_assistant(llm=scripted)
@@ -149,7 +149,8 @@ async def test_pending_entries_are_upgraded_three_per_tick(
         scripted.enqueue(reply)
 
     with assistant.core.transaction() as unit:
-        outcome = await score_pending_entries(unit, scripted)
+        # batch_size=1: the single-entry path, which a malformed batch falls back to.
+        outcome = await score_pending_entries(unit, scripted, batch_size=1)
 
     report = outcome.to_dict()
     notes = [s.pop("note", None) for s in report["scored"]]
@@ -227,7 +228,7 @@ async def test_a_failing_llm_stops_the_batch_and_changes_nothing_more(
     scripted.enqueue("4")
     scripted.enqueue_error(LLMConnectionError("connection refused"))
     with assistant.core.transaction() as unit:
-        outcome = await score_pending_entries(unit, scripted)
+        outcome = await score_pending_entries(unit, scripted, batch_size=1)
     assert [s["id"] for s in outcome.scored] == [1]
     assert outcome.error is not None
     assert "entry 2" in outcome.error

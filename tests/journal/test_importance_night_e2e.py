@@ -61,6 +61,9 @@ def test_a_night_repairs_one_loose_score_and_keeps_the_heuristic_for_another(
     env.update(
         MINDSPACE_DATA_DIR=str(tmp_path),
         MINDSPACE_EMBEDDER="hashing",
+        # One entry per call: this night exercises the single prompt's repair over HTTP
+        # (test_importance_batch.py covers batches and their fallback).
+        MINDSPACE_SCORING_BATCH_SIZE="1",
         PYTHONIOENCODING="utf-8",
         COLUMNS="200",
     )

@@ -343,7 +343,9 @@ class SleepCycle:
 
     async def _compacting(self, unit: Unit, result: SleepTickResult) -> None:
         a = self.core
-        scoring = await score_pending_entries(unit, a.llm, a.settings.sleep_scoring_per_tick)
+        scoring = await score_pending_entries(
+            unit, a.llm, a.settings.sleep_scoring_per_tick, a.settings.scoring_batch_size
+        )
         result.operations["score_pending_entries"] = scoring.to_dict()
         consolidation = await run_sleep_consolidation(
             unit,

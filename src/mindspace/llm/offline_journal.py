@@ -4,7 +4,8 @@ Each recognises one of the journal's own prompts and answers it by fixed, visibl
 (counting words in the text it was given); nothing is invented beyond that text.
 
 * Importance: the spec's heuristic score of the content, without a source modifier
-  (the prompt carries no source).
+  (the prompt carries no source); a batch question ("Event <n>: ..." lines) gets a JSON
+  list of those scores, one per event in order.
 * Questions: about the words that carry the most importance across the entries, and
   the most frequent name.
 * Insights: per question, the word shared by most of its evidence, citing exactly the
@@ -19,17 +20,24 @@ import string
 from collections import Counter
 from collections.abc import Sequence
 
-from mindspace.journal.importance import score_importance_heuristic
+from mindspace.journal.importance import BATCH_IMPORTANCE_HEAD, score_importance_heuristic
 from mindspace.llm.port import Message, ToolSchema
 from mindspace.text import STOPWORDS, keywords
 
-__all__ = ["JOURNAL_SKILLS", "importance_skill", "insights_skill", "questions_skill"]
+__all__ = [
+    "JOURNAL_SKILLS",
+    "batch_importance_skill",
+    "importance_skill",
+    "insights_skill",
+    "questions_skill",
+]
 
 _IMPORTANCE_HEAD = "Rate the significance of this event (1-10):"
 _QUESTIONS_HEAD = "Generate 3 reflection questions"
 _INSIGHTS_HEAD = "Generate insights that answer these reflection questions"
 
 _ENTRY = re.compile(r"^\[(journal_\d+)\] \(importance (\d+)\) (.*)$", re.MULTILINE)
+_EVENT = re.compile(r"^Event (\d+): (.*)$", re.MULTILINE)
 _EVIDENCE = re.compile(r"^\[([\w.:-]+)\] (.*)$")
 _QUESTION = re.compile(r"^Question \d+: (.*)$")
 _STRIP = string.punctuation + "“”‘’"
@@ -75,6 +83,16 @@ def importance_skill(messages: Sequence[Message], tools: Sequence[ToolSchema]) -
         return None
     body = text[len(_IMPORTANCE_HEAD) :].split("\n\n1 = mundane routine", 1)[0].strip()
     return str(score_importance_heuristic(body, "", []))
+
+
+def batch_importance_skill(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> str | None:
+    """Rate each listed event with the spec's heuristic: a JSON list, in event order."""
+    text = _user_text(messages)
+    if not text.startswith(BATCH_IMPORTANCE_HEAD):
+        return None
+    events = text[len(BATCH_IMPORTANCE_HEAD) :].split("\n\n1 = mundane routine", 1)[0]
+    scores = [score_importance_heuristic(body, "", []) for _, body in _EVENT.findall(events)]
+    return json.dumps(scores)
 
 
 def questions_skill(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> str | None:
@@ -142,5 +160,5 @@ def insights_skill(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> 
     return json.dumps(insights)
 
 
-JOURNAL_SKILLS = (importance_skill, questions_skill, insights_skill)
+JOURNAL_SKILLS = (importance_skill, batch_importance_skill, questions_skill, insights_skill)
 """The journal skills, in the order the offline model tries them."""
