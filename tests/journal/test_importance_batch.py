@@ -166,6 +166,22 @@ async def test_a_failing_llm_during_a_batch_stops_and_changes_nothing(
     assert _entries(assistant)[3][1] == "heuristic"
 
 
+async def test_a_failing_llm_on_a_batch_names_its_entries(
+    make_assistant: Callable[..., Assistant], scripted: ScriptedLLM
+) -> None:
+    assistant = make_assistant(llm=scripted)
+    await _journal(assistant, "One", "Two", "Three")
+    scripted.enqueue_error(LLMConnectionError("connection refused"))
+    with assistant.core.transaction() as unit:
+        outcome = await score_pending_entries(unit, scripted, max_per_tick=3)
+    assert outcome.scored == []
+    assert outcome.error is not None
+    assert "rating entry 1 (in a batch of entries [1, 2, 3])" in outcome.error
+    assert "connection refused" in outcome.error
+    assert outcome.remaining == 3
+    assert {method for _, method in _entries(assistant).values()} == {"heuristic"}
+
+
 async def test_the_offline_model_answers_the_batch_prompt(
     make_assistant: Callable[..., Assistant],
 ) -> None:

@@ -369,7 +369,10 @@ async def _score_chunk(
             ratings, note = await score_importance_batch(llm, [e.content for e in chunk])
         except LLMError as exc:
             ids = [e.id for e in chunk]
-            outcome.error = f"The language model failed while rating entries {ids!r}: {exc}"
+            outcome.error = (
+                f"The language model failed while rating entry {ids[0]!r} "
+                f"(in a batch of entries {ids!r}): {exc}"
+            )
             raise _StoppedError from exc
         outcome.llm_calls += 1 if ratings is not None and note is None else 2
         if ratings is not None:
