@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +13,8 @@ from mindspace import Assistant, ConcurrencyError
 from mindspace.clock import ManualClock
 from mindspace.config import Settings
 from mindspace.engine.assistant import assistant_tools
-from mindspace.llm import OfflineLLM
+from mindspace.llm import FunctionLLM, OfflineLLM
+from mindspace.llm.port import Message, ToolSchema
 from mindspace.storage import SqlStore
 from mindspace.tools.base import ToolContext
 from mindspace.tools.goals import AddGoal, AddGoalArgs
@@ -103,3 +104,47 @@ async def test_the_conflict_reaches_the_caller_only_when_retries_run_out(
     # Nothing of the lost call was written; the winner's goal is intact.
     assert [g.description for g in theirs.views.goals().all()] == ["Restock the cellar"]
     assert [g.description for g in mine.views.goals().all()] == ["Restock the cellar"]
+
+
+class HeldModel:
+    """A model whose first answer waits until the test lets it through."""
+
+    def __init__(self) -> None:
+        self.thinking = asyncio.Event()
+        self.release = asyncio.Event()
+        self.calls = 0
+
+    async def __call__(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> str:
+        self.calls += 1
+        self.thinking.set()
+        await self.release.wait()
+        return "Coming right up."
+
+
+async def test_a_tick_that_loses_its_commit_is_redone_at_once(
+    store: SqlStore, other_store: SqlStore, clock: ManualClock, settings: Settings
+) -> None:
+    model = HeldModel()
+    mine = Assistant.open(store, "barkeep", llm=FunctionLLM(model), clock=clock, settings=settings)
+    theirs = Assistant.open(
+        other_store, "barkeep", llm=OfflineLLM(announce=False), clock=clock, settings=settings
+    )
+    event = mine.enqueue_event("An ale, please", source_entity="Alice")
+    tick = asyncio.create_task(mine.tick())
+    await asyncio.wait_for(model.thinking.wait(), timeout=10)
+    added = await theirs.call_tool("add_goal", {"description": "Restock the cellar"})
+    assert added["success"] is True
+    model.release.set()
+
+    result = await asyncio.wait_for(tick, timeout=10)
+
+    assert result.status == "done"
+    assert result.reply == "Coming right up."
+    assert model.calls == 2  # the first session lost the commit and was run again
+    for assistant in (mine, theirs):
+        stored = assistant.views.event(event.id)
+        assert stored is not None
+        assert stored.status == "done"
+        assert stored.attempts == 1  # a redo is not an interrupted attempt
+        goals = assistant.views.goals().all()
+        assert [g.description for g in goals] == ["Restock the cellar"]
