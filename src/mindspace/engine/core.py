@@ -99,7 +99,10 @@ class EngineCore:
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[Unit]:
-        """A serialised unit of work: waits for a running tick, commits on success."""
+        """A serialised unit of work: waits for a running tick, commits on success.
+
+        It is not redone when another process wins the commit; prefer :meth:`retrying`.
+        """
         async with self.lock:
             with self.transaction() as unit:
                 yield unit
