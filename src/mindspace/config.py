@@ -287,6 +287,19 @@ class Settings(BaseSettings):
         default=80.0, gt=0, le=100, description="Usage (%) at which an awake tick compacts."
     )
 
+    # Writes that lose an optimistic-concurrency race to another process
+    conflict_retries: int = Field(
+        default=10,
+        ge=0,
+        description="Times a write that lost a race to another process is redone.",
+    )
+    conflict_backoff_min_ms: float = Field(
+        default=10.0, ge=0, description="Least pause (ms) before a conflicting write is redone."
+    )
+    conflict_backoff_max_ms: float = Field(
+        default=500.0, ge=0, description="Longest pause (ms) before a conflicting write is redone."
+    )
+
     # Tools
     tool_cache_ttl: float = Field(
         default=60.0, gt=0, description="Seconds a cacheable tool's result is reused."

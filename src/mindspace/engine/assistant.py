@@ -45,7 +45,7 @@ from mindspace.errors import InvalidInputError, RecordNotFoundError, ToolExecuti
 from mindspace.llm.port import LLM
 from mindspace.memory.index import MemoryIndex
 from mindspace.state.port import AssistantInfo, Store
-from mindspace.state.unit import StateCache
+from mindspace.state.unit import StateCache, Unit
 from mindspace.tools import ToolRegistry, default_registry
 from mindspace.tools.runner import ToolOutcome
 from mindspace.workspace.persona import PersonaGuard
@@ -205,22 +205,26 @@ class Assistant:
 
         Raises:
             ToolExecutionError: the tool crashed (a bug); nothing was stored.
-            ConcurrencyError: another process changed this assistant during the call.
+            ConcurrencyError: other processes kept changing this assistant during the
+                call, even after ``conflict_retries`` redone attempts.
         """
         return (await self.run_tool(name, args)).result
 
     async def run_tool(self, name: str, args: Mapping[str, Any] | str | None = None) -> ToolOutcome:
         """Like :meth:`call_tool`, with the outcome (category, cache hit, the error)."""
-        crash: ToolExecutionError | None = None
-        async with self.core.write() as unit:
+
+        async def body(unit: Unit) -> ToolOutcome | ToolExecutionError:
             try:
-                outcome = await self.executor.run(unit, name, args)
+                return await self.executor.run(unit, name, args)
             except ToolExecutionError as exc:
                 # The tool's own writes died with its savepoint; the failed call is still
                 # counted, so the unit commits and the crash is raised afterwards.
-                crash = exc
-        if crash is not None:
-            raise crash
+                return exc
+
+        # A call that lost a race to another process committed nothing, so it is redone.
+        outcome = await self.core.retrying(body)
+        if isinstance(outcome, ToolExecutionError):
+            raise outcome
         return outcome
 
     # -- world, events and ticks ---------------------------------------------------------
@@ -296,33 +300,42 @@ class Assistant:
     # -- operating modes -----------------------------------------------------------------
     async def sleep(self, reason: str = "put to sleep", *, deep: bool = False) -> OperatingMode:
         """Put the assistant to sleep now (a host, an admin or the CLI)."""
-        async with self.core.write() as unit:
+
+        async def body(unit: Unit) -> tuple[OperatingMode, bool]:
             if unit.doc(OperatingMode).mode == "sleep":
-                return unit.doc(OperatingMode)
-            state = transition_mode(
-                unit, self.core.clock, "sleep", reason, depth="deep" if deep else "light"
-            )
-        self.core.notify("mode_changed", mode="sleep", reason=reason)
+                return unit.doc(OperatingMode), False
+            depth: Literal["light", "deep"] = "deep" if deep else "light"
+            return transition_mode(unit, self.core.clock, "sleep", reason, depth=depth), True
+
+        state, changed = await self.core.retrying(body)
+        if changed:
+            self.core.notify("mode_changed", mode="sleep", reason=reason)
         return state
 
     async def wake(self, reason: str = "woken") -> OperatingMode:
         """Wake the assistant now, even mid-phase (what is done so far is kept)."""
-        async with self.core.write() as unit:
+
+        async def body(unit: Unit) -> tuple[OperatingMode, bool]:
             if unit.doc(OperatingMode).mode == "awake":
-                return unit.doc(OperatingMode)
+                return unit.doc(OperatingMode), False
+            cooldown = self.core.settings.wake_cooldown_minutes
             state = perform_wake_transition(
-                unit,
-                self.core.clock,
-                reason,
-                cooldown_minutes=self.core.settings.wake_cooldown_minutes,
+                unit, self.core.clock, reason, cooldown_minutes=cooldown
             )
-        self.core.notify("mode_changed", mode="awake", reason=reason)
+            return state, True
+
+        state, changed = await self.core.retrying(body)
+        if changed:
+            self.core.notify("mode_changed", mode="awake", reason=reason)
         return state
 
     async def set_sleep_schedule(self, schedule: SleepSchedule) -> None:
         """Replace the sleep schedule."""
-        async with self.core.write() as unit:
+
+        async def body(unit: Unit) -> None:
             unit.put_doc(schedule)
+
+        await self.core.retrying(body)
 
     # -- approvals -----------------------------------------------------------------------
     async def approve(self, approval_id: str, decided_by: str) -> Approval:
@@ -334,8 +347,11 @@ class Assistant:
             RecordNotFoundError: no pending approval with that id.
             InvalidInputError: ``decided_by`` is blank or too long.
         """
-        async with self.core.write() as unit:
-            decided = await self.approvals.approve(unit, approval_id, decided_by)
+        # A redone approval runs the tool again: acceptable only because the lost attempt
+        # committed nothing (a tool with effects outside the state would repeat them).
+        decided = await self.core.retrying(
+            lambda unit: self.approvals.approve(unit, approval_id, decided_by)
+        )
         self.approvals.announce(decided)
         return decided
 
@@ -346,16 +362,22 @@ class Assistant:
             RecordNotFoundError: no pending approval with that id.
             InvalidInputError: ``decided_by`` is blank or too long.
         """
-        async with self.core.write() as unit:
-            decided = self.approvals.reject(unit, approval_id, decided_by, reason)
+
+        async def body(unit: Unit) -> Approval:
+            return self.approvals.reject(unit, approval_id, decided_by, reason)
+
+        decided = await self.core.retrying(body)
         self.approvals.announce(decided)
         return decided
 
     # -- operator settings ---------------------------------------------------------------
     async def set_user_system_prompt(self, text: str) -> None:
         """Set the user's system prompt; only hosts and operators can (no tool can)."""
-        async with self.core.write() as unit:
+
+        async def body(unit: Unit) -> None:
             PromptDesk(unit, self.core.clock, self.core.settings).set_user_prompt(text)
+
+        await self.core.retrying(body)
 
     async def record_context_usage(
         self, tokens: int, source: Literal["estimate", "provider"] = "provider"
@@ -367,12 +389,18 @@ class Assistant:
         """
         if tokens < 0:
             raise InvalidInputError(f"Token count must be >= 0, got {tokens!r}", "Pass a count.")
-        async with self.core.write() as unit:
+
+        async def body(unit: Unit) -> None:
             unit.put_doc(
                 ContextUsage(estimated_used=tokens, source=source, recorded_at=self.core.now())
             )
 
+        await self.core.retrying(body)
+
     async def start_session(self) -> None:
         """Begin a new session: metrics restart from zero at the current time."""
-        async with self.core.write() as unit:
+
+        async def body(unit: Unit) -> None:
             unit.put_doc(SessionMetrics(session_start=self.core.now()))
+
+        await self.core.retrying(body)

@@ -11,10 +11,12 @@ unit of work.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+import logging
+import random
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from mindspace.clock import Clock, format_time
 from mindspace.config import Settings
@@ -23,6 +25,7 @@ from mindspace.engine.events import EventQueue
 from mindspace.engine.notices import Notice, NoticeKind, Notifier
 from mindspace.engine.prompting import PromptBuilder
 from mindspace.engine.world import World
+from mindspace.errors import ConcurrencyError
 from mindspace.llm.port import LLM
 from mindspace.memory.index import MemoryIndex
 from mindspace.state.port import AssistantInfo, Store
@@ -34,14 +37,18 @@ from mindspace.workspace.status import LoopSnapshot
 
 __all__ = ["EngineCore"]
 
+logger = logging.getLogger("mindspace.engine")
+
+T = TypeVar("T")
+
 
 @dataclass
 class EngineCore:
     """One assistant's state and ports, shared by the engine's parts.
 
-    Every write to the assistant's state goes through :meth:`write` (or runs inside a
-    tick, which holds :attr:`lock` for its whole unit of work), so writes from hosts,
-    ticks and tool calls never interleave.
+    Every write to the assistant's state goes through :meth:`retrying` (or :meth:`write`,
+    or runs inside a tick, which holds :attr:`lock` for its whole unit of work), so writes
+    from hosts, ticks and tool calls never interleave.
     """
 
     info: AssistantInfo
@@ -92,10 +99,45 @@ class EngineCore:
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[Unit]:
-        """A serialised unit of work: waits for a running tick, commits on success."""
+        """A serialised unit of work: waits for a running tick, commits on success.
+
+        It is not redone when another process wins the commit; prefer :meth:`retrying`.
+        """
         async with self.lock:
             with self.transaction() as unit:
                 yield unit
+
+    async def retrying(self, body: Callable[[Unit], Awaitable[T]]) -> T:
+        """Run ``body`` in a serialised unit of work, redone when another process wins.
+
+        A :class:`~mindspace.errors.ConcurrencyError` means nothing of the attempt was
+        written, so the whole body is run again on a fresh state after a short, jittered
+        pause (the lock is released meanwhile), at most ``conflict_retries`` times. The
+        body must therefore keep everything it does in ``unit`` (or be safe to repeat).
+
+        Raises:
+            ConcurrencyError: every attempt lost the race.
+        """
+        retries = self.settings.conflict_retries
+        for attempt in range(retries + 1):
+            async with self.lock:
+                try:
+                    with self.transaction() as unit:
+                        # Returning from inside the block commits the unit on the way out.
+                        return await body(unit)
+                except ConcurrencyError as exc:
+                    if attempt >= retries:
+                        raise
+                    logger.debug("Write to %r lost a race (%s); retrying", self.key, exc)
+            await asyncio.sleep(self._conflict_pause(attempt))
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _conflict_pause(self, attempt: int) -> float:
+        # Exponential backoff with full jitter, so racing writers spread out instead of
+        # colliding again in step.
+        low = self.settings.conflict_backoff_min_ms
+        high = max(low, min(self.settings.conflict_backoff_max_ms, low * 2 ** (attempt + 1)))
+        return random.uniform(low, high) / 1000
 
     def tool_context(
         self, unit: Unit, loop: LoopSnapshot, *, approved_by: str | None = None

@@ -41,7 +41,7 @@ from mindspace.engine.records import (
 )
 from mindspace.engine.session import Sessions
 from mindspace.engine.sleep import SleepCycle, SleepTickResult
-from mindspace.errors import LLMError
+from mindspace.errors import ConcurrencyError, LLMError
 from mindspace.llm.port import Message
 from mindspace.memory.entities import EntityBook
 from mindspace.memory.working import WorkingMemoryBook
@@ -187,7 +187,7 @@ class Ticker:
         """Run one LLM session in ``context_type`` (reflection, pre_compaction...) now."""
         async with self.core.lock:
             self.core.state.refresh_if_stale()
-            return self._finish(await self._run(context_type, entity, task=task))
+            return self._finish(await self._run_redone(context_type, entity, task=task))
 
     # -- events ----------------------------------------------------------------------
     def _buffer_ambient(self, ambient: list[Event]) -> int:
@@ -220,7 +220,7 @@ class Ticker:
             return TickResult(kind="event", status="failed", event_id=event.id, error=error)
         event = queue.mark(event, status="processing", attempts=event.attempts + 1)
         entity = event.source_entity or ""
-        result = await self._run(
+        result = await self._run_redone(
             "tick_event", entity, event=event, assessment=_event_assessment(event)
         )
         if result.status == "failed":
@@ -240,7 +240,7 @@ class Ticker:
         return a.clock.now() - parse_time(last) >= interval
 
     async def _tick_autonomous(self) -> TickResult:
-        result = await self._run("tick_autonomous", "", task=AUTONOMOUS_TASK)
+        result = await self._run_redone("tick_autonomous", "", task=AUTONOMOUS_TASK)
         if result.status == "failed":
             # A failing model must not turn the rate limit into a hot retry loop.
             logger.error("Autonomous tick failed: %s", result.error)
@@ -251,6 +251,34 @@ class Ticker:
         return result
 
     # -- the shared path -------------------------------------------------------------
+    async def _run_redone(
+        self,
+        context_type: str,
+        entity: str,
+        *,
+        event: Event | None = None,
+        task: str | None = None,
+        assessment: dict[str, Any] | None = None,
+    ) -> TickResult:
+        """:meth:`_run`, redone at once on fresh state when another process won the commit.
+
+        Nothing of a lost attempt was written (the reply is delivered only after the
+        commit), so the session is simply run again, at most ``conflict_retries`` times;
+        the event's attempt count is not bumped by a redo.
+        """
+        retries = self.core.settings.conflict_retries
+        for attempt in range(retries + 1):
+            try:
+                return await self._run(
+                    context_type, entity, event=event, task=task, assessment=assessment
+                )
+            except ConcurrencyError as exc:
+                if attempt >= retries:
+                    raise
+                logger.info("Tick of %r lost a race (%s); redoing it", self.core.key, exc)
+                self.core.state.refresh_if_stale()
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
     async def _run(
         self,
         context_type: str,

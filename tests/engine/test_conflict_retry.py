@@ -1,0 +1,150 @@
+"""A write that loses a race to another process is redone, so the caller never sees it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mindspace import Assistant, ConcurrencyError
+from mindspace.clock import ManualClock
+from mindspace.config import Settings
+from mindspace.engine.assistant import assistant_tools
+from mindspace.llm import FunctionLLM, OfflineLLM
+from mindspace.llm.port import Message, ToolSchema
+from mindspace.storage import SqlStore
+from mindspace.tools.base import ToolContext
+from mindspace.tools.goals import AddGoal, AddGoalArgs
+
+
+class HeldAddGoal(AddGoal):
+    """``add_goal`` that waits, on its first run, until the test lets it finish."""
+
+    name = "held_add_goal"
+
+    def __init__(self) -> None:
+        self.running = asyncio.Event()
+        self.release = asyncio.Event()
+        self.runs = 0
+
+    async def execute(self, ctx: ToolContext, args: AddGoalArgs) -> dict[str, Any]:
+        self.runs += 1
+        self.running.set()
+        await self.release.wait()
+        return await super().execute(ctx, args)
+
+
+@pytest.fixture
+def other_store(db_path: Path) -> Iterator[SqlStore]:
+    """A second connection to the same SQLite file: another process's view of it."""
+    s = SqlStore.from_path(db_path)
+    yield s
+    s.close()
+
+
+def _open(store: SqlStore, clock: ManualClock, settings: Settings, tool: HeldAddGoal) -> Assistant:
+    tools = assistant_tools()
+    tools.register(tool)
+    return Assistant.open(
+        store,
+        "barkeep",
+        llm=OfflineLLM(announce=False),
+        clock=clock,
+        settings=settings,
+        tools=tools,
+    )
+
+
+async def _race(
+    store: SqlStore, other_store: SqlStore, clock: ManualClock, settings: Settings
+) -> tuple[Assistant, Assistant, HeldAddGoal, asyncio.Task[dict[str, Any]]]:
+    tool = HeldAddGoal()
+    mine = _open(store, clock, settings, tool)
+    theirs = Assistant.open(
+        other_store, "barkeep", llm=OfflineLLM(announce=False), clock=clock, settings=settings
+    )
+    call = asyncio.create_task(mine.call_tool("held_add_goal", {"description": "Wash the mugs"}))
+    await asyncio.wait_for(tool.running.wait(), timeout=10)
+    # Another process commits while the call's unit of work is open.
+    added = await theirs.call_tool("add_goal", {"description": "Restock the cellar"})
+    assert added["success"] is True
+    tool.release.set()
+    return mine, theirs, tool, call
+
+
+async def test_a_call_that_loses_a_race_is_redone_and_both_writes_are_kept(
+    store: SqlStore, other_store: SqlStore, clock: ManualClock, tmp_path: Path
+) -> None:
+    settings = Settings(data_dir=tmp_path, conflict_backoff_min_ms=0, conflict_backoff_max_ms=0)
+    mine, theirs, tool, call = await _race(store, other_store, clock, settings)
+
+    result = await asyncio.wait_for(call, timeout=10)
+
+    assert result["success"] is True
+    assert tool.runs == 2  # the first attempt lost the race and was redone from fresh state
+    for assistant in (mine, theirs):
+        goals = assistant.views.goals().all()
+        assert sorted(g.description for g in goals) == ["Restock the cellar", "Wash the mugs"]
+        assert len({g.id for g in goals}) == 2
+
+
+async def test_the_conflict_reaches_the_caller_only_when_retries_run_out(
+    store: SqlStore, other_store: SqlStore, clock: ManualClock, tmp_path: Path
+) -> None:
+    settings = Settings(data_dir=tmp_path, conflict_retries=0)
+    mine, theirs, tool, call = await _race(store, other_store, clock, settings)
+
+    with pytest.raises(ConcurrencyError):
+        await asyncio.wait_for(call, timeout=10)
+
+    assert tool.runs == 1
+    # Nothing of the lost call was written; the winner's goal is intact.
+    assert [g.description for g in theirs.views.goals().all()] == ["Restock the cellar"]
+    assert [g.description for g in mine.views.goals().all()] == ["Restock the cellar"]
+
+
+class HeldModel:
+    """A model whose first answer waits until the test lets it through."""
+
+    def __init__(self) -> None:
+        self.thinking = asyncio.Event()
+        self.release = asyncio.Event()
+        self.calls = 0
+
+    async def __call__(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> str:
+        self.calls += 1
+        self.thinking.set()
+        await self.release.wait()
+        return "Coming right up."
+
+
+async def test_a_tick_that_loses_its_commit_is_redone_at_once(
+    store: SqlStore, other_store: SqlStore, clock: ManualClock, settings: Settings
+) -> None:
+    model = HeldModel()
+    mine = Assistant.open(store, "barkeep", llm=FunctionLLM(model), clock=clock, settings=settings)
+    theirs = Assistant.open(
+        other_store, "barkeep", llm=OfflineLLM(announce=False), clock=clock, settings=settings
+    )
+    event = mine.enqueue_event("An ale, please", source_entity="Alice")
+    tick = asyncio.create_task(mine.tick())
+    await asyncio.wait_for(model.thinking.wait(), timeout=10)
+    added = await theirs.call_tool("add_goal", {"description": "Restock the cellar"})
+    assert added["success"] is True
+    model.release.set()
+
+    result = await asyncio.wait_for(tick, timeout=10)
+
+    assert result.status == "done"
+    assert result.reply == "Coming right up."
+    assert model.calls == 2  # the first session lost the commit and was run again
+    for assistant in (mine, theirs):
+        stored = assistant.views.event(event.id)
+        assert stored is not None
+        assert stored.status == "done"
+        assert stored.attempts == 1  # a redo is not an interrupted attempt
+        goals = assistant.views.goals().all()
+        assert [g.description for g in goals] == ["Restock the cellar"]
