@@ -13,8 +13,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -96,16 +96,6 @@ class EngineCore:
         unit = self.state.begin()
         yield unit
         self.state.commit(unit)
-
-    @asynccontextmanager
-    async def write(self) -> AsyncIterator[Unit]:
-        """A serialised unit of work: waits for a running tick, commits on success.
-
-        It is not redone when another process wins the commit; prefer :meth:`retrying`.
-        """
-        async with self.lock:
-            with self.transaction() as unit:
-                yield unit
 
     async def retrying(self, body: Callable[[Unit], Awaitable[T]]) -> T:
         """Run ``body`` in a serialised unit of work, redone when another process wins.
