@@ -14,7 +14,8 @@ to the rows the current call uses, which drops deleted entries' (and idle ones')
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
+from itertools import repeat
 
 import numpy as np
 import numpy.typing as npt
@@ -34,8 +35,8 @@ class _EntryMatrix:
     """Unit vectors of entry texts for one embedder, a row per distinct text.
 
     Rows are appended in place (capacity doubles, so appends are amortised O(1) per row)
-    and only ever renumbered by :meth:`add` when it compacts; callers therefore resolve
-    row indices with :meth:`rows` after their last ``await``, never across one.
+    and only ever renumbered by :meth:`add` when it compacts (``generation`` counts
+    that); callers re-read row indices that an ``await`` may have made stale.
 
     Args:
         dim: The embedder's vector length.
@@ -45,11 +46,13 @@ class _EntryMatrix:
         self.index: dict[str, int] = {}
         self.data: Vectors = np.zeros((0, dim), dtype=np.float32)
         self.count = 0
+        self.generation = 0
+        """Counts compactions: row indices read before a different generation are stale."""
 
-    def missing(self, texts: Iterable[str]) -> list[str]:
-        """The distinct ``texts`` that have no row yet, in first-seen order."""
-        index = self.index
-        return [t for t in dict.fromkeys(texts) if t not in index]
+    def lookup(self, texts: Sequence[str]) -> _Rows:
+        """Row index of each of ``texts`` in one pass; -1 where a text has no row."""
+        found = map(self.index.get, texts, repeat(-1))
+        return np.fromiter(found, dtype=np.intp, count=len(texts))
 
     def add(self, texts: Sequence[str], vectors: Vectors, keep: Sequence[str]) -> None:
         """Append rows for ``texts``; first compact to ``keep`` if the limit would pass."""
@@ -57,7 +60,7 @@ class _EntryMatrix:
         for position, text in enumerate(texts):
             first.setdefault(text, position)
         fresh = [(t, i) for t, i in first.items() if t not in self.index]
-        if self.count + len(fresh) > _CACHE_LIMIT and self.count:
+        if fresh and self.count + len(fresh) > _CACHE_LIMIT:
             self._compact(keep)
         needed = self.count + len(fresh)
         if needed > len(self.data):
@@ -82,14 +85,7 @@ class _EntryMatrix:
         self.data = data
         self.index = {t: row for row, t in enumerate(kept)}
         self.count = len(kept)
-
-    def rows(self, texts: Sequence[str]) -> _Rows | None:
-        """Row indices of ``texts``, or None if one has no row (compacted away meanwhile)."""
-        index = self.index
-        try:
-            return np.fromiter((index[t] for t in texts), dtype=np.intp, count=len(texts))
-        except KeyError:
-            return None
+        self.generation += 1
 
     def scores(self, rows: _Rows, query: Vectors) -> npt.NDArray[np.float32]:
         """Cosine similarity of ``query`` to each row in ``rows`` (one product)."""
@@ -109,6 +105,11 @@ def _matrix_for(embedder: Embedder) -> _EntryMatrix:
     if matrix is None:
         matrix = _MATRICES[embedder.name] = _EntryMatrix(embedder.dim)
     return matrix
+
+
+def _absent(texts: Sequence[str], rows: _Rows) -> list[str]:
+    """The distinct texts whose row is -1 (no row yet), in first-seen order."""
+    return list(dict.fromkeys(texts[i] for i in np.flatnonzero(rows < 0).tolist()))
 
 
 def _top(scores: npt.NDArray[np.float32], limit: int) -> _Rows:
@@ -144,16 +145,19 @@ class EmbeddingRanker:
             return []
         matrix = _matrix_for(self.embedder)
         texts = [e.content for e in entries]
-        missing = matrix.missing(texts)
+        rows = matrix.lookup(texts)
+        missing = _absent(texts, rows)
+        generation = matrix.generation
         vectors = await embed_async(self.embedder, [*missing, query])
         query_vector = vectors[len(missing)]
-        matrix.add(missing, vectors[: len(missing)], keep=texts)
-        rows = matrix.rows(texts)
-        while rows is None:
+        if missing or matrix.generation != generation:
+            matrix.add(missing, vectors[: len(missing)], keep=texts)
+            rows = matrix.lookup(texts)
+        while (rows < 0).any():
             # Another call compacted the matrix while this one awaited its embedding;
             # embed what it dropped (rare) rather than read a row that is gone.
-            again = matrix.missing(texts)
+            again = _absent(texts, rows)
             matrix.add(again, await embed_async(self.embedder, again), keep=texts)
-            rows = matrix.rows(texts)
+            rows = matrix.lookup(texts)
         scores = matrix.scores(rows, query_vector)
         return [(entries[i], float(scores[i])) for i in _top(scores, limit)]
