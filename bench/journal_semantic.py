@@ -32,7 +32,7 @@ import numpy as np
 from journal_search import NOW, _ms, make_entries, make_queries
 from mindspace import Assistant, ManualClock, Settings
 from mindspace.embeddings import HashingEmbedder
-from mindspace.journal import JournalBook, JournalFilter, search_journal
+from mindspace.journal import JournalBook, JournalEntry, JournalFilter, search_journal
 from mindspace.journal.ranker import EmbeddingRanker
 from mindspace.llm import OfflineLLM
 from mindspace.storage import SqlStore
@@ -41,10 +41,10 @@ DIM = 256
 
 
 def reference_top(
-    vectors: dict[str, np.ndarray], contents: list[str], query: np.ndarray, limit: int
+    vectors: dict[str, np.ndarray], entries: list[JournalEntry], query: np.ndarray, limit: int
 ) -> list[float]:
     """The straightforward way: one dot product per entry in a Python loop, then sort."""
-    scored = [(-float(vectors[c] @ query), i) for i, c in enumerate(contents)]
+    scored = [(-float(vectors[e.content] @ query), i) for i, e in enumerate(entries)]
     scored.sort()
     return [-s for s, _ in scored[:limit]]
 
@@ -99,7 +99,7 @@ async def run_size(count: int, queries: list[str], workdir: Path, repeats: int) 
     for query in queries:
         q = embedder.embed([query])[0]
         started = time.perf_counter()
-        top = reference_top(vectors, contents, q, 10)
+        top = reference_top(vectors, candidates, q, 10)
         reference.append(time.perf_counter() - started)
         reference_top10.append(top)
     store.close()
