@@ -64,7 +64,9 @@ class _EntryMatrix:
             self._compact(keep)
         needed = self.count + len(fresh)
         if needed > len(self.data):
-            grown = np.zeros((max(needed, 2 * len(self.data)), self.data.shape[1]), np.float32)
+            grown = np.zeros(
+                (max(needed, min(2 * len(self.data), _CACHE_LIMIT)), self.data.shape[1]), np.float32
+            )
             grown[: self.count] = self.data[: self.count]
             self.data = grown
         if fresh:
