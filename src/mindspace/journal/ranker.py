@@ -1,11 +1,24 @@
-"""Semantic ranking of journal entries with an embedder (``search_journal``'s semantic mode)."""
+"""Semantic ranking of journal entries with an embedder (``search_journal``'s semantic mode).
+
+Entry vectors live in one growing matrix per embedder (:class:`_EntryMatrix`), a row per
+distinct entry text, shared by every assistant in the process. A query embeds only the
+texts not seen before, appends them as rows, and scores the candidates with one
+matrix-vector product over their rows; nothing is stacked per entry per query.
+
+Memory bound: a matrix holds at most ``max(_CACHE_LIMIT, C)`` rows, where ``C`` is the
+largest candidate set of a single call (that call needs those vectors in hand anyway),
+so at most ``max(_CACHE_LIMIT, C) * dim * 4`` bytes per embedder name (~77 MB for
+50,000 rows of 384 floats). When an append would pass the limit, the matrix is compacted
+to the rows the current call uses, which drops deleted entries' (and idle ones') rows.
+"""
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Sequence
+from itertools import repeat
 
 import numpy as np
+import numpy.typing as npt
 
 from mindspace.embeddings.port import Embedder, Vectors, embed_async
 from mindspace.journal.records import JournalEntry
@@ -13,8 +26,103 @@ from mindspace.journal.records import JournalEntry
 __all__ = ["EmbeddingRanker"]
 
 _CACHE_LIMIT = 50_000
-_VECTORS: OrderedDict[tuple[str, str], Vectors] = OrderedDict()
-"""Entry vectors by (embedder name, content), shared by every assistant in the process."""
+"""Rows a matrix keeps across calls before it is compacted to the current call's rows."""
+
+_Rows = npt.NDArray[np.intp]
+
+
+class _EntryMatrix:
+    """Unit vectors of entry texts for one embedder, a row per distinct text.
+
+    Rows are appended in place (capacity doubles, so appends are amortised O(1) per row)
+    and only ever renumbered by :meth:`add` when it compacts (``generation`` counts
+    that); callers re-read row indices that an ``await`` may have made stale.
+
+    Args:
+        dim: The embedder's vector length.
+    """
+
+    def __init__(self, dim: int) -> None:
+        self.index: dict[str, int] = {}
+        self.data: Vectors = np.zeros((0, dim), dtype=np.float32)
+        self.count = 0
+        self.generation = 0
+        """Counts compactions: row indices read before a different generation are stale."""
+
+    def lookup(self, texts: Sequence[str]) -> _Rows:
+        """Row index of each of ``texts`` in one pass; -1 where a text has no row."""
+        found = map(self.index.get, texts, repeat(-1))
+        return np.fromiter(found, dtype=np.intp, count=len(texts))
+
+    def add(self, texts: Sequence[str], vectors: Vectors, keep: Sequence[str]) -> None:
+        """Append rows for ``texts``; first compact to ``keep`` if the limit would pass."""
+        first: dict[str, int] = {}
+        for position, text in enumerate(texts):
+            first.setdefault(text, position)
+        fresh = [(t, i) for t, i in first.items() if t not in self.index]
+        if fresh and self.count + len(fresh) > _CACHE_LIMIT:
+            self._compact(keep)
+        needed = self.count + len(fresh)
+        if needed > len(self.data):
+            grown = np.zeros(
+                (max(needed, min(2 * len(self.data), _CACHE_LIMIT)), self.data.shape[1]), np.float32
+            )
+            grown[: self.count] = self.data[: self.count]
+            self.data = grown
+        if fresh:
+            positions = [i for _, i in fresh]
+            self.data[self.count : needed] = vectors[positions]
+            for row, (text, _) in enumerate(fresh, start=self.count):
+                self.index[text] = row
+            self.count = needed
+
+    def _compact(self, keep: Sequence[str]) -> None:
+        # Rows the current call reads survive; the rest (deleted entries, other
+        # assistants' idle texts) are dropped and re-embedded if ever asked for again.
+        kept = [t for t in dict.fromkeys(keep) if t in self.index]
+        old = np.fromiter((self.index[t] for t in kept), dtype=np.intp, count=len(kept))
+        size = max(len(kept), min(_CACHE_LIMIT, len(self.data)))
+        data = np.zeros((size, self.data.shape[1]), dtype=np.float32)
+        np.take(self.data, old, axis=0, out=data[: len(kept)])
+        self.data = data
+        self.index = {t: row for row, t in enumerate(kept)}
+        self.count = len(kept)
+        self.generation += 1
+
+    def scores(self, rows: _Rows, query: Vectors) -> npt.NDArray[np.float32]:
+        """Cosine similarity of ``query`` to each row in ``rows`` (one product)."""
+        if 2 * len(rows) < self.count:  # a small subset: gather its rows first
+            return np.take(self.data, rows, axis=0) @ query
+        # Most rows are candidates: one product over the live rows, no copy of them.
+        everything: npt.NDArray[np.float32] = self.data[: self.count] @ query
+        return np.take(everything, rows)
+
+
+_MATRICES: dict[str, _EntryMatrix] = {}
+"""Entry matrices by embedder name, shared by every assistant in the process."""
+
+
+def _matrix_for(embedder: Embedder) -> _EntryMatrix:
+    matrix = _MATRICES.get(embedder.name)
+    if matrix is None:
+        matrix = _MATRICES[embedder.name] = _EntryMatrix(embedder.dim)
+    return matrix
+
+
+def _absent(texts: Sequence[str], rows: _Rows) -> list[str]:
+    """The distinct texts whose row is -1 (no row yet), in first-seen order."""
+    return list(dict.fromkeys(texts[i] for i in np.flatnonzero(rows < 0).tolist()))
+
+
+def _top(scores: npt.NDArray[np.float32], limit: int) -> _Rows:
+    """Positions of the ``limit`` best scores, best first, ties in candidate order."""
+    if limit < len(scores):
+        # Everything tied with the limit-th best survives, so the stable sort below
+        # breaks ties exactly as a full stable sort would.
+        threshold = np.partition(-scores, limit - 1)[limit - 1]
+        chosen = np.flatnonzero(-scores <= threshold)
+        return chosen[np.argsort(-scores[chosen], kind="stable")[:limit]]
+    return np.argsort(-scores, kind="stable")
 
 
 class EmbeddingRanker:
@@ -37,27 +145,21 @@ class EmbeddingRanker:
         """
         if not entries or limit <= 0:
             return []
-        name = self.embedder.name
-        missing = list(
-            dict.fromkeys(e.content for e in entries if (name, e.content) not in _VECTORS)
-        )
+        matrix = _matrix_for(self.embedder)
+        texts = [e.content for e in entries]
+        rows = matrix.lookup(texts)
+        missing = _absent(texts, rows)
+        generation = matrix.generation
         vectors = await embed_async(self.embedder, [*missing, query])
-        return self._ranked(query, entries, limit, missing, vectors)
-
-    def _ranked(
-        self,
-        query: str,
-        entries: Sequence[JournalEntry],
-        limit: int,
-        missing: Sequence[str],
-        vectors: Vectors,
-    ) -> list[tuple[JournalEntry, float]]:
-        name = self.embedder.name
-        for text, vector in zip(missing, vectors[: len(missing)], strict=True):
-            _VECTORS[(name, text)] = vector
-        while len(_VECTORS) > _CACHE_LIMIT:
-            _VECTORS.popitem(last=False)
-        matrix = np.stack([_VECTORS[(name, e.content)] for e in entries])
-        scores = matrix @ vectors[len(missing)]
-        order = np.argsort(-scores, kind="stable")[:limit]
-        return [(entries[i], float(scores[i])) for i in order]
+        query_vector = vectors[len(missing)]
+        if missing or matrix.generation != generation:
+            matrix.add(missing, vectors[: len(missing)], keep=texts)
+            rows = matrix.lookup(texts)
+        while (rows < 0).any():
+            # Another call compacted the matrix while this one awaited its embedding;
+            # embed what it dropped (rare) rather than read a row that is gone.
+            again = _absent(texts, rows)
+            matrix.add(again, await embed_async(self.embedder, again), keep=texts)
+            rows = matrix.lookup(texts)
+        scores = matrix.scores(rows, query_vector)
+        return [(entries[i], float(scores[i])) for i in _top(scores, limit)]
