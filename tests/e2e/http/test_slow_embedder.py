@@ -4,8 +4,10 @@ Two assistants on one real uvicorn server share an embedder that blocks for 2 s 
 call. While assistant A waits for it (a ``recall_memories`` call, or a tick whose prompt
 looks memories up), 50 cheap requests to assistant B (status and goals) and a tool call
 on B that does not embed run in parallel with A's work and must answer as if nothing
-were happening: p95 under 100 ms. Before the async boundary, each of them waited for
-A's embedding (about 2 s).
+were happening: their p95 at most 100 ms above the p95 of the same requests with A idle,
+measured in the same run (a few ms on a quiet machine, so p95 under ~100 ms there; on a
+loaded machine the load's own delay is not charged to A). Before the async boundary,
+each of them waited for A's embedding (about 2 s).
 
 B's requests are paced (one every 20 ms, all in the first second of A's wait) so that
 each measures how long B waits behind A, not how long 50 simultaneous requests queue
@@ -79,6 +81,17 @@ async def test_a_slow_embedder_does_not_delay_another_assistant(
         # Earlier tests' garbage would otherwise be collected mid-measurement (a full
         # collection of it pauses every thread for ~150 ms, embedder or not).
         gc.collect()
+        # The same paced requests with A idle: what this machine's load alone costs them.
+        baseline = [
+            seconds
+            for seconds, _ in await asyncio.gather(
+                *(
+                    _paced(i * SPACING, client.get(f"{b}/{'status' if i % 2 else 'goals'}"))
+                    for i in range(PARALLEL)
+                )
+            )
+        ]
+        gc.collect()
         if work == "tick":
             queued = await client.post(
                 f"{a}/events", json={"content": "Do you remember the ale?", "source_entity": "Bo"}
@@ -112,12 +125,16 @@ async def test_a_slow_embedder_does_not_delay_another_assistant(
     latencies = [seconds for seconds, _ in cheap]
     goal_seconds, goal = cheap[-1]
     assert goal.json()["success"] is True
+    idle_p95 = _p95(baseline)
     report = (
-        f"p95 {_p95(latencies) * 1000:.0f} ms, slowest {max(latencies) * 1000:.0f} ms, "
-        f"all {burst * 1000:.0f} ms, while A waited {DELAY} s for its embedder"
+        f"p95 {_p95(latencies) * 1000:.0f} ms (A idle: {idle_p95 * 1000:.0f} ms), slowest "
+        f"{max(latencies) * 1000:.0f} ms, all {burst * 1000:.0f} ms, while A waited {DELAY} s "
+        "for its embedder"
     )
     # A request that waited for A's embedder took about DELAY seconds.
     assert max(latencies) < DELAY / 2, f"B waited for A's embedding: {report}"
-    assert _p95(latencies) < P95_LIMIT, report
-    assert goal_seconds < P95_LIMIT, f"add_goal on B took {goal_seconds * 1000:.0f} ms"
+    # On a quiet machine the idle p95 is a few ms, so this is the issue's "p95 < 100 ms";
+    # on a loaded one the machine's own delay is not charged to A's embedder.
+    assert _p95(latencies) < P95_LIMIT + idle_p95, report
+    assert goal_seconds < P95_LIMIT + idle_p95, f"add_goal on B took {goal_seconds * 1000:.0f} ms"
     assert overlapped, f"A finished before B's requests did, so they were not parallel: {report}"
