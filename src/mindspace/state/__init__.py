@@ -10,6 +10,7 @@ from mindspace.state.port import (
     Store,
     StoredRecord,
 )
+from mindspace.state.semantic import Hit, Neighbour, SemanticIndex, SemanticStore
 from mindspace.state.unit import StateCache, Unit, topic_of
 
 __all__ = [
@@ -19,8 +20,12 @@ __all__ = [
     "Change",
     "Document",
     "EventInbox",
+    "Hit",
+    "Neighbour",
     "Record",
     "RecordStore",
+    "SemanticIndex",
+    "SemanticStore",
     "StateCache",
     "Store",
     "StoredRecord",

@@ -7,7 +7,7 @@ so the SQL implementation in ``mindspace.storage`` can be swapped for another.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -55,6 +55,20 @@ class RecordStore(Protocol):
 
     def load(self, assistant_id: int, kind: str) -> list[StoredRecord]:
         """All records of ``kind`` for the assistant, in insertion order."""
+        ...
+
+    def load_keys(self, assistant_id: int, kind: str, keys: Sequence[str]) -> list[StoredRecord]:
+        """The records of ``kind`` stored under ``keys`` (absent keys are left out)."""
+        ...
+
+    def scan(
+        self, assistant_id: int, kind: str, fields: Sequence[str], *, batch: int = 2000
+    ) -> Iterator[StoredRecord]:
+        """Some ``fields`` of every record of ``kind``, in insertion order, streamed.
+
+        For building a derived index without holding whole records: the rows are
+        fetched ``batch`` at a time.
+        """
         ...
 
     def commit(self, assistant_id: int, expected_revision: int, changes: Sequence[Change]) -> int:

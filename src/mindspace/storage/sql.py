@@ -182,6 +182,58 @@ class SqlStore:
         with self._transaction(f"loading {kind!r} records") as conn:
             return [dict(row) for row in conn.execute(query).mappings()]
 
+    def load_keys(self, assistant_id: int, kind: str, keys: Sequence[str]) -> list[StoredRecord]:
+        """The records of ``kind`` under ``keys``, in insertion order (absent keys left out)."""
+        spec = _kind(kind)
+        table = spec.table
+        columns = [table.c[name] for name in spec.value_columns]
+        found: list[StoredRecord] = []
+        wanted = list(dict.fromkeys(keys))
+        with self._transaction(f"loading {kind!r} records by key") as conn:
+            for at in range(0, len(wanted), 500):  # stay under every driver's parameter limit
+                query = (
+                    select(*columns)
+                    .where(table.c.assistant_id == assistant_id)
+                    .where(table.c[spec.key_column].in_(wanted[at : at + 500]))
+                    .order_by(table.c.row_id)
+                )
+                found.extend(dict(row) for row in conn.execute(query).mappings())
+        return found
+
+    def scan(
+        self, assistant_id: int, kind: str, fields: Sequence[str], *, batch: int = 2000
+    ) -> Iterator[StoredRecord]:
+        """Some ``fields`` of every record of ``kind`` in insertion order, ``batch`` rows a query.
+
+        Each batch is its own short read (keyset pagination on the row id), so a long
+        scan never holds a transaction open between batches.
+        """
+        spec = _kind(kind)
+        table = spec.table
+        unknown = set(fields) - set(spec.value_columns)
+        if unknown:
+            raise StorageError(f"Records of kind {kind!r} have no fields {sorted(unknown)!r}")
+        columns = [table.c.row_id, *(table.c[name] for name in fields)]
+        after = 0
+        while True:
+            query = (
+                select(*columns)
+                .where(table.c.assistant_id == assistant_id)
+                .where(table.c.row_id > after)
+                .order_by(table.c.row_id)
+                .limit(batch)
+            )
+            with self._transaction(f"scanning {kind!r} records") as conn:
+                rows = [dict(row) for row in conn.execute(query).mappings()]
+            if not rows:
+                return
+            after = int(rows[-1]["row_id"])
+            for row in rows:
+                del row["row_id"]
+                yield row
+            if len(rows) < batch:
+                return
+
     def commit(self, assistant_id: int, expected_revision: int, changes: Sequence[Change]) -> int:
         """Apply ``changes`` in one transaction after checking the revision."""
         with self._transaction("committing changes", write=True) as conn:

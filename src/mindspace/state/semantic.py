@@ -1,0 +1,130 @@
+"""The semantic-store port: search over one assistant's committed memories.
+
+Retrieval (``recall_memories``, the prompt's semantic memories), consolidation's
+duplicate checks, the night's A-MEM linking and the views all search memories through
+a :class:`SemanticIndex`; nothing in the core scans every memory itself. Two
+implementations stand behind the same contract tests (``tests/memory/test_semantic_port.py``):
+
+- embedded (the default, SQLite): :class:`mindspace.memory.index.MemoryIndex`, an
+  exact in-process index kept in step with the state cache;
+- PostgreSQL: ``mindspace.storage.pg_semantic.PgSemanticIndex``, a pgvector column with
+  an HNSW index and Postgres full-text search.
+
+Writes do not go through the port: memories are records committed by the unit of work
+(kind ``"memory"``). The embedded index hears of each commit (and of other processes'
+commits, through the state cache's change feed) as a
+:class:`~mindspace.state.unit.CacheListener`; the PostgreSQL index reads the database.
+
+The scoring contract, shared by both: a :class:`Hit`'s ``relevance`` is the cosine
+similarity of the memory's vector to the query's (None when either has no vector, or
+the vectors come from another embedder), ``lexical`` is the memory's BM25 score for the
+query text, and ``score`` in (0, 1) is the logistic of the two signals standardised per
+query and mixed ``dense_weight : 1 - dense_weight``. Memories with no evidence at all
+(no shared term, similarity <= 0) are never returned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from mindspace.state.unit import StateCache
+
+__all__ = ["Hit", "Neighbour", "SemanticIndex", "SemanticStore"]
+
+Vector = npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result: the memory's key and how it scored."""
+
+    key: str
+    score: float
+    relevance: float | None
+    lexical: float
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    """A memory close to another one (A-MEM linking): its key and cosine similarity."""
+
+    key: str
+    score: float
+
+
+@runtime_checkable
+class SemanticIndex(Protocol):
+    """Search over the committed memories of one assistant.
+
+    Every call costs O(log N) or O(k) in the number N of memories, apart from the exact
+    embedded index's dense scan (one matrix-vector product, no Python loop over rows).
+    """
+
+    embedder: str | None
+    """The embedder whose vectors are searched; others' vectors are left out of dense search."""
+
+    def search(
+        self,
+        query: str,
+        vector: Vector | None,
+        *,
+        limit: int,
+        min_trust: float = 0.0,
+        tags: Sequence[str] = (),
+        dense_weight: float = 0.5,
+    ) -> list[Hit]:
+        """The ``limit`` best memories for ``query`` (and its ``vector``), best first.
+
+        Args:
+            query: The text BM25 scores against.
+            vector: The query's embedding (None: lexical search only).
+            limit: How many hits at most.
+            min_trust: Leave out memories whose source trust is below this.
+            tags: Keep only memories carrying every one of these tags (case-insensitive).
+            dense_weight: The dense signal's share of the blend.
+        """
+        ...
+
+    def nearest(
+        self, vectors: Vector, *, k: int, threshold: float, exclude: Sequence[str]
+    ) -> list[list[Neighbour]]:
+        """For each row of ``vectors``, up to ``k`` memories with cosine >= ``threshold``.
+
+        Args:
+            vectors: One vector per row (a 2-D array), made by :attr:`embedder`.
+            k: How many neighbours per row at most.
+            threshold: The least cosine similarity of a neighbour.
+            exclude: For each row, the key never to return for it (the memory itself).
+
+        Returns:
+            One list per row, best first.
+        """
+        ...
+
+    def count(self) -> int:
+        """How many memories are indexed."""
+        ...
+
+
+@runtime_checkable
+class SemanticStore(Protocol):
+    """A store that provides its own :class:`SemanticIndex` for each assistant.
+
+    A store without one (a plugin's row store) gets the embedded index.
+    """
+
+    def semantic_index(self, cache: StateCache, embedder: str | None) -> SemanticIndex:
+        """The index over the memories of the cache's assistant.
+
+        Args:
+            cache: The assistant's state cache in this process (an in-process index
+                listens to it to stay in step with commits).
+            embedder: The name of the embedder queries use (None: any vector of the
+                matching size).
+        """
+        ...
