@@ -12,7 +12,7 @@ import json
 import logging
 from collections.abc import Sequence
 from datetime import timedelta
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 from pydantic import RootModel, field_validator
@@ -20,6 +20,7 @@ from pydantic import RootModel, field_validator
 from mindspace.clock import Clock, format_time, parse_time
 from mindspace.config import Settings
 from mindspace.context.contexts import get_context_config
+from mindspace.embeddings.port import Vectors
 from mindspace.engine.compaction import (
     compact_conversation_history,
     context_usage_percent,
@@ -45,12 +46,12 @@ from mindspace.journal.reflection import reflect_if_due
 from mindspace.llm.port import LLM, Message
 from mindspace.llm.structured import ask_structured
 from mindspace.memory.entities import EntityBook
-from mindspace.memory.index import MemoryIndex
 from mindspace.memory.mining import MiningResult, Utterance, mine_conversations
 from mindspace.memory.prompts import ENTITY_CONSOLIDATION_PROMPT
 from mindspace.memory.records import Memory, MemoryLink, MemoryLinks, memory_key
 from mindspace.memory.semantic import MemoryDraft, SemanticMemory
 from mindspace.memory.working import WorkingMemoryBook
+from mindspace.state.semantic import SemanticIndex
 from mindspace.state.unit import Unit
 from mindspace.workspace.persona import PersonaGuard
 
@@ -125,24 +126,30 @@ async def run_sleep_consolidation(
 
 
 def run_dreaming_tick(
-    unit: Unit, clock: Clock, index: MemoryIndex, threshold: float, batch_size: int = 5
+    unit: Unit, clock: Clock, index: SemanticIndex, threshold: float, batch_size: int = 5
 ) -> dict[str, Any]:
-    """A-MEM links: for memories not yet processed, link those with similarity >= threshold."""
+    """A-MEM links: for memories not yet processed, link those with similarity >= threshold.
+
+    The batch's neighbours come from one :meth:`SemanticIndex.nearest` call (an index
+    lookup per memory, never a scan per memory in Python).
+    """
     processed = {links.memory_id for links in unit.all(MemoryLinks)}
     todo = [m for m in unit.all(Memory) if m.id not in processed][:batch_size]
     now = format_time(clock.now())
     created = 0
+    with_vector = [m for m in todo if m.vector() is not None]
+    found: dict[str, list[MemoryLink]] = {}
+    if with_vector:
+        neighbours = index.nearest(
+            np.stack([cast("Vectors", m.vector()) for m in with_vector]),
+            k=5,
+            threshold=threshold,
+            exclude=[m.id for m in with_vector],
+        )
+        for memory, near in zip(with_vector, neighbours, strict=True):
+            found[memory.id] = [MemoryLink(id=n.key, score=n.score) for n in near]
     for memory in todo:
-        links: list[MemoryLink] = []
-        vector = memory.vector()
-        scores = index.dense_scores(vector) if vector is not None else None
-        if scores is not None:
-            keep = index.mask()
-            own = index.keys.index(memory.id) if memory.id in index.keys else -1
-            if own >= 0:
-                keep[own] = False
-            for row in index.top(np.where(scores >= threshold, scores, -np.inf), keep, 5):
-                links.append(MemoryLink(id=index.keys[row], score=round(float(scores[row]), 4)))
+        links = found.get(memory.id, [])
         unit.put(MemoryLinks(memory_id=memory.id, linked_to=tuple(links), processed_at=now))
         created += len(links)
     remaining = len([m for m in unit.all(Memory) if m.id not in processed]) - len(todo)

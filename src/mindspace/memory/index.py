@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -22,22 +21,13 @@ from mindspace.clock import parse_time
 from mindspace.memory.lexical import LexicalIndex
 from mindspace.memory.records import Memory
 from mindspace.state.models import Record
+from mindspace.state.semantic import Hit, Neighbour
 from mindspace.state.unit import StateCache
 
 __all__ = ["Hit", "MemoryIndex", "rrf"]
 
 RRF_K = 60
 """Reciprocal-rank-fusion constant (Cormack et al. 2009)."""
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One search result: the memory's key and how it scored."""
-
-    key: str
-    score: float
-    relevance: float | None
-    lexical: float
 
 
 def rrf(
@@ -183,6 +173,46 @@ class MemoryIndex:
     def __len__(self) -> int:
         self.ensure()
         return len(self._row_of)
+
+    def count(self) -> int:
+        """How many memories are indexed."""
+        return len(self)
+
+    def nearest(
+        self,
+        vectors: npt.NDArray[np.float32],
+        *,
+        k: int,
+        threshold: float,
+        exclude: Sequence[str],
+    ) -> list[list[Neighbour]]:
+        """For each row of ``vectors``, up to ``k`` memories with cosine >= ``threshold``.
+
+        The rows are scored together, one matrix product per batch of 256, so linking
+        a batch costs one pass over the matrix rather than one per memory.
+        """
+        self.ensure()
+        batch = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
+        results: list[list[Neighbour]] = [[] for _ in range(batch.shape[0])]
+        if self._dim is None or batch.shape[1] != self._dim or not len(self.keys):
+            return results
+        alive, _, has_vector = self._state()
+        usable = alive & has_vector
+        n = len(self.keys)
+        for start in range(0, batch.shape[0], 256):
+            sims = batch[start : start + 256] @ self._matrix[:n].T
+            sims[:, ~usable] = -np.inf
+            for offset, row_scores in enumerate(sims):
+                i = start + offset
+                own = self._row_of.get(exclude[i]) if i < len(exclude) else None
+                if own is not None:
+                    row_scores[own] = -np.inf
+                keep = row_scores >= np.float32(threshold)
+                results[i] = [
+                    Neighbour(self.keys[r], round(float(row_scores[r]), 4))
+                    for r in self.top(row_scores, keep, k)
+                ]
+        return results
 
     def mask(self, *, min_trust: float = 0.0, tags: Sequence[str] = ()) -> npt.NDArray[np.bool_]:
         """Rows that are alive, trusted enough and carry every tag in ``tags``."""
