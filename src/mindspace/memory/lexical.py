@@ -10,6 +10,8 @@ few vectorised operations (Okapi BM25, Lucene's idf, k1=1.5, b=0.75). Terms come
 from __future__ import annotations
 
 import math
+import sys
+from array import array
 from collections.abc import Iterable
 
 import numpy as np
@@ -22,25 +24,28 @@ __all__ = ["STOPWORDS", "LexicalIndex", "tokenize"]
 
 
 class _Postings:
-    __slots__ = ("_arrays", "rows", "tfs")
+    """One term's rows and term frequencies, packed (4 + 2 bytes a posting, not ~70)."""
+
+    __slots__ = ("rows", "tfs")
 
     def __init__(self) -> None:
-        self.rows: list[int] = []
-        self.tfs: list[int] = []
-        self._arrays: tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]] | None = None
+        self.rows = array("i")
+        self.tfs = array("H")
 
     def add(self, row: int, tf: int) -> None:
         self.rows.append(row)
-        self.tfs.append(tf)
-        self._arrays = None
+        self.tfs.append(min(tf, 65_535))
 
-    def arrays(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-        if self._arrays is None:
-            self._arrays = (
-                np.asarray(self.rows, dtype=np.int64),
-                np.asarray(self.tfs, dtype=np.float32),
-            )
-        return self._arrays
+    def arrays(self) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.uint16]]:
+        # Views over the packed buffers: no copy per query.
+        return (
+            np.frombuffer(self.rows, dtype=np.int32),
+            np.frombuffer(self.tfs, dtype=np.uint16),
+        )
+
+    @property
+    def nbytes(self) -> int:
+        return self.rows.buffer_info()[1] * 4 + self.tfs.buffer_info()[1] * 2
 
 
 class LexicalIndex:
@@ -51,21 +56,17 @@ class LexicalIndex:
         self.b = b
         self._row_of: dict[str, int] = {}
         self.keys: list[str] = []
-        self._lengths: list[int] = []
-        self._alive: list[bool] = []
+        self._lengths = array("I")
+        self._alive = bytearray()
         self._postings: dict[str, _Postings] = {}
         self._live = 0
         self._total_length = 0
-        self._arrays: tuple[npt.NDArray[np.bool_], npt.NDArray[np.float32]] | None = None
 
-    def _state(self) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.float32]]:
-        # Queries far outnumber writes: convert the row lists once per write, not per query.
-        if self._arrays is None:
-            self._arrays = (
-                np.asarray(self._alive, dtype=bool),
-                np.asarray(self._lengths, dtype=np.float32),
-            )
-        return self._arrays
+    @property
+    def nbytes(self) -> int:
+        """Bytes held in the packed postings and per-row columns."""
+        postings = sum(p.nbytes for p in self._postings.values())
+        return postings + len(self._lengths) * 4 + len(self._alive)
 
     def __len__(self) -> int:
         return self._live
@@ -78,23 +79,24 @@ class LexicalIndex:
         self.keys.append(key)
         self._row_of[key] = row
         self._lengths.append(len(terms))
-        self._alive.append(True)
-        self._arrays = None
+        self._alive.append(1)
         self._live += 1
         self._total_length += len(terms)
         counts: dict[str, int] = {}
         for term in terms:
             counts[term] = counts.get(term, 0) + 1
         for term, tf in counts.items():
-            self._postings.setdefault(term, _Postings()).add(row, tf)
+            postings = self._postings.get(term)
+            if postings is None:
+                postings = self._postings[sys.intern(term)] = _Postings()
+            postings.add(row, tf)
 
     def remove(self, key: str) -> None:
         """Forget ``key`` (its postings stay but no longer count)."""
         row = self._row_of.pop(key, None)
         if row is None:
             return
-        self._alive[row] = False
-        self._arrays = None
+        self._alive[row] = 0
         self._live -= 1
         self._total_length -= self._lengths[row]
 
@@ -108,7 +110,8 @@ class LexicalIndex:
         out = np.zeros(n, dtype=np.float32)
         if not self._live:
             return out
-        alive, lengths = self._state()
+        alive = np.frombuffer(self._alive, dtype=np.uint8).astype(bool)  # a copy: no export held
+        lengths = np.frombuffer(self._lengths, dtype=np.uint32).copy()
         average = max(self._total_length / self._live, 1e-9)
         for term in set(tokenize(query)):
             postings = self._postings.get(term)
@@ -116,13 +119,13 @@ class LexicalIndex:
                 continue
             rows, tfs = postings.arrays()
             live = alive[rows]
-            rows, tfs = rows[live], tfs[live]
+            rows, tf = rows[live], tfs[live].astype(np.float32)
             if not len(rows):
                 continue
             df = len(rows)
             idf = math.log(1.0 + (self._live - df + 0.5) / (df + 0.5))
-            norm = self.k1 * (1.0 - self.b + self.b * lengths[rows] / average)
-            contribution = idf * tfs * (self.k1 + 1.0) / (tfs + norm)
+            norm = self.k1 * (1.0 - self.b + self.b * lengths[rows].astype(np.float32) / average)
+            contribution = idf * tf * (self.k1 + 1.0) / (tf + norm)
             out += np.bincount(rows, weights=contribution, minlength=n).astype(np.float32)
         return out
 

@@ -420,7 +420,7 @@ class SemanticMemory:
         ]
         if not fresh:
             return [
-                Recalled(m, h.score, h.relevance, h.lexical)
+                Recalled(m, h.score, _exact(m, vector, h.relevance), h.lexical)
                 for h in committed[:limit]
                 if (m := self.unit.get(Memory, h.key)) is not None
             ]
@@ -448,10 +448,23 @@ class SemanticMemory:
                 results.append(Recalled(memory, round(value / best, 6), cosine, overlap))
             elif (memory_c := self.unit.get(Memory, key)) is not None:
                 hit = committed_by_key[key]
-                results.append(
-                    Recalled(memory_c, round(value / best, 6), hit.relevance, hit.lexical)
-                )
+                relevance = _exact(memory_c, vector, hit.relevance)
+                results.append(Recalled(memory_c, round(value / best, 6), relevance, hit.lexical))
         return results
+
+
+def _exact(memory: Memory, vector: Vectors | None, indexed: float | None) -> float | None:
+    """The exact similarity of a returned memory (the index ranks on int8 codes).
+
+    Only for a hit the index scored densely (``indexed`` is not None: same embedder and
+    size), recomputed from the memory's stored float32 vector.
+    """
+    if indexed is None or vector is None:
+        return indexed
+    own = memory.vector()
+    if own is None or own.shape != vector.shape:
+        return indexed
+    return float(own @ vector)
 
 
 def _asked(queries: Sequence[str | MemoryQuery]) -> list[MemoryQuery]:
