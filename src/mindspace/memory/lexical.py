@@ -23,14 +23,20 @@ from mindspace.text import STOPWORDS, tokenize
 __all__ = ["STOPWORDS", "LexicalIndex", "tokenize"]
 
 
+_CACHED_POSTINGS = 2_048
+"""Terms with at least this many live postings keep their scores between writes."""
+
+
 class _Postings:
     """One term's rows and term frequencies, packed (4 + 2 bytes a posting, not ~70)."""
 
-    __slots__ = ("rows", "tfs")
+    __slots__ = ("cached", "rows", "tfs")
 
     def __init__(self) -> None:
         self.rows = array("i")
         self.tfs = array("H")
+        self.cached: tuple[int, npt.NDArray[np.int32], npt.NDArray[np.float32]] | None = None
+        """(index version, live rows, BM25 contributions) of a long list, valid until a write."""
 
     def add(self, row: int, tf: int) -> None:
         self.rows.append(row)
@@ -61,6 +67,8 @@ class LexicalIndex:
         self._postings: dict[str, _Postings] = {}
         self._live = 0
         self._total_length = 0
+        self._version = 0
+        self._arrays: tuple[int, npt.NDArray[np.bool_], npt.NDArray[np.uint32]] | None = None
 
     @property
     def nbytes(self) -> int:
@@ -74,6 +82,7 @@ class LexicalIndex:
     def add(self, key: str, text: str) -> None:
         """Index ``text`` under ``key`` (replacing what was there)."""
         self.remove(key)
+        self._version += 1
         terms = tokenize(text)
         row = len(self.keys)
         self.keys.append(key)
@@ -97,6 +106,7 @@ class LexicalIndex:
         if row is None:
             return
         self._alive[row] = 0
+        self._version += 1
         self._live -= 1
         self._total_length -= self._lengths[row]
 
@@ -110,24 +120,50 @@ class LexicalIndex:
         out = np.zeros(n, dtype=np.float32)
         if not self._live:
             return out
-        alive = np.frombuffer(self._alive, dtype=np.uint8).astype(bool)  # a copy: no export held
-        lengths = np.frombuffer(self._lengths, dtype=np.uint32).copy()
+        alive, lengths = self._columns()
         average = max(self._total_length / self._live, 1e-9)
         for term in set(tokenize(query)):
             postings = self._postings.get(term)
             if postings is None:
                 continue
-            rows, tfs = postings.arrays()
-            live = alive[rows]
-            rows, tf = rows[live], tfs[live].astype(np.float32)
-            if not len(rows):
-                continue
-            df = len(rows)
-            idf = math.log(1.0 + (self._live - df + 0.5) / (df + 0.5))
-            norm = self.k1 * (1.0 - self.b + self.b * lengths[rows].astype(np.float32) / average)
-            contribution = idf * tf * (self.k1 + 1.0) / (tf + norm)
-            out += np.bincount(rows, weights=contribution, minlength=n).astype(np.float32)
+            cached = postings.cached
+            if cached is not None and cached[0] == self._version:
+                rows, contribution = cached[1], cached[2]
+            else:
+                rows, contribution = self._contribution(postings, alive, lengths, average)
+                if len(rows) >= _CACHED_POSTINGS:
+                    # Frequent terms cost most; memories are written far less often than
+                    # they are searched, so their scores are kept until the next write.
+                    postings.cached = (self._version, rows, contribution)
+            out[rows] += contribution  # a term's postings name each row once
         return out
+
+    def _columns(self) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.uint32]]:
+        """(alive, lengths) as arrays, copied once per write (no buffer export is held)."""
+        if self._arrays is None or self._arrays[0] != self._version:
+            alive = np.frombuffer(self._alive, dtype=np.uint8).astype(bool)
+            lengths = np.frombuffer(self._lengths, dtype=np.uint32).copy()
+            self._arrays = (self._version, alive, lengths)
+        return self._arrays[1], self._arrays[2]
+
+    def _contribution(
+        self,
+        postings: _Postings,
+        alive: npt.NDArray[np.bool_],
+        lengths: npt.NDArray[np.uint32],
+        average: float,
+    ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]:
+        """The live rows of one term and each one's BM25 term score."""
+        rows, tfs = postings.arrays()
+        live = alive[rows]
+        rows, tf = rows[live], tfs[live].astype(np.float32)
+        if not len(rows):
+            return rows, tf
+        df = len(rows)
+        idf = math.log(1.0 + (self._live - df + 0.5) / (df + 0.5))
+        norm = self.k1 * (1.0 - self.b + self.b * lengths[rows].astype(np.float32) / average)
+        contribution = (idf * tf * (self.k1 + 1.0) / (tf + norm)).astype(np.float32)
+        return rows, contribution
 
     def add_many(self, items: Iterable[tuple[str, str]]) -> None:
         """Index several (key, text) pairs."""
