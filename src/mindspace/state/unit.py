@@ -8,11 +8,9 @@ memory, reads its own writes, nests like savepoints (:meth:`Unit.child`), and on
 the assistant's revision, so a concurrent writer is detected instead of overwritten.
 
 The :class:`StateCache` is the per-process copy of what is committed. Records in it are
-frozen models, shared safely with every unit that reads them. When another process
-commits, the cache asks the store's change feed which keys moved and reloads just those
-(:meth:`StateCache.refresh_if_stale`); only when the feed no longer reaches back, or too
-much changed, does it drop everything. Records of a *lazy* kind (``Record.lazy``) are
-never loaded whole: they are read by key through a bounded LRU.
+frozen models, shared safely with every unit that reads them. Another process's commits
+are caught up key by key through the store's change feed (see ``refresh_if_stale``).
+A *lazy* kind (``Record.lazy``) is never loaded whole, only read by key through an LRU.
 """
 
 from __future__ import annotations
@@ -301,6 +299,9 @@ class StateCache:
         # guarantees nobody else wrote since the load).
         if kind == DOC_KIND:
             return self._docs is not None and key not in self._docs
+        model = self._models.get(kind)
+        if model is not None and model.lazy:
+            return False  # an LRU holds a few keys of a lazy kind, never all of them
         records = self._kinds.get(kind)
         return records is not None and key not in records
 
