@@ -21,7 +21,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, delete, event, insert, select, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    create_engine,
+    delete,
+    event,
+    exists,
+    func,
+    insert,
+    select,
+    update,
+)
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -29,6 +40,7 @@ from mindspace.clock import format_time
 from mindspace.config import database_url
 from mindspace.errors import AssistantNotFoundError, ConcurrencyError, ConfigError, StorageError
 from mindspace.state.port import AssistantInfo, Change, StoredRecord
+from mindspace.storage.feed import read_feed, record_feed
 from mindspace.storage.migrations import migrate
 from mindspace.storage.tables import KINDS, KindTable, assistants, events
 
@@ -268,7 +280,64 @@ class SqlStore:
                     )
             for kind, rows in inserts.items():
                 conn.execute(insert(_kind(kind).table), rows)
+            record_feed(conn, assistant_id, expected_revision + 1, changes)
         return expected_revision + 1
+
+    def changes_since(self, assistant_id: int, revision: int) -> list[tuple[int, str, str]] | None:
+        """(revision, kind, key) of every change after ``revision``; None if trimmed away."""
+        with self._transaction("reading the change feed") as conn:
+            return read_feed(conn, assistant_id, revision)
+
+    def count(self, assistant_id: int, kind: str) -> int:
+        """How many records of ``kind`` the assistant has."""
+        table = _kind(kind).table
+        query = select(func.count()).select_from(table).where(table.c.assistant_id == assistant_id)
+        with self._transaction(f"counting {kind!r} records") as conn:
+            return int(conn.execute(query).scalar_one())
+
+    def page(
+        self,
+        assistant_id: int,
+        kind: str,
+        *,
+        offset: int,
+        limit: int,
+        newest_first: bool = True,
+    ) -> list[StoredRecord]:
+        """``limit`` records of ``kind`` after skipping ``offset``, by insertion order."""
+        spec = _kind(kind)
+        table = spec.table
+        order = table.c.row_id.desc() if newest_first else table.c.row_id
+        query = (
+            select(*(table.c[name] for name in spec.value_columns))
+            .where(table.c.assistant_id == assistant_id)
+            .order_by(order)
+            .offset(max(offset, 0))
+            .limit(max(limit, 0))
+        )
+        with self._transaction(f"paging {kind!r} records") as conn:
+            return [dict(row) for row in conn.execute(query).mappings()]
+
+    def missing(
+        self, assistant_id: int, kind: str, other_kind: str, *, limit: int
+    ) -> tuple[list[str], int]:
+        """Keys of ``kind`` records (oldest first) lacking an ``other_kind`` one, and how many."""
+        spec, other = _kind(kind), _kind(other_kind)
+        table, key = spec.table, spec.table.c[spec.key_column]
+        partner = (
+            select(other.table.c.row_id)
+            .where(other.table.c.assistant_id == assistant_id)
+            .where(other.table.c[other.key_column] == key)
+        )
+        # NOT EXISTS on the unique (assistant_id, key) index of the other table: an
+        # anti-join both SQLite and PostgreSQL plan as an index probe per row.
+        lonely = (table.c.assistant_id == assistant_id) & ~exists(partner)
+        keys_query = select(key).where(lonely).order_by(table.c.row_id).limit(max(limit, 0))
+        total_query = select(func.count()).select_from(table).where(lonely)
+        with self._transaction(f"finding {kind!r} records without {other_kind!r}") as conn:
+            keys = [str(k) for k in conn.execute(keys_query).scalars()]
+            total = int(conn.execute(total_query).scalar_one())
+        return keys, total
 
     # -- EventInbox --------------------------------------------------------------------
     def enqueue(self, assistant_id: int, event: StoredRecord) -> None:
