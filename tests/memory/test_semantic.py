@@ -12,6 +12,7 @@ from mindspace import Assistant
 from mindspace.embeddings import HashingEmbedder
 from mindspace.memory.records import Memory
 from mindspace.memory.semantic import SemanticMemory
+from mindspace.testing.inspect import stored_records
 
 Snapshot = Callable[[], dict[str, list[tuple[Any, ...]]]]
 
@@ -89,7 +90,7 @@ async def test_the_index_follows_deletes_and_survives_a_restart(
             memory_assistant.embedder,
             memory_assistant.core.memory_index,
         )
-        gate = next(m for m in memory.all() if "gate" in m.content)
+        gate = next(m for m in stored_records(memory_assistant, Memory) if "gate" in m.content)
         memory.delete(gate.id)
     found = await memory_assistant.call_tool("recall_memories", {"query": "north gate midnight"})
     assert "The north gate closes at midnight" not in [m["content"] for m in found["memories"]]
@@ -180,7 +181,7 @@ async def test_dense_search_matches_brute_force_and_reports_exact_similarity(
         text = " ".join(rng.choice(words, size=5)) + f" {n}"
         await memory_assistant.call_tool("store_memory", {"content": text})
     index = memory_assistant.core.memory_index
-    memories = {m.id: m for m in memory_assistant.core.read().all(Memory)}
+    memories = {m.id: m for m in stored_records(memory_assistant, Memory)}
     embedder = memory_assistant.embedder
     assert embedder is not None
     for query in ["ale and bread", "storm over the river", "dragon coin"]:

@@ -107,7 +107,7 @@ class Assistant:
             tools=registry,
             guard=PersonaGuard(self_names),
             embedder=embedder,
-            memory_index=MemoryIndex(state, embedder.name if embedder else None, store),
+            memory_index=MemoryIndex(state, embedder.name if embedder else None),
             prompt_builder=PromptBuilder(settings),
         )
         """The engine's shared state and ports (for the engine and tests; hosts use

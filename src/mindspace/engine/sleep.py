@@ -49,7 +49,7 @@ from mindspace.memory.entities import EntityBook
 from mindspace.memory.mining import MiningResult, Utterance, mine_conversations
 from mindspace.memory.prompts import ENTITY_CONSOLIDATION_PROMPT
 from mindspace.memory.records import Memory, MemoryLink, MemoryLinks, memory_key
-from mindspace.memory.semantic import MemoryDraft, SemanticMemory
+from mindspace.memory.semantic import MemoryDraft, MemoryState, SemanticMemory
 from mindspace.memory.working import WorkingMemoryBook
 from mindspace.state.semantic import SemanticIndex
 from mindspace.state.unit import Unit
@@ -130,11 +130,16 @@ def run_dreaming_tick(
 ) -> dict[str, Any]:
     """A-MEM links: for memories not yet processed, link those with similarity >= threshold.
 
-    The batch's neighbours come from one :meth:`SemanticIndex.nearest` call (an index
-    lookup per memory, never a scan per memory in Python).
+    The store names the unlinked memories (an indexed anti-join, oldest first) and the
+    batch's neighbours come from one :meth:`SemanticIndex.nearest` call, so a tick costs
+    the same at 1k memories as at 100k.
     """
-    processed = {links.memory_id for links in unit.all(MemoryLinks)}
-    todo = [m for m in unit.all(Memory) if m.id not in processed][:batch_size]
+    store = unit.cache.store
+    keys, total = store.missing(
+        unit.cache.assistant_id, Memory.kind, MemoryLinks.kind, limit=batch_size
+    )
+    found_memories = unit.get_many(Memory, keys)
+    todo = [found_memories[k] for k in keys if k in found_memories]
     now = format_time(clock.now())
     created = 0
     with_vector = [m for m in todo if m.vector() is not None]
@@ -152,24 +157,40 @@ def run_dreaming_tick(
         links = found.get(memory.id, [])
         unit.put(MemoryLinks(memory_id=memory.id, linked_to=tuple(links), processed_at=now))
         created += len(links)
-    remaining = len([m for m in unit.all(Memory) if m.id not in processed]) - len(todo)
-    return {"processed": len(todo), "links_created": created, "remaining": remaining}
+    return {"processed": len(todo), "links_created": created, "remaining": total - len(todo)}
 
 
-def prune_orphaned_memory_links(unit: Unit) -> dict[str, Any]:
-    """Drop links from or to memories that no longer exist."""
-    existing = {m.id for m in unit.all(Memory)}
+def prune_orphaned_memory_links(unit: Unit, batch_size: int = 200) -> dict[str, Any]:
+    """Drop links from or to memories that no longer exist.
+
+    Costs nothing while no memory was deleted: a deleted memory is noted in
+    :class:`MemoryState` ``forgotten`` when it is deleted, and the links records of
+    memories gone are found by the store (an indexed anti-join). Only when something was
+    forgotten are the links records read (streamed, two fields) to drop links to it.
+    """
+    store = unit.cache.store
+    owner = unit.cache.assistant_id
+    state = unit.doc(MemoryState)
+    gone, _ = store.missing(owner, MemoryLinks.kind, Memory.kind, limit=batch_size)
+    forgotten = set(state.forgotten)
     removed_records = removed_links = 0
-    for links in unit.all(MemoryLinks):
-        if links.memory_id not in existing:
-            unit.delete(MemoryLinks, links.memory_id)
-            removed_records += 1
-            removed_links += len(links.linked_to)
-            continue
-        alive = tuple(link for link in links.linked_to if link.id in existing)
-        if len(alive) != len(links.linked_to):
-            removed_links += len(links.linked_to) - len(alive)
-            unit.put(links.model_copy(update={"linked_to": alive}))
+    for links in unit.get_many(MemoryLinks, [*gone, *forgotten]).values():
+        unit.delete(MemoryLinks, links.memory_id)
+        removed_records += 1
+        removed_links += len(links.linked_to)
+    if forgotten:
+        dropped = set(gone) | forgotten
+        for row in store.scan(owner, MemoryLinks.kind, ("memory_id", "linked_to")):
+            targets = {str(link["id"]) for link in row["linked_to"] or ()}
+            if not targets & forgotten or row["memory_id"] in dropped:
+                continue
+            pointing = unit.get(MemoryLinks, str(row["memory_id"]))
+            if pointing is None:
+                continue
+            alive = tuple(link for link in pointing.linked_to if link.id not in forgotten)
+            removed_links += len(pointing.linked_to) - len(alive)
+            unit.put(pointing.model_copy(update={"linked_to": alive}))
+        unit.put_doc(state.model_copy(update={"forgotten": ()}))
     return {"removed_records": removed_records, "removed_links": removed_links}
 
 

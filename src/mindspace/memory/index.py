@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -25,7 +25,7 @@ from mindspace.memory.lexical import LexicalIndex
 from mindspace.memory.quantized import QuantizedMatrix
 from mindspace.memory.records import Memory, memory_key
 from mindspace.state.models import Record
-from mindspace.state.port import RecordStore, StoredRecord
+from mindspace.state.port import StoredRecord
 from mindspace.state.semantic import Hit, Neighbour
 from mindspace.state.unit import StateCache
 
@@ -137,15 +137,13 @@ class MemoryIndex:
         embedder: The name of the embedder queries use; vectors made by another
             embedder are not comparable and are left out of dense search (they stay
             searchable lexically). None accepts any vector of the matching size.
-        source: Where to read the memories when building (streamed, only the fields
-            the index needs); None reads them from the cache.
+
+    The index is built on first use by streaming, from the cache's store, only the
+    fields it needs (never whole records: memories are a lazy kind).
     """
 
-    def __init__(
-        self, cache: StateCache, embedder: str | None = None, source: RecordStore | None = None
-    ) -> None:
+    def __init__(self, cache: StateCache, embedder: str | None = None) -> None:
         self._cache = cache
-        self._source = source
         self.embedder = embedder
         self._built = False
         cache.listen(Memory.kind, self)
@@ -186,11 +184,8 @@ class MemoryIndex:
         if self._built:
             return
         self._clear()
-        if self._source is None:
-            rows: Iterable[_Row] = (_Row.of(m) for m in self._cache.records(Memory).values())
-        else:
-            scan = self._source.scan(self._cache.assistant_id, Memory.kind, _Row.FIELDS)
-            rows = (_Row.from_stored(stored) for stored in scan)
+        scan = self._cache.store.scan(self._cache.assistant_id, Memory.kind, _Row.FIELDS)
+        rows = (_Row.from_stored(stored) for stored in scan)
         batch: list[_Row] = []
         for row in rows:
             batch.append(row)

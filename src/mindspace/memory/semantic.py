@@ -49,6 +49,8 @@ class MemoryState(Document):
     name: ClassVar[str] = "memory_state"
 
     next_id: int = 0
+    forgotten: tuple[str, ...] = ()
+    """Memories deleted since the night last pruned the A-MEM links that point to them."""
 
 
 @dataclass(frozen=True)
@@ -226,14 +228,13 @@ class SemanticMemory:
         if self.unit.get(Memory, memory_id) is None:
             raise NotFoundError(f"Memory {memory_id!r} does not exist", "Check the memory id.")
         self.unit.delete(Memory, memory_id)
+        # Links from other memories to this one are pruned by the night (dreaming).
+        state = self.unit.doc(MemoryState)
+        self.unit.put_doc(state.model_copy(update={"forgotten": (*state.forgotten, memory_id)}))
 
     def get(self, memory_id: str) -> Memory | None:
         """One memory by id."""
         return self.unit.get(Memory, memory_id)
-
-    def all(self) -> list[Memory]:
-        """Every memory, oldest first."""
-        return self.unit.all(Memory)
 
     # -- reads ---------------------------------------------------------------------------
     def embed_query(self, query: str) -> Vectors | None:

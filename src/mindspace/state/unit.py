@@ -75,6 +75,11 @@ class StateCache:
         self._lru: dict[str, RecordLRU] = {}
         self.epoch = 0
 
+    @property
+    def store(self) -> RecordStore:
+        """The store this cache reads from (for queries the cache cannot answer)."""
+        return self._store
+
     def listen(self, kind: str, listener: CacheListener) -> None:
         """Tell ``listener`` about every committed write of ``kind`` from now on."""
         self._listeners.setdefault(kind, []).append(listener)
