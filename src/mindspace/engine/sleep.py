@@ -46,6 +46,7 @@ from mindspace.journal.reflection import reflect_if_due
 from mindspace.llm.port import LLM, Message
 from mindspace.llm.structured import ask_structured
 from mindspace.memory.entities import EntityBook
+from mindspace.memory.linking import UnlinkedMemories
 from mindspace.memory.mining import MiningResult, Utterance, mine_conversations
 from mindspace.memory.prompts import ENTITY_CONSOLIDATION_PROMPT
 from mindspace.memory.records import Memory, MemoryLink, MemoryLinks, memory_key
@@ -126,18 +127,24 @@ async def run_sleep_consolidation(
 
 
 def run_dreaming_tick(
-    unit: Unit, clock: Clock, index: SemanticIndex, threshold: float, batch_size: int = 5
+    unit: Unit,
+    clock: Clock,
+    index: SemanticIndex,
+    threshold: float,
+    unlinked: UnlinkedMemories,
+    batch_size: int = 5,
 ) -> dict[str, Any]:
     """A-MEM links: for memories not yet processed, link those with similarity >= threshold.
 
-    The store names the unlinked memories (an indexed anti-join, oldest first) and the
-    batch's neighbours come from one :meth:`SemanticIndex.nearest` call, so a tick costs
-    the same at 1k memories as at 100k.
+    The oldest unlinked memories come from :class:`UnlinkedMemories` and the batch's
+    neighbours from one :meth:`SemanticIndex.nearest` call, so a tick costs the same at
+    1k memories as at 100k.
     """
-    store = unit.cache.store
-    keys, total = store.missing(
-        unit.cache.assistant_id, Memory.kind, MemoryLinks.kind, limit=batch_size
-    )
+    keys = unlinked.head(batch_size)
+    already = list(unit.get_many(MemoryLinks, keys))
+    if already:  # edited after being linked: nothing to redo
+        unlinked.discard(already)
+        keys = [k for k in keys if k not in already]
     found_memories = unit.get_many(Memory, keys)
     todo = [found_memories[k] for k in keys if k in found_memories]
     now = format_time(clock.now())
@@ -157,7 +164,11 @@ def run_dreaming_tick(
         links = found.get(memory.id, [])
         unit.put(MemoryLinks(memory_id=memory.id, linked_to=tuple(links), processed_at=now))
         created += len(links)
-    return {"processed": len(todo), "links_created": created, "remaining": total - len(todo)}
+    return {
+        "processed": len(todo),
+        "links_created": created,
+        "remaining": max(0, len(unlinked) - len(todo)),
+    }
 
 
 def prune_orphaned_memory_links(unit: Unit, batch_size: int = 200) -> dict[str, Any]:
@@ -324,6 +335,7 @@ class SleepCycle:
     def __init__(self, core: EngineCore, sessions: Sessions) -> None:
         self.core = core
         self.sessions = sessions
+        self._unlinked = UnlinkedMemories(core.state)
 
     async def tick(self, pending: Sequence[Event]) -> SleepTickResult:
         """One sleep tick: wake checks, then the current phase's operations, one commit."""
@@ -408,7 +420,12 @@ class SleepCycle:
         ops = result.operations
         # New memories from this night are committed, so the index holds them.
         ops["run_dreaming_tick"] = run_dreaming_tick(
-            unit, a.clock, a.memory_index, a.settings.memory_link_threshold
+            unit,
+            a.clock,
+            a.memory_index,
+            a.settings.memory_link_threshold,
+            self._unlinked,
+            a.settings.sleep_links_per_tick,
         )
         ops["prune_orphaned_memory_links"] = prune_orphaned_memory_links(unit)
         ops["run_entity_consolidation_batch"] = await run_entity_consolidation_batch(
