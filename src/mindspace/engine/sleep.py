@@ -40,7 +40,8 @@ from mindspace.errors import LLMError, MindspaceError
 from mindspace.journal.book import JournalBook, prune_low_importance_entries
 from mindspace.journal.episodic import EpisodicWeights
 from mindspace.journal.evidence import Evidence, JournalEvidence
-from mindspace.journal.importance import MAX_SCORING_ATTEMPTS, score_pending_entries
+from mindspace.journal.importance import score_pending_entries
+from mindspace.journal.pending import pending_entries
 from mindspace.journal.records import JournalEntry
 from mindspace.journal.reflection import reflect_if_due
 from mindspace.llm.port import LLM, Message
@@ -91,11 +92,14 @@ async def run_sleep_consolidation(
     on by the scorer) move, so memories carry the accurate score; when the LLM is failing
     outright (``scoring_failed``) heuristic scores are accepted so the night can finish.
     """
-    pending = [e for e in unit.all(JournalEntry) if not e.consolidated and not e.is_synthesis]
-    pending.sort(key=lambda e: e.id)
-    ready = [e for e in pending if scoring_failed or _settled(e)]
-    batch = ready[:max_entries_per_tick]
-    by_id = {e.id: e for e in unit.all(JournalEntry)}
+    # The pending index gives the head of the queue and its size without listing the
+    # journal: a tick costs O(batch), whatever the journal's length.
+    pending = pending_entries(unit, "consolidation", max_entries_per_tick)
+    batch = (
+        pending.entries
+        if scoring_failed
+        else pending_entries(unit, "ready", max_entries_per_tick).entries
+    )
     drafts = [
         MemoryDraft(
             content=e.content,
@@ -109,13 +113,13 @@ async def run_sleep_consolidation(
             entry_id=e.id,
             occurred_at=e.timestamp,
             ref=next((t[4:] for t in e.tags if t.startswith("ref:")), None),
-            context=_conversation_context(e, by_id.get(e.id - 1), by_id.get(e.id + 1)),
+            context=_conversation_context(e, _entry(unit, e.id - 1), _entry(unit, e.id + 1)),
         )
         for e in batch
     ]
     stored = await memory.astore_many(drafts) if drafts else []
     JournalBook(unit, clock, settings).mark_consolidated(e.id for e in batch)
-    remaining = len(pending) - len(batch)
+    remaining = pending.total - len(batch)
     return {
         "processed": len(batch),
         "entry_ids": [e.id for e in batch],
@@ -270,8 +274,8 @@ def _conversation_context(
     return "\n".join(parts) or None
 
 
-def _settled(entry: JournalEntry) -> bool:
-    return entry.importance_method != "heuristic" or entry.scoring_attempts >= MAX_SCORING_ATTEMPTS
+def _entry(unit: Unit, entry_id: int) -> JournalEntry | None:
+    return unit.get(JournalEntry, str(entry_id)) if entry_id >= 1 else None
 
 
 class MemoryEvidence:
