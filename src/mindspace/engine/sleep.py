@@ -36,6 +36,7 @@ from mindspace.engine.modes import (
 from mindspace.engine.records import ConversationMessage, Event
 from mindspace.engine.session import Sessions
 from mindspace.engine.sleep_result import SleepProgress, SleepTickResult
+from mindspace.engine.unmined import unmined_for_tick
 from mindspace.errors import LLMError, MindspaceError
 from mindspace.journal.book import JournalBook, prune_low_importance_entries
 from mindspace.journal.episodic import EpisodicWeights
@@ -47,7 +48,7 @@ from mindspace.journal.reflection import reflect_if_due
 from mindspace.llm.port import LLM, Message
 from mindspace.llm.structured import ask_structured
 from mindspace.memory.entities import EntityBook
-from mindspace.memory.mining import MiningResult, Utterance, mine_conversations
+from mindspace.memory.mining import MiningResult, MiningState, Utterance, mine_conversations
 from mindspace.memory.prompts import ENTITY_CONSOLIDATION_PROMPT
 from mindspace.memory.records import Memory, MemoryLink, MemoryLinks, memory_key
 from mindspace.memory.semantic import MemoryDraft, SemanticMemory
@@ -378,13 +379,26 @@ class SleepCycle:
     async def _mine(self, unit: Unit) -> MiningResult:
         """Facts from the conversations not yet mined (memory does not need tool use)."""
         a = self.core
+        state = unit.doc(MiningState)
+        reach = unmined_for_tick(
+            unit,
+            state.mined_through,
+            a.settings.mining_calls_per_tick,
+            a.settings.mining_messages_per_call,
+        )
+        memory = self._memory(unit)
+        if reach is not None:  # only the threads and messages this tick can reach
+            said, remaining = reach
+            return await mine_conversations(
+                unit, a.settings, a.llm, a.guard, memory, said, remaining=remaining
+            )
         said = []
         for m in unit.all(ConversationMessage):
             number = m.id.lstrip("m")
             if m.entity and m.content and m.role in ("user", "assistant") and number.isdigit():
                 role: Literal["user", "assistant"] = "user" if m.role == "user" else "assistant"
                 said.append(Utterance(int(number), m.entity, role, m.content, m.created_at))
-        return await mine_conversations(unit, a.settings, a.llm, a.guard, self._memory(unit), said)
+        return await mine_conversations(unit, a.settings, a.llm, a.guard, memory, said)
 
     async def _dreaming(self, unit: Unit, result: SleepTickResult) -> None:
         a = self.core
