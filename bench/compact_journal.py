@@ -187,6 +187,13 @@ async def run_size(count: int, workdir: Path, profile: bool) -> dict[str, Any]:
         "per_tick_ms_first_10pct": round(1000 * statistics.median(ticks[:tenth]), 2),
         "per_tick_ms_last_10pct": round(1000 * statistics.median(ticks[-tenth:]), 2),
         "per_tick_ms_median": round(1000 * statistics.median(ticks), 2),
+        "first_tick_ms": round(1000 * ticks[0], 2),
+        "slowest_tick_ms": round(1000 * max(ticks), 2),
+        "ticks_total_s": round(sum(ticks), 3),
+        "per_tick_ms_median_by_decile": [
+            round(1000 * statistics.median(ticks[d * tenth : (d + 1) * tenth] or ticks[-1:]), 2)
+            for d in range(10)
+        ],
         "remaining_at_end": last,
         "all_scored_and_consolidated": done,
     }
