@@ -92,6 +92,8 @@ async def run_sleep_consolidation(
     Only entries whose importance is settled (scored by the LLM, set by hand, or given up
     on by the scorer) move, so memories carry the accurate score; when the LLM is failing
     outright (``scoring_failed``) heuristic scores are accepted so the night can finish.
+    The entries come from the journal's pending index
+    (:func:`~mindspace.journal.pending.pending_entries`), so a call costs O(batch).
     """
     # The pending index gives the head of the queue and its size without listing the
     # journal: a tick costs O(batch), whatever the journal's length.
