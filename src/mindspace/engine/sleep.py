@@ -36,18 +36,20 @@ from mindspace.engine.modes import (
 from mindspace.engine.records import ConversationMessage, Event
 from mindspace.engine.session import Sessions
 from mindspace.engine.sleep_result import SleepProgress, SleepTickResult
+from mindspace.engine.unmined import unmined_for_tick
 from mindspace.errors import LLMError, MindspaceError
 from mindspace.journal.book import JournalBook, prune_low_importance_entries
 from mindspace.journal.episodic import EpisodicWeights
 from mindspace.journal.evidence import Evidence, JournalEvidence
-from mindspace.journal.importance import MAX_SCORING_ATTEMPTS, score_pending_entries
+from mindspace.journal.importance import score_pending_entries
+from mindspace.journal.pending import pending_entries
 from mindspace.journal.records import JournalEntry
 from mindspace.journal.reflection import reflect_if_due
 from mindspace.llm.port import LLM, Message
 from mindspace.llm.structured import ask_structured
 from mindspace.memory.entities import EntityBook
 from mindspace.memory.linking import UnlinkedMemories
-from mindspace.memory.mining import MiningResult, Utterance, mine_conversations
+from mindspace.memory.mining import MiningResult, MiningState, Utterance, mine_conversations
 from mindspace.memory.prompts import ENTITY_CONSOLIDATION_PROMPT
 from mindspace.memory.records import Memory, MemoryLink, MemoryLinks, memory_key
 from mindspace.memory.semantic import MemoryDraft, MemoryState, SemanticMemory
@@ -91,12 +93,17 @@ async def run_sleep_consolidation(
     Only entries whose importance is settled (scored by the LLM, set by hand, or given up
     on by the scorer) move, so memories carry the accurate score; when the LLM is failing
     outright (``scoring_failed``) heuristic scores are accepted so the night can finish.
+    The entries come from the journal's pending index
+    (:func:`~mindspace.journal.pending.pending_entries`), so a call costs O(batch).
     """
-    pending = [e for e in unit.all(JournalEntry) if not e.consolidated and not e.is_synthesis]
-    pending.sort(key=lambda e: e.id)
-    ready = [e for e in pending if scoring_failed or _settled(e)]
-    batch = ready[:max_entries_per_tick]
-    by_id = {e.id: e for e in unit.all(JournalEntry)}
+    # The pending index gives the head of the queue and its size without listing the
+    # journal: a tick costs O(batch), whatever the journal's length.
+    pending = pending_entries(unit, "consolidation", max_entries_per_tick)
+    batch = (
+        pending.entries
+        if scoring_failed
+        else pending_entries(unit, "ready", max_entries_per_tick).entries
+    )
     drafts = [
         MemoryDraft(
             content=e.content,
@@ -110,13 +117,13 @@ async def run_sleep_consolidation(
             entry_id=e.id,
             occurred_at=e.timestamp,
             ref=next((t[4:] for t in e.tags if t.startswith("ref:")), None),
-            context=_conversation_context(e, by_id.get(e.id - 1), by_id.get(e.id + 1)),
+            context=_conversation_context(e, _entry(unit, e.id - 1), _entry(unit, e.id + 1)),
         )
         for e in batch
     ]
     stored = await memory.astore_many(drafts) if drafts else []
     JournalBook(unit, clock, settings).mark_consolidated(e.id for e in batch)
-    remaining = len(pending) - len(batch)
+    remaining = pending.total - len(batch)
     return {
         "processed": len(batch),
         "entry_ids": [e.id for e in batch],
@@ -175,33 +182,35 @@ def prune_orphaned_memory_links(unit: Unit, batch_size: int = 200) -> dict[str, 
     """Drop links from or to memories that no longer exist.
 
     Costs nothing while no memory was deleted: a deleted memory is noted in
-    :class:`MemoryState` ``forgotten`` when it is deleted, and the links records of
-    memories gone are found by the store (an indexed anti-join). Only when something was
-    forgotten are the links records read (streamed, two fields) to drop links to it.
+    :class:`MemoryState` ``forgotten`` when it is deleted. Only then are the links
+    records of memories gone found by the store (an indexed anti-join) and the links
+    records read (streamed, two fields) to drop links to the forgotten ones.
     """
     store = unit.cache.store
     owner = unit.cache.assistant_id
     state = unit.doc(MemoryState)
-    gone, _ = store.missing(owner, MemoryLinks.kind, Memory.kind, limit=batch_size)
     forgotten = set(state.forgotten)
+    if not forgotten:
+        return {"removed_records": 0, "removed_links": 0}
+    # Also links records whose memory went by another path (an import, a bulk delete).
+    gone, _ = store.missing(owner, MemoryLinks.kind, Memory.kind, limit=batch_size)
     removed_records = removed_links = 0
     for links in unit.get_many(MemoryLinks, [*gone, *forgotten]).values():
         unit.delete(MemoryLinks, links.memory_id)
         removed_records += 1
         removed_links += len(links.linked_to)
-    if forgotten:
-        dropped = set(gone) | forgotten
-        for row in store.scan(owner, MemoryLinks.kind, ("memory_id", "linked_to")):
-            targets = {str(link["id"]) for link in row["linked_to"] or ()}
-            if not targets & forgotten or row["memory_id"] in dropped:
-                continue
-            pointing = unit.get(MemoryLinks, str(row["memory_id"]))
-            if pointing is None:
-                continue
-            alive = tuple(link for link in pointing.linked_to if link.id not in forgotten)
-            removed_links += len(pointing.linked_to) - len(alive)
-            unit.put(pointing.model_copy(update={"linked_to": alive}))
-        unit.put_doc(state.model_copy(update={"forgotten": ()}))
+    dropped = set(gone) | forgotten
+    for row in store.scan(owner, MemoryLinks.kind, ("memory_id", "linked_to")):
+        targets = {str(link["id"]) for link in row["linked_to"] or ()}
+        if not targets & forgotten or row["memory_id"] in dropped:
+            continue
+        pointing = unit.get(MemoryLinks, str(row["memory_id"]))
+        if pointing is None:
+            continue
+        alive = tuple(link for link in pointing.linked_to if link.id not in forgotten)
+        removed_links += len(pointing.linked_to) - len(alive)
+        unit.put(pointing.model_copy(update={"linked_to": alive}))
+    unit.put_doc(state.model_copy(update={"forgotten": ()}))
     return {"removed_records": removed_records, "removed_links": removed_links}
 
 
@@ -302,8 +311,8 @@ def _conversation_context(
     return "\n".join(parts) or None
 
 
-def _settled(entry: JournalEntry) -> bool:
-    return entry.importance_method != "heuristic" or entry.scoring_attempts >= MAX_SCORING_ATTEMPTS
+def _entry(unit: Unit, entry_id: int) -> JournalEntry | None:
+    return unit.get(JournalEntry, str(entry_id)) if entry_id >= 1 else None
 
 
 class MemoryEvidence:
@@ -407,13 +416,26 @@ class SleepCycle:
     async def _mine(self, unit: Unit) -> MiningResult:
         """Facts from the conversations not yet mined (memory does not need tool use)."""
         a = self.core
+        state = unit.doc(MiningState)
+        reach = unmined_for_tick(
+            unit,
+            state.mined_through,
+            a.settings.mining_calls_per_tick,
+            a.settings.mining_messages_per_call,
+        )
+        memory = self._memory(unit)
+        if reach is not None:  # only the threads and messages this tick can reach
+            said, remaining = reach
+            return await mine_conversations(
+                unit, a.settings, a.llm, a.guard, memory, said, remaining=remaining
+            )
         said = []
         for m in unit.all(ConversationMessage):
             number = m.id.lstrip("m")
             if m.entity and m.content and m.role in ("user", "assistant") and number.isdigit():
                 role: Literal["user", "assistant"] = "user" if m.role == "user" else "assistant"
                 said.append(Utterance(int(number), m.entity, role, m.content, m.created_at))
-        return await mine_conversations(unit, a.settings, a.llm, a.guard, self._memory(unit), said)
+        return await mine_conversations(unit, a.settings, a.llm, a.guard, memory, said)
 
     async def _dreaming(self, unit: Unit, result: SleepTickResult) -> None:
         a = self.core

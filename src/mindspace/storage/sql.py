@@ -18,12 +18,17 @@ import asyncio
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import (
+    BindParameter,
     Connection,
+    Delete,
     Engine,
+    Update,
+    bindparam,
     create_engine,
     delete,
     event,
@@ -267,18 +272,14 @@ class SqlStore:
             inserts: dict[str, list[dict[str, Any]]] = {}
             for change in changes:
                 spec = _kind(change.kind)
-                table = spec.table
-                where = (table.c.assistant_id == assistant_id) & (
-                    table.c[spec.key_column] == change.key
-                )
+                updating, deleting = _statements(change.kind)
+                where = {"_owner": assistant_id, "_key": change.key}
                 if change.record is None:
-                    conn.execute(delete(table).where(where))
+                    conn.execute(deleting, where)
                     continue
                 row = _row(spec, change.record)
-                if (
-                    change.new
-                    or conn.execute(update(table).where(where).values(**row)).rowcount == 0
-                ):
+                values = {f"_set_{name}": value for name, value in row.items()}
+                if change.new or conn.execute(updating, {**where, **values}).rowcount == 0:
                     inserts.setdefault(change.kind, []).append(
                         {"assistant_id": assistant_id, **row}
                     )
@@ -418,6 +419,25 @@ def _kind(kind: str) -> KindTable:
         raise StorageError(
             f"Unknown record kind {kind!r}; known kinds: {sorted(KINDS)!r}"
         ) from None
+
+
+@cache
+def _statements(kind: str) -> tuple[Update, Delete]:
+    """The UPDATE and DELETE of one record of ``kind``, built once with bound parameters.
+
+    Building a statement per change (``update(table).where(...).values(**row)``) cost
+    SQLAlchemy about a millisecond of coercion and cache-key work per row, the bulk of a
+    sleep tick's commit; one statement per kind is compiled once and reused.
+    """
+    spec = _kind(kind)
+    table = spec.table
+    where = (table.c.assistant_id == bindparam("_owner")) & (
+        table.c[spec.key_column] == bindparam("_key")
+    )
+    values: dict[str, BindParameter[Any]] = {
+        name: bindparam(f"_set_{name}") for name in spec.value_columns
+    }
+    return update(table).where(where).values(values), delete(table).where(where)
 
 
 def _row(spec: KindTable, record: StoredRecord) -> dict[str, Any]:
