@@ -10,6 +10,7 @@ Every event's text starts with ``[key]`` so the stand-in knows whose tick it ser
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import re
 import signal
@@ -83,7 +84,7 @@ class StandIn:
         with self.lock:
             for key, spans in self.calls.items():
                 ordered = sorted(spans)
-                if any(b[0] < a[1] for a, b in zip(ordered, ordered[1:], strict=False)):
+                if any(b[0] < a[1] for a, b in itertools.pairwise(ordered)):
                     bad[key] = ordered
         return bad
 
@@ -138,7 +139,10 @@ class Proc:
 
 @pytest.fixture
 def spawn(tmp_path: Path) -> Iterator[Callable[..., Proc]]:
-    """Start ``python -m mindspace.hosts.cli ARGS...`` (the ``mindspace`` command); every process is stopped after the test."""
+    """Start ``python -m mindspace.hosts.cli ARGS...`` (the ``mindspace`` command).
+
+    Every process is stopped after the test.
+    """
     procs: list[Proc] = []
 
     def start(*args: str, env: dict[str, str]) -> Proc:
