@@ -80,6 +80,8 @@ def _log_tick(key: str, result: TickResult, seconds: float) -> None:
         logger.debug("%s: idle tick (%.2f s)", key, seconds)
         return
     what = f"{result.kind} tick {result.status}"
+    if result.event_id:
+        what += f" ({result.event_id})"
     if result.error:
         what += f": {result.error}"
     logger.info("%s: %s in %.2f s", key, what, seconds)
