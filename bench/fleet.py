@@ -21,6 +21,10 @@ For each worker count it reports:
   ``postgres_cpu_ms_per_tick``: the same for the database's backends;
 * ``pg_connections_max``: most connections to the database seen in pg_stat_activity.
 
+Before the worker counts, ``queue_only`` runs the queue with an empty tick (each job
+defers the next under the same locks) in this process: the fleet's own CPU per tick,
+in the worker and in PostgreSQL.
+
 Run:  PYTHONPATH=src .venv/bin/python bench/fleet.py [--assistants 1000] [--seconds 60]
       [--workers 1,2,4] [--concurrency 16] [--latency 0.3] [--per-minute 1]
 Prints one JSON object.
@@ -194,6 +198,67 @@ async def load(
     }
 
 
+class NoopFleet(Fleet):
+    """The fleet's queue with an empty tick: each job schedules the next at once.
+
+    Every job goes through what a real tick's job does around ``Assistant.tick()``:
+    fetched under the assistant's lock, finished, and the next deferred with the
+    queueing lock; what it costs is the fleet's own overhead per tick.
+    """
+
+    def __init__(self, url: str, budget: int) -> None:
+        self.budget = budget
+        super().__init__(url, pool_size=20)
+
+    async def _tick(self, assistant: str, failures: int = 0) -> None:
+        self.ticks_run += 1
+        if self.ticks_run + 16 <= self.budget:
+            await self.schedule(assistant, 0.0)
+
+
+async def queue_overhead(url: str, conninfo: str, assistants: int, jobs: int) -> dict[str, Any]:
+    """CPU and wall time per job of the queue alone, one worker with concurrency 16."""
+    fleet = NoopFleet(url, jobs)
+    await fleet.prepare()
+    async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as conn:
+        async with fleet.app.open_async():
+            for n in range(assistants):
+                await fleet.schedule(f"npc{n:04d}", 0.0)
+            backends = [
+                pid
+                for (pid,) in await (
+                    await conn.execute(
+                        "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+                    )
+                ).fetchall()
+            ]
+            pg_before = {p: cpu_seconds(p) for p in backends}
+            cpu, wall = time.process_time(), time.perf_counter()
+            await fleet.app.run_worker_async(
+                concurrency=16,
+                wait=False,
+                listen_notify=True,
+                delete_jobs="successful",
+                install_signal_handlers=False,
+                fetch_job_polling_interval=0.1,
+            )
+            cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+            after = await (
+                await conn.execute(
+                    "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+                )
+            ).fetchall()
+            # connections the pool opened during the run count from zero
+            pg_cpu = sum(cpu_seconds(p) - pg_before.get(p, 0.0) for (p,) in after)
+    done = fleet.ticks_run
+    return {
+        "jobs": done,
+        "jobs_per_s": round(done / wall, 1),
+        "worker_cpu_ms_per_job": round(1000 * cpu / done, 2),
+        "postgres_cpu_ms_per_job": round(1000 * pg_cpu / done, 2),
+    }
+
+
 def percentile(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -293,7 +358,7 @@ def run_count(
         "ticks": ticks,
         "window_s": round(window, 1),
         "ticks_per_s": round(ticks / window, 1),
-        "events_per_s": round(len(posted) / window, 1),
+        "offered_events_per_s": round(len(posted) / args.seconds, 1),
         "exactly_once": once,
         "event_statuses": dict(statuses),
         "event_to_reply_ms": {
@@ -322,6 +387,7 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--latency", type=float, default=0.3)
+    parser.add_argument("--queue-jobs", type=int, default=3000, help="Jobs of the queue-only run.")
     parser.add_argument(
         "--per-minute", type=float, default=1.0, help="Events per assistant per minute."
     )
@@ -332,6 +398,12 @@ def main() -> None:
         tmp = Path(tmp_dir)
         os.chmod(tmp, 0o755)
         with LocalPostgres(tmp / "pg") as pg, ChatCompletionsServer(respond=model.respond) as srv:
+            url = pg.new_database("queueonly")
+            queue_only = asyncio.run(
+                queue_overhead(url, pg.conninfo("queueonly"), 100, args.queue_jobs)
+            )
+            print(json.dumps({"queue_only": queue_only}), file=sys.stderr, flush=True)
+            pg.drop_database("queueonly")
             for count in (int(c) for c in args.workers.split(",")):
                 runs.append(run_count(pg, count, args, model, srv.url, tmp))
                 print(json.dumps(runs[-1]), file=sys.stderr, flush=True)
@@ -349,6 +421,7 @@ def main() -> None:
                     "python": platform.python_version(),
                     "loadavg": Path("/proc/loadavg").read_text().split()[:3],
                 },
+                "queue_only": queue_only,
                 "runs": runs,
             },
             indent=2,

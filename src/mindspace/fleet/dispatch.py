@@ -98,8 +98,12 @@ class QueueDispatch:
             self._in_flight.discard(key)
 
     async def _watch(self) -> None:
-        await self.fleet.prepare()
-        await self.fleet.app.open_async()
+        try:
+            await self.fleet.prepare()
+            await self.fleet.app.open_async()
+        except Exception:
+            logger.exception("Could not open the task queue; events will not start ticks")
+            return
         self._opened.set()
         while True:
             try:

@@ -182,8 +182,12 @@ class Fleet:
             result = await self.assistant(key).tick()
         except Exception:
             failures += 1
+            try:
+                rate = self.assistant(key).views.tick_rate()
+            except Exception:  # the store itself may be what failed
+                rate = self.awake_rate
             delay = follow_up_delay(
-                TickResult(kind="idle", status="failed", rate=self.awake_rate),
+                TickResult(kind="idle", status="failed", rate=rate),
                 failures,
                 awake_rate=self.awake_rate,
                 max_backoff=self.max_backoff,
@@ -200,7 +204,9 @@ class Fleet:
         failures = failures + 1 if result.status == "failed" else 0
         if self.on_tick is not None:
             self.on_tick(key, result, time.perf_counter() - started)
-        if result.status != "failed" and result.kind != "event" and is_idle(self.assistant(key)):
+        # The engine follows an event tick at once because more events may wait; when
+        # none does (nor anything else), that tick would only find the assistant idle.
+        if result.status != "failed" and is_idle(self.assistant(key)):
             logger.debug("%s is idle: no tick scheduled until something happens", key)
             return
         delay = follow_up_delay(

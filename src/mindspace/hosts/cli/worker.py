@@ -88,11 +88,14 @@ def worker_command(
         )
     settings = load_settings()
     _configure_logging(verbose)
-    run_worker(
-        settings,
-        db,
-        concurrency=concurrency,
-        name=name or f"{socket.gethostname()}-{os.getpid()}",
-        heartbeat=heartbeat,
-        stall_after=stall_after,
-    )
+    try:
+        run_worker(
+            settings,
+            db,
+            concurrency=concurrency,
+            name=name or f"{socket.gethostname()}-{os.getpid()}",
+            heartbeat=heartbeat,
+            stall_after=stall_after,
+        )
+    except KeyboardInterrupt:  # Ctrl+C while starting, before the worker handles signals
+        raise typer.Exit(130) from None
