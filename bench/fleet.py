@@ -220,36 +220,36 @@ async def queue_overhead(url: str, conninfo: str, assistants: int, jobs: int) ->
     """CPU and wall time per job of the queue alone, one worker with concurrency 16."""
     fleet = NoopFleet(url, jobs)
     await fleet.prepare()
-    async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as conn:
-        async with fleet.app.open_async():
-            for n in range(assistants):
-                await fleet.schedule(f"npc{n:04d}", 0.0)
-            backends = [
-                pid
-                for (pid,) in await (
-                    await conn.execute(
-                        "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
-                    )
-                ).fetchall()
-            ]
-            pg_before = {p: cpu_seconds(p) for p in backends}
-            cpu, wall = time.process_time(), time.perf_counter()
-            await fleet.app.run_worker_async(
-                concurrency=16,
-                wait=False,
-                listen_notify=True,
-                delete_jobs="successful",
-                install_signal_handlers=False,
-                fetch_job_polling_interval=0.1,
-            )
-            cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-            after = await (
+    connect = psycopg.AsyncConnection.connect(conninfo, autocommit=True)
+    async with await connect as conn, fleet.app.open_async():
+        for n in range(assistants):
+            await fleet.schedule(f"npc{n:04d}", 0.0)
+        backends = [
+            pid
+            for (pid,) in await (
                 await conn.execute(
                     "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
                 )
             ).fetchall()
-            # connections the pool opened during the run count from zero
-            pg_cpu = sum(cpu_seconds(p) - pg_before.get(p, 0.0) for (p,) in after)
+        ]
+        pg_before = {p: cpu_seconds(p) for p in backends}
+        cpu, wall = time.process_time(), time.perf_counter()
+        await fleet.app.run_worker_async(
+            concurrency=16,
+            wait=False,
+            listen_notify=True,
+            delete_jobs="successful",
+            install_signal_handlers=False,
+            fetch_job_polling_interval=0.1,
+        )
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        after = await (
+            await conn.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+            )
+        ).fetchall()
+        # connections the pool opened during the run count from zero
+        pg_cpu = sum(cpu_seconds(p) - pg_before.get(p, 0.0) for (p,) in after)
     done = fleet.ticks_run
     return {
         "jobs": done,
