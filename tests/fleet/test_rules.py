@@ -78,7 +78,8 @@ async def test_one_waiting_tick_per_assistant_and_events_pull_it_forward(
     database = pg_url.rsplit("/", 1)[1].split("?", 1)[0]
     with psycopg.connect(postgres.conninfo(database)) as conn:
         rows = conn.execute(
-            "SELECT args->>'assistant', lock, queueing_lock, scheduled_at <= now() "
+            "SELECT args->>'assistant', lock, queueing_lock, "
+            "coalesce(scheduled_at, now()) <= now() "
             "FROM procrastinate_jobs WHERE status = 'todo' ORDER BY id"
         ).fetchall()
     assert rows == [("alice", "alice", "alice", True), ("bob", "bob", "bob", True)]
