@@ -115,11 +115,27 @@ async def _resume(fleet: Fleet, source: AssistantSource) -> tuple[int, int]:
     return scheduled, len(keys)
 
 
+PROGRESS_EVERY = 60.0
+"""Seconds between a worker's progress lines."""
+
+
 async def _reap(fleet: Fleet, options: WorkerOptions) -> None:
-    """Retry the ticks of dead workers (see the module docstring)."""
+    """Retry the ticks of dead workers (see the module docstring); log progress."""
     manager = fleet.app.job_manager
+    last_report, last_ticks = time.monotonic(), fleet.ticks_run
     while True:
         await asyncio.sleep(options.heartbeat)
+        now = time.monotonic()
+        if now - last_report >= PROGRESS_EVERY:
+            ran = fleet.ticks_run - last_ticks
+            logger.info(
+                "%s: %d ticks in the last %.0f s (%.1f/s)",
+                options.name,
+                ran,
+                now - last_report,
+                ran / (now - last_report),
+            )
+            last_report, last_ticks = now, fleet.ticks_run
         try:
             stalled = await manager.get_stalled_jobs(
                 task_name=TICK_TASK, seconds_since_heartbeat=options.stall_after
