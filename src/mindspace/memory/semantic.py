@@ -420,10 +420,12 @@ class SemanticMemory:
             if m is not None and m.source_trust >= min_trust and all(t in m.tags for t in tags)
         ]
         if not fresh:
+            # One read for the page (memories are a lazy kind: each miss is a query).
+            found = self.unit.get_many(Memory, [h.key for h in committed[:limit]])
             return [
                 Recalled(m, h.score, _exact(m, vector, h.relevance), h.lexical)
                 for h in committed[:limit]
-                if (m := self.unit.get(Memory, h.key)) is not None
+                if (m := found.get(h.key)) is not None
             ]
         # Memories written earlier in this unit are not in the index yet: rank them too.
         terms = set(tokenize(query))
@@ -442,12 +444,13 @@ class SemanticMemory:
         ordered = sorted(fused.items(), key=lambda item: -item[1])[:limit]
         best = 3.0 / (60 + 1)
         committed_by_key = {h.key: h for h in committed}
+        loaded = self.unit.get_many(Memory, [k for k, _ in ordered if k not in by_key])
         results = []
         for key, value in ordered:
             if key in by_key:
                 memory, cosine, overlap = by_key[key]
                 results.append(Recalled(memory, round(value / best, 6), cosine, overlap))
-            elif (memory_c := self.unit.get(Memory, key)) is not None:
+            elif (memory_c := loaded.get(key)) is not None:
                 hit = committed_by_key[key]
                 relevance = _exact(memory_c, vector, hit.relevance)
                 results.append(Recalled(memory_c, round(value / best, 6), relevance, hit.lexical))
