@@ -99,6 +99,8 @@ async def _run_size(size: int, queries: int, workdir: Path) -> dict[str, Any]:
 
     tool_times, index_times, numpy_times = [], [], []
     exact = 0
+    overlap = 0.0
+    near = 0
     for question, vector in zip(questions, vectors, strict=True):
         t0 = time.perf_counter()
         result = await assistant.call_tool("recall_memories", {"query": question, "limit": 10})
@@ -118,7 +120,14 @@ async def _run_size(size: int, queries: int, workdir: Path) -> dict[str, Any]:
         dense = index.dense_scores(vector)
         assert dense is not None
         ours = {index.keys[r] for r in index.top(dense, index.mask(), 10)}
-        exact += len(ours & {ids[i] for i in brute}) == 10
+        truth = {ids[i] for i in brute}
+        exact += len(ours & truth) == 10
+        overlap += len(ours & truth) / 10
+        # A swap only between near-ties (within the int8 codes' 0.005) is no miss.
+        tenth = float(sims[brute[-1]])
+        near += all(
+            abs(float(sims[ids.index(k)]) - tenth) < 0.005 for k in ours ^ truth
+        )
     store.close()
     numpy_p50 = statistics.median(numpy_times)
     return {
@@ -132,7 +141,9 @@ async def _run_size(size: int, queries: int, workdir: Path) -> dict[str, Any]:
             "recall_memories_vs_numpy": round(statistics.median(tool_times) / numpy_p50, 1),
             "index_search_vs_numpy": round(statistics.median(index_times) / numpy_p50, 1),
         },
-        "dense_recall_at_10_vs_brute_force": round(exact / queries, 4),
+        "dense_top10_identical_to_brute_force": round(exact / queries, 4),
+        "dense_recall_at_10_vs_brute_force": round(overlap / queries, 4),
+        "dense_top10_equal_up_to_near_ties": round(near / queries, 4),
     }
 
 

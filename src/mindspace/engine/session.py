@@ -7,7 +7,6 @@ commits.
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
 from typing import Any
 
@@ -70,7 +69,10 @@ class Sessions:
         # The tool definitions travel with every request: they count in the estimate and
         # come off the budget before the conversation history gets its share.
         tools = offered_tools(a.tools, config, pattern)
-        tool_tokens = _tool_tokens(json.dumps([t.schema() for t in tools])) if tools else 0
+        # The same text as json.dumps of the schemas, from each tool's cached JSON; the
+        # estimate is memoised, so this no longer parses and re-serialises every schema.
+        listed = "[" + ", ".join(t.schema_json() for t in tools) + "]"
+        tool_tokens = _tool_tokens(listed) if tools else 0
         inputs = PromptInputs(
             unit=unit,
             settings=a.settings,

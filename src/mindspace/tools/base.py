@@ -195,6 +195,11 @@ class Tool(ABC, Generic[A]):
         so it is built once per tool and kept as JSON text; the copy keeps callers from
         changing the cached schema.
         """
+        copy: ToolSchema = json.loads(self.schema_json())
+        return copy
+
+    def schema_json(self) -> str:
+        """:meth:`schema` as JSON text, built once per tool (shared: never parse and mutate)."""
         key = (self.name, self.description, self.args_model)
         cached = self.__dict__.get("_schema_cache")
         if cached is None or cached[0] != key:
@@ -211,5 +216,5 @@ class Tool(ABC, Generic[A]):
             }
             cached = (key, json.dumps(schema))
             self.__dict__["_schema_cache"] = cached
-        copy: ToolSchema = json.loads(cached[1])
-        return copy
+        text: str = cached[1]
+        return text
