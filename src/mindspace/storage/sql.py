@@ -21,16 +21,31 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, delete, event, insert, select, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    Table,
+    create_engine,
+    delete,
+    event,
+    insert,
+    select,
+    update,
+)
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import SQLAlchemyError
 
 from mindspace.clock import format_time
 from mindspace.config import database_url
 from mindspace.errors import AssistantNotFoundError, ConcurrencyError, ConfigError, StorageError
+from mindspace.memory.index import MemoryIndex
 from mindspace.state.port import AssistantInfo, Change, StoredRecord
+from mindspace.state.semantic import SemanticIndex
+from mindspace.state.unit import StateCache
 from mindspace.storage.migrations import migrate
-from mindspace.storage.tables import KINDS, KindTable, assistants, events
+from mindspace.storage.pg_memory import PG_MEMORIES, ensure_hnsw, search_values
+from mindspace.storage.pg_semantic import PgSemanticIndex
+from mindspace.storage.tables import KINDS, KindTable, assistants, events, memories
 
 __all__ = ["SqlStore", "sqlite_file"]
 
@@ -85,6 +100,7 @@ class SqlStore:
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _tune_sqlite)
             event.listen(self.engine, "begin", _begin_sqlite)
+        self._hnsw_dims: set[int] = set()
         if migrate_schema:
             with self._transaction(f"migrating {url!r}", write=True) as conn:
                 migrate(conn)
@@ -236,6 +252,7 @@ class SqlStore:
 
     def commit(self, assistant_id: int, expected_revision: int, changes: Sequence[Change]) -> int:
         """Apply ``changes`` in one transaction after checking the revision."""
+        dims: set[int] = set()
         with self._transaction("committing changes", write=True) as conn:
             bumped = conn.execute(
                 update(assistants)
@@ -251,7 +268,7 @@ class SqlStore:
             inserts: dict[str, list[dict[str, Any]]] = {}
             for change in changes:
                 spec = _kind(change.kind)
-                table = spec.table
+                table = self._table(spec)
                 where = (table.c.assistant_id == assistant_id) & (
                     table.c[spec.key_column] == change.key
                 )
@@ -259,6 +276,10 @@ class SqlStore:
                     conn.execute(delete(table).where(where))
                     continue
                 row = _row(spec, change.record)
+                if table is PG_MEMORIES:
+                    row.update(_search_values(row))
+                    if row["vec"] is not None:
+                        dims.add(len(row["vec"]) // 4)
                 if (
                     change.new
                     or conn.execute(update(table).where(where).values(**row)).rowcount == 0
@@ -267,8 +288,42 @@ class SqlStore:
                         {"assistant_id": assistant_id, **row}
                     )
             for kind, rows in inserts.items():
-                conn.execute(insert(_kind(kind).table), rows)
+                conn.execute(insert(self._table(_kind(kind))), rows)
+        self._ensure_hnsw(dims)
         return expected_revision + 1
+
+    # -- PostgreSQL memory search --------------------------------------------------------
+    @property
+    def postgres(self) -> bool:
+        """Whether this store is on PostgreSQL (memory search then runs in the database)."""
+        return self.engine.dialect.name == "postgresql"
+
+    def _table(self, spec: KindTable) -> Table:
+        """Where ``spec``'s rows are written: memories on PostgreSQL carry search columns."""
+        return PG_MEMORIES if self.postgres and spec.table is memories else spec.table
+
+    def _ensure_hnsw(self, dims: set[int]) -> None:
+        """Build the HNSW index of each new vector size, after (not inside) the commit.
+
+        Building takes a lock that conflicts with other writers' inserts, so it runs in
+        its own short transaction once the changes are committed; this process remembers
+        the sizes it has seen, so the check costs nothing on later commits.
+        """
+        for dim in sorted(dims - self._hnsw_dims):
+            with self._transaction(f"indexing {dim}-dimensional memory vectors", write=True) as c:
+                ensure_hnsw(c, dim)
+            self._hnsw_dims.add(dim)
+
+    def semantic_index(self, cache: StateCache, embedder: str | None) -> SemanticIndex:
+        """The memory search of the cache's assistant (the :class:`SemanticStore` port).
+
+        PostgreSQL searches in the database (pgvector HNSW and full-text, see
+        :class:`~mindspace.storage.pg_semantic.PgSemanticIndex`); SQLite gets the
+        embedded exact index kept in step with the state cache.
+        """
+        if self.postgres:
+            return PgSemanticIndex(self._transaction, cache.assistant_id, embedder)
+        return MemoryIndex(cache, embedder)
 
     # -- EventInbox --------------------------------------------------------------------
     def enqueue(self, assistant_id: int, event: StoredRecord) -> None:
@@ -355,6 +410,10 @@ def _row(spec: KindTable, record: StoredRecord) -> dict[str, Any]:
             "add a migration for them."
         )
     return {name: record.get(name) for name in spec.value_columns}
+
+
+def _search_values(row: dict[str, Any]) -> dict[str, Any]:
+    return search_values(row["context"], row["content"], row["source_entity"], row["embedding"])
 
 
 def _find(conn: Connection, key: str) -> AssistantInfo | None:
