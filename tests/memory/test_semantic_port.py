@@ -237,8 +237,7 @@ def test_both_backends_give_the_same_top_hits(tmp_path: Path, pg_url: str) -> No
     ]
     vectors = embedder.embed(texts)
     records = [
-        memory(f"mem_{n}", text, vectors[n], embedder=embedder.name)
-        for n, text in enumerate(texts)
+        memory(f"mem_{n}", text, vectors[n], embedder=embedder.name) for n, text in enumerate(texts)
     ]
     found: dict[str, list[list[tuple[float, list[str]]]]] = {}
     for name, url in [("sqlite", f"sqlite:///{tmp_path / 'same.db'}"), ("postgresql", pg_url)]:
