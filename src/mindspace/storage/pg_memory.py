@@ -10,12 +10,18 @@ On PostgreSQL (schema version 6) every memory row carries, besides the columns o
   than by Postgres' parser so both backends index exactly the same terms;
 - ``lex_len integer``: how many terms, BM25's document length.
 
+BM25 itself reads two PostgreSQL-only tables kept in step by every commit:
+``memory_postings`` (assistant, term, memory, tf, document length: an inverted index
+in a btree, so a query term's postings are one index range scan) and ``memory_stats``
+(per assistant: how many memories and terms, for idf and the average length).
+
 These columns are not in ``tables.py``: records never read them, and SQLite has none.
 :class:`~mindspace.storage.sql.SqlStore` fills them on every commit of a memory.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -30,11 +36,14 @@ from mindspace.storage.tables import memories
 from mindspace.text import tokenize
 
 __all__ = [
+    "MAX_POSTING_BYTES",
     "PG_COLUMNS",
     "PG_MEMORIES",
     "ensure_hnsw",
     "hnsw_name",
+    "index_terms",
     "lexical_terms",
+    "old_lengths",
     "search_values",
     "tsquery_literal",
     "vector_literal",
@@ -45,6 +54,7 @@ PG_COLUMNS = ("vec", "lex", "lex_len")
 
 _MAX_POSITION = 16383  # tsvector positions stop there
 _MAX_LEXEME_BYTES = 2046  # Postgres refuses longer lexemes; such a "word" never matches a query
+MAX_POSTING_BYTES = 256  # a btree entry must stay small; no real word is longer
 
 
 class Vector(UserDefinedType[Any]):
@@ -96,6 +106,82 @@ def search_values(
         for term, found in positions.items()
     )
     return {"vec": embedding, "lex": lex or None, "lex_len": len(terms)}
+
+
+def old_lengths(connection: Connection, assistant_id: int, keys: Sequence[str]) -> dict[str, int]:
+    """The term counts of the memories under ``keys`` before a commit changes them."""
+    if not keys:
+        return {}
+    rows = connection.execute(
+        text("SELECT id, lex_len FROM memories WHERE assistant_id = :a AND id = ANY(:keys)"),
+        {"a": assistant_id, "keys": list(keys)},
+    ).all()
+    return {str(key): int(length or 0) for key, length in rows}
+
+
+def index_terms(
+    connection: Connection,
+    assistant_id: int,
+    written: dict[str, dict[str, Any] | None],
+    before: dict[str, int],
+) -> None:
+    """Bring the postings and the per-assistant BM25 statistics in step with a commit.
+
+    Args:
+        connection: The committing transaction.
+        assistant_id: Whose memories changed.
+        written: Each changed memory's new row (None: deleted).
+        before: :func:`old_lengths` of the same keys, read before the change.
+    """
+    if not written:
+        return
+    connection.execute(
+        text("DELETE FROM memory_postings WHERE assistant_id = :a AND memory_id = ANY(:keys)"),
+        {"a": assistant_id, "keys": list(written)},
+    )
+    terms: list[str] = []
+    owners: list[str] = []
+    counts: list[int] = []
+    lengths: list[int] = []
+    docs = terms_total = 0
+    for key, row in written.items():
+        if key in before:
+            docs -= 1
+            terms_total -= before[key]
+        if row is None:
+            continue
+        found = lexical_terms(row["context"], row["content"], row["source_entity"])
+        docs += 1
+        terms_total += len(found)
+        for term, tf in Counter(t for t in found if len(t.encode()) <= MAX_POSTING_BYTES).items():
+            terms.append(term)
+            owners.append(key)
+            counts.append(tf)
+            lengths.append(len(found))
+    if terms:
+        connection.execute(
+            text(
+                "INSERT INTO memory_postings (assistant_id, term, memory_id, tf, len) "
+                "SELECT :a, t.term, t.memory_id, t.tf, t.len FROM unnest(CAST(:terms AS text[]), "
+                "CAST(:owners AS text[]), CAST(:counts AS int[]), CAST(:lengths AS int[])) "
+                "AS t(term, memory_id, tf, len)"
+            ),
+            {
+                "a": assistant_id,
+                "terms": terms,
+                "owners": owners,
+                "counts": counts,
+                "lengths": lengths,
+            },
+        )
+    connection.execute(
+        text(
+            "INSERT INTO memory_stats (assistant_id, docs, terms) VALUES (:a, :docs, :terms) "
+            "ON CONFLICT (assistant_id) DO UPDATE SET docs = memory_stats.docs + excluded.docs, "
+            "terms = memory_stats.terms + excluded.terms"
+        ),
+        {"a": assistant_id, "docs": docs, "terms": terms_total},
+    )
 
 
 def tsquery_literal(terms: Sequence[str]) -> str:

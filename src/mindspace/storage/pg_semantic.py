@@ -32,7 +32,7 @@ import numpy.typing as npt
 from sqlalchemy import Connection, text
 
 from mindspace.state.semantic import Hit, Neighbour
-from mindspace.storage.pg_memory import tsquery_literal, vector_literal
+from mindspace.storage.pg_memory import MAX_POSTING_BYTES, vector_literal
 from mindspace.text import tokenize
 
 __all__ = ["PgSemanticIndex"]
@@ -84,13 +84,12 @@ class PgSemanticIndex:
         tags: Sequence[str] = (),
         dense_weight: float = 0.5,
     ) -> list[Hit]:
-        """Hybrid search: HNSW and full-text candidates, scored and blended as embedded."""
+        """Hybrid search: HNSW and BM25 candidates, scored and blended as embedded."""
         if limit <= 0:
             return []
-        terms = sorted(set(tokenize(query)))
-        tsquery = tsquery_literal(terms)
+        terms = sorted({t for t in tokenize(query) if len(t.encode()) <= MAX_POSTING_BYTES})
         dim = int(vector.shape[0]) if vector is not None and vector.ndim == 1 else None
-        if dim is None and not tsquery:
+        if dim is None and not terms:
             return []
         k = max(CANDIDATES, limit)
         params: dict[str, Any] = {
@@ -98,40 +97,45 @@ class PgSemanticIndex:
             "min_trust": float(min_trust),
             "k": k,
             "e": self.embedder,
+            "terms": terms,
         }
         where = self._filters(tags, params)
+        filtered = bool(tags) or min_trust > 0
+        ctes = [_SCORED]
+        sources = []
+        if terms:
+            # Without filters the postings alone rank the lexical candidates; with them,
+            # each scored memory is checked against its row.
+            eligible = (
+                f"JOIN memories m ON m.assistant_id = :a AND m.id = s.memory_id WHERE {where}"
+                if filtered
+                else ""
+            )
+            ctes.append(
+                "lexical AS (SELECT s.memory_id AS id FROM scored s "
+                f"{eligible} ORDER BY s.bm25 DESC, s.memory_id LIMIT :k)"
+            )
+            sources.append("SELECT id FROM lexical")
+        dot = "NULL::float8"
+        if dim is not None and vector is not None:
+            params["q"] = vector_literal(vector)
+            ctes.append(
+                "dense AS MATERIALIZED (SELECT m.id FROM memories m "
+                f"WHERE {where} AND {_usable(dim, self.embedder)} "
+                f"ORDER BY {_distance(dim)} LIMIT :k)"
+            )
+            sources.append("SELECT id FROM dense")
+            dot = f"CASE WHEN {_usable(dim, self.embedder)} THEN {_dot(dim)} END"
+        sql = (
+            f"WITH {', '.join(ctes)} SELECT m.id, {dot} AS dot, coalesce(s.bm25, 0) AS bm25 "
+            "FROM memories m LEFT JOIN scored s ON s.memory_id = m.id "
+            f"WHERE m.assistant_id = :a AND m.id IN ({' UNION '.join(sources)}) "
+            "ORDER BY m.row_id"
+        )
         with self._transaction("searching memories") as conn:
-            ctes: dict[str, str] = {}
-            if tsquery:
-                idfs, average = self._statistics(conn, terms)
-                params.update(terms=terms, idfs=idfs, avg=average, tsq=tsquery)
-                ctes["lexical"] = (
-                    "MATERIALIZED (SELECT m.row_id FROM memories m "
-                    f"WHERE {where} AND m.lex @@ CAST(:tsq AS tsquery) "
-                    f"ORDER BY {_BM25} DESC, m.row_id LIMIT :k)"
-                )
-            else:
-                params.update(terms=[], idfs=[], avg=1.0)
-            if dim is not None and vector is not None:
+            if dim is not None:
                 _iterative_scan(conn, k)
-                params["q"] = vector_literal(vector)
-                ctes["dense"] = (
-                    "MATERIALIZED (SELECT m.row_id FROM memories m "
-                    f"WHERE {where} AND {_usable(dim, self.embedder)} "
-                    f"ORDER BY {_distance(dim)} LIMIT :k)"
-                )
-                dot = f"CASE WHEN {_usable(dim, self.embedder)} THEN {_dot(dim)} END"
-            else:
-                dot = "NULL::float8"
-            union = " UNION ".join(f"SELECT row_id FROM {name}" for name in ctes)
-            with_ = ", ".join(f"{name} AS {body}" for name, body in ctes.items())
-            rows = conn.execute(
-                text(
-                    f"WITH {with_} SELECT m.id, {dot} AS dot, {_BM25} AS bm25, m.row_id "
-                    f"FROM memories m WHERE m.row_id IN ({union}) ORDER BY m.row_id"
-                ),
-                params,
-            ).all()
+            rows = conn.execute(text(sql), params).all()
         return _fuse(rows, limit, dense_weight)
 
     def _filters(self, tags: Sequence[str], params: dict[str, Any]) -> str:
@@ -144,25 +148,6 @@ class PgSemanticIndex:
                 f"WHERE lower(t.v) = :tag{n})"
             )
         return " AND ".join(clauses)
-
-    def _statistics(self, conn: Connection, terms: Sequence[str]) -> tuple[list[float], float]:
-        """Each term's idf (Lucene's, as the embedded BM25) and the average term count.
-
-        Document frequencies are counted through the GIN index on ``lex`` (a bitmap
-        count of the rows holding the term), the number and total length of the
-        assistant's memories by one aggregate over its rows.
-        """
-        found = conn.execute(
-            text(
-                "SELECT count(*), coalesce(sum(lex_len), 0), ARRAY(SELECT (SELECT count(*) "
-                "FROM memories d WHERE d.assistant_id = :a AND d.lex @@ CAST(q AS tsquery)) "
-                "FROM unnest(CAST(:queries AS text[])) AS q) FROM memories WHERE assistant_id = :a"
-            ),
-            {"a": self.assistant_id, "queries": [tsquery_literal([t]) for t in terms]},
-        ).one()
-        live, total, dfs = int(found[0]), float(found[1]), [int(d) for d in found[2]]
-        idfs = [math.log(1.0 + (live - df + 0.5) / (df + 0.5)) for df in dfs]
-        return idfs, max(total / live, 1e-9) if live else 1.0
 
     # -- nearest ---------------------------------------------------------------------------
     def nearest(
@@ -208,12 +193,20 @@ class PgSemanticIndex:
         return results
 
 
-# The BM25 of row ``m`` for the terms :terms with idfs :idfs (tf: the term's positions).
-_BM25 = (
-    "(SELECT coalesce(sum(w.idf * cardinality(u.positions) * "
-    f"{K1 + 1.0} / (cardinality(u.positions) + {K1} * (1 - {B} + {B} * m.lex_len / :avg))), 0) "
-    "FROM unnest(m.lex) AS u JOIN unnest(CAST(:terms AS text[]), CAST(:idfs AS float8[])) "
-    "AS w(term, idf) ON w.term = u.lexeme)"
+# BM25 of every memory holding a query term, from the postings (one index range per term):
+# df is the number of postings of a term, N and the average length come from memory_stats.
+# The formula is the embedded LexicalIndex's: Lucene's idf, k1 = 1.5, b = 0.75.
+_SCORED = (
+    "stats AS (SELECT greatest(docs, 1)::float8 AS n, "
+    "greatest(terms::float8 / greatest(docs, 1), 1e-9) AS avg "
+    "FROM memory_stats WHERE assistant_id = :a), "
+    "postings AS MATERIALIZED (SELECT term, memory_id, tf, len FROM memory_postings "
+    "WHERE assistant_id = :a AND term = ANY(CAST(:terms AS text[]))), "
+    "idf AS (SELECT p.term, ln(1.0 + (st.n - count(*) + 0.5) / (count(*) + 0.5)) AS idf "
+    "FROM postings p CROSS JOIN stats st GROUP BY p.term, st.n), "
+    "scored AS MATERIALIZED (SELECT p.memory_id, "
+    f"sum(i.idf * p.tf * {K1 + 1.0} / (p.tf + {K1} * (1 - {B} + {B} * p.len / st.avg))) AS bm25 "
+    "FROM postings p JOIN idf i USING (term) CROSS JOIN stats st GROUP BY p.memory_id)"
 )
 
 

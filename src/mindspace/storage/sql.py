@@ -43,7 +43,13 @@ from mindspace.state.port import AssistantInfo, Change, StoredRecord
 from mindspace.state.semantic import SemanticIndex
 from mindspace.state.unit import StateCache
 from mindspace.storage.migrations import migrate
-from mindspace.storage.pg_memory import PG_MEMORIES, ensure_hnsw, search_values
+from mindspace.storage.pg_memory import (
+    PG_MEMORIES,
+    ensure_hnsw,
+    index_terms,
+    old_lengths,
+    search_values,
+)
 from mindspace.storage.pg_semantic import PgSemanticIndex
 from mindspace.storage.tables import KINDS, KindTable, assistants, events, memories
 
@@ -266,6 +272,11 @@ class SqlStore:
                     f"revision {expected_revision!r}; its state was reloaded - retry the call."
                 )
             inserts: dict[str, list[dict[str, Any]]] = {}
+            searched: dict[str, dict[str, Any] | None] = {}  # memories, on PostgreSQL
+            before: dict[str, int] = {}
+            if self.postgres:
+                keys = [c.key for c in changes if c.kind == "memory" and not c.new]
+                before = old_lengths(conn, assistant_id, keys)
             for change in changes:
                 spec = _kind(change.kind)
                 table = self._table(spec)
@@ -274,9 +285,12 @@ class SqlStore:
                 )
                 if change.record is None:
                     conn.execute(delete(table).where(where))
+                    if table is PG_MEMORIES:
+                        searched[change.key] = None
                     continue
                 row = _row(spec, change.record)
                 if table is PG_MEMORIES:
+                    searched[change.key] = row
                     row.update(_search_values(row))
                     if row["vec"] is not None:
                         dims.add(len(row["vec"]) // 4)
@@ -289,6 +303,8 @@ class SqlStore:
                     )
             for kind, rows in inserts.items():
                 conn.execute(insert(self._table(_kind(kind))), rows)
+            if searched:
+                index_terms(conn, assistant_id, searched, before)
         self._ensure_hnsw(dims)
         return expected_revision + 1
 

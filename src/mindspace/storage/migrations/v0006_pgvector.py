@@ -2,19 +2,22 @@
 
 On PostgreSQL it creates the ``vector`` extension, adds the ``vec``, ``lex`` and
 ``lex_len`` columns of :mod:`mindspace.storage.pg_memory` with a GIN index on ``lex``,
-fills them for the memories already stored, and builds the HNSW index of each vector
+creates the ``memory_postings`` and ``memory_stats`` tables BM25 reads, fills all of
+them for the memories already stored, and builds the HNSW index of each vector
 dimension found. Later dimensions get their index on the first commit that stores one.
 SQLite keeps the embedded in-process index and needs none of this.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from alembic.operations import Operations
 from sqlalchemy import Connection, bindparam, select, text, update
 from sqlalchemy.exc import DBAPIError
 
 from mindspace.errors import MigrationError
-from mindspace.storage.pg_memory import PG_MEMORIES, ensure_hnsw, search_values
+from mindspace.storage.pg_memory import PG_MEMORIES, ensure_hnsw, index_terms, search_values
 
 NAME = "pgvector: memory vectors, full-text terms, HNSW per dimension"
 
@@ -32,6 +35,21 @@ def upgrade(op: Operations) -> None:
         "ADD COLUMN lex_len integer"
     )
     connection.exec_driver_sql("CREATE INDEX ix_memories_lex ON memories USING gin (lex)")
+    # BM25's inverted index: a query term's postings are one range of the primary key,
+    # read by an index-only scan (tf and length included).
+    connection.exec_driver_sql(
+        "CREATE TABLE memory_postings (assistant_id integer NOT NULL REFERENCES assistants(id) "
+        "ON DELETE CASCADE, term text NOT NULL, memory_id varchar(40) NOT NULL, "
+        "tf integer NOT NULL, len integer NOT NULL, "
+        "PRIMARY KEY (assistant_id, term, memory_id) INCLUDE (tf, len))"
+    )
+    connection.exec_driver_sql(
+        "CREATE INDEX ix_memory_postings_memory ON memory_postings (assistant_id, memory_id)"
+    )
+    connection.exec_driver_sql(
+        "CREATE TABLE memory_stats (assistant_id integer PRIMARY KEY REFERENCES assistants(id) "
+        "ON DELETE CASCADE, docs bigint NOT NULL, terms bigint NOT NULL)"
+    )
     _backfill(connection)
 
 
@@ -54,7 +72,14 @@ def create_extension(connection: Connection) -> None:
 def _backfill(connection: Connection) -> None:
     """Fill the new columns of the memories already stored, a batch at a time."""
     table = PG_MEMORIES
-    columns = (table.c.row_id, table.c.context, table.c.content, table.c.source_entity)
+    columns = (
+        table.c.row_id,
+        table.c.assistant_id,
+        table.c.id,
+        table.c.context,
+        table.c.content,
+        table.c.source_entity,
+    )
     after = 0
     while True:
         rows = connection.execute(
@@ -78,6 +103,11 @@ def _backfill(connection: Connection) -> None:
                 for row in rows
             ],
         )
+        owners: dict[int, dict[str, dict[str, Any] | None]] = {}
+        for row in rows:
+            owners.setdefault(int(row.assistant_id), {})[str(row.id)] = dict(row._mapping)
+        for assistant_id, written in owners.items():
+            index_terms(connection, assistant_id, written, {})
     dims = connection.execute(
         text("SELECT DISTINCT vector_dims(vec) FROM memories WHERE vec IS NOT NULL")
     ).scalars()
