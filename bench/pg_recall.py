@@ -12,7 +12,8 @@ exact :class:`MemoryIndex`) and into a PostgreSQL database (searched by
 
 Vectors: 384-d, clustered (200 random unit centres, each memory a centre plus Gaussian
 noise, normalised), so neighbourhoods are dense like real sentence embeddings; texts:
-two of 40 topic words and six Zipf-distributed words of a 3,000-word vocabulary. The
+two of 40 topic words (each in ~5% of memories) and six content words drawn by Zipf's
+law (:func:`_words`); queries: a topic word and two content words. The
 PostgreSQL corpus is inserted in bulk through ``SqlStore.commit`` (5,000 memories a
 commit) and its HNSW index built once afterwards, as ``CREATE INDEX`` after a bulk load.
 A second assistant with N/10 memories shares the table, so every search filters by
@@ -49,11 +50,12 @@ from mindspace.storage.pg_memory import ensure_hnsw, hnsw_name
 from mindspace.testing.postgres import LocalPostgres
 
 DIM = 384
-TOPICS = (
-    "ale bread sword dragon market river coin inn storm harbor forge guard quest map cellar "
-    "lantern rope merchant festival bridge tower forest wolf king queen thief song harp "
-    "barrel cheese wine ship rain snow gate wall temple priest scroll potion"
-).split()
+_TOPIC_TEXT = """
+ale bread sword dragon market river coin inn storm harbor forge guard quest map cellar
+lantern rope merchant festival bridge tower forest wolf king queen thief song harp
+barrel cheese wine ship rain snow gate wall temple priest scroll potion
+"""
+TOPICS = _TOPIC_TEXT.split()
 WHEN = "2025-12-06T10:00:00Z"
 
 
@@ -71,9 +73,7 @@ class LookupEmbedder:
         rows = [self.known.get(t) for t in texts]
         missing = [t for t, r in zip(texts, rows, strict=True) if r is None]
         fallback = iter(self._fallback.embed(missing)) if missing else iter(())
-        return np.stack([r if r is not None else next(fallback) for r in rows]).astype(
-            np.float32
-        )
+        return np.stack([r if r is not None else next(fallback) for r in rows]).astype(np.float32)
 
 
 def _unit(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
@@ -85,13 +85,25 @@ def _corpus(n: int, seed: int) -> tuple[list[str], npt.NDArray[np.float32]]:
     centres = _unit(np.random.default_rng(7).normal(size=(200, DIM)).astype(np.float32))
     which = rng.integers(0, len(centres), size=n)
     vectors = _unit(centres[which] + rng.normal(scale=0.06, size=(n, DIM)).astype(np.float32))
-    zipf = np.minimum(rng.zipf(1.3, size=(n, 6)), 3000)
+    words = _words(rng, (n, 6))
     topics = rng.integers(0, len(TOPICS), size=(n, 2))
     texts = [
-        " ".join([TOPICS[a], TOPICS[b], *(f"zorb{w}" for w in words)]) + f" #{k}"
-        for k, ((a, b), words) in enumerate(zip(topics, zipf, strict=True))
+        " ".join([TOPICS[a], TOPICS[b], *(f"zorb{w}" for w in row)]) + f" #{k}"
+        for k, ((a, b), row) in enumerate(zip(topics, words, strict=True))
     ]
     return texts, vectors
+
+
+def _words(rng: np.random.Generator, shape: tuple[int, ...]) -> npt.NDArray[np.int64]:
+    """Content words by Zipf's law (p ~ 1/rank) over ranks 101-20,100 of a vocabulary.
+
+    Ranks 1-100 are the function words the tokenizer drops as stopwords, so the most
+    common content word is in about 1% of memories, as in English text.
+    """
+    ranks = np.arange(101, 20_101)
+    weights = 1.0 / ranks
+    picked: npt.NDArray[np.int64] = rng.choice(ranks, size=shape, p=weights / weights.sum())
+    return picked
 
 
 def _records(texts: list[str], vectors: npt.NDArray[np.float32], prefix: str) -> list[Memory]:
@@ -155,9 +167,9 @@ async def _run_size(size: int, queries: int, workdir: Path, pg: LocalPostgres) -
     rng = np.random.default_rng(size + 1)
     picks = rng.integers(0, size, size=queries)
     query_vectors = _unit(vectors[picks] + rng.normal(scale=0.05, size=(queries, DIM)))
+    question_words = _words(rng, (queries, 2))
     questions = [
-        f"{TOPICS[int(rng.integers(0, len(TOPICS)))]} zorb{int(rng.integers(1, 40))} #{k}q"
-        for k in range(queries)
+        f"{TOPICS[int(rng.integers(0, len(TOPICS)))]} zorb{a} zorb{b}" for a, b in question_words
     ]
     embedder.known.update(zip(questions, query_vectors, strict=True))
     records = _records(texts, vectors, "mem")
@@ -219,9 +231,7 @@ def main() -> None:
         workdir = Path(tmp)
         os.chmod(workdir, 0o755)  # the server runs as its own user and needs to enter it
         with LocalPostgres(workdir / "pg") as pg:
-            sizes = [
-                asyncio.run(_run_size(size, args.queries, workdir, pg)) for size in args.sizes
-            ]
+            sizes = [asyncio.run(_run_size(size, args.queries, workdir, pg)) for size in args.sizes]
     print(
         json.dumps(
             {

@@ -126,9 +126,14 @@ class PgSemanticIndex:
             )
             sources.append("SELECT id FROM dense")
             dot = f"CASE WHEN {_usable(dim, self.embedder)} THEN {_dot(dim)} END"
+        # The candidates' BM25 comes from a jsonb map of the scored memories: the planner
+        # cannot estimate a CTE's size and would otherwise rescan it once per candidate.
+        ctes.append(
+            "bm25 AS (SELECT coalesce(jsonb_object_agg(memory_id, bm25), '{}') AS j FROM scored)"
+        )
         sql = (
-            f"WITH {', '.join(ctes)} SELECT m.id, {dot} AS dot, coalesce(s.bm25, 0) AS bm25 "
-            "FROM memories m LEFT JOIN scored s ON s.memory_id = m.id "
+            f"WITH {', '.join(ctes)} SELECT m.id, {dot} AS dot, "
+            "coalesce((b.j ->> m.id)::float8, 0) AS bm25 FROM memories m CROSS JOIN bm25 b "
             f"WHERE m.assistant_id = :a AND m.id IN ({' UNION '.join(sources)}) "
             "ORDER BY m.row_id"
         )
@@ -233,7 +238,7 @@ def _iterative_scan(conn: Connection, k: int) -> None:
     when the assistant/trust/tag filters drop rows; results are re-ranked exactly here.
     """
     conn.exec_driver_sql("SET LOCAL hnsw.iterative_scan = relaxed_order")
-    conn.exec_driver_sql(f"SET LOCAL hnsw.ef_search = {min(1000, max(100, 2 * int(k)))}")
+    conn.exec_driver_sql(f"SET LOCAL hnsw.ef_search = {min(1000, max(40, int(k)))}")
 
 
 def _fuse(rows: Sequence[Any], limit: int, dense_weight: float) -> list[Hit]:
