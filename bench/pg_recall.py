@@ -2,7 +2,8 @@
 
 For each size N the same corpus is loaded into a SQLite file (searched by the embedded
 exact :class:`MemoryIndex`) and into a PostgreSQL database (searched by
-:class:`PgSemanticIndex`), then the same queries run on both:
+:class:`PgSemanticIndex`), then the same queries run on both, the two backends taking
+turns query by query so both see the same machine load:
 
 * ``recall_memories``: the tool end to end as the assistant calls it (query embedding
   through a lookup embedder, search, fusion, metadata, the call's bookkeeping commit);
@@ -143,21 +144,30 @@ def _open(store: SqlStore, key: str, embedder: LookupEmbedder) -> Assistant:
 
 
 async def _measure(
-    assistant: Assistant, questions: list[str], vectors: npt.NDArray[np.float32]
-) -> dict[str, Any]:
-    index = assistant.core.memory_index
-    # Warm up: the first call loads the cache (and builds the embedded index).
-    await assistant.call_tool("recall_memories", {"query": questions[0], "limit": 10})
-    tool, search = [], []
+    assistants: dict[str, Assistant], questions: list[str], vectors: npt.NDArray[np.float32]
+) -> dict[str, dict[str, Any]]:
+    """Latencies on every backend, the backends taking turns query by query (same load)."""
+    tool: dict[str, list[float]] = {name: [] for name in assistants}
+    search: dict[str, list[float]] = {name: [] for name in assistants}
+    for assistant in assistants.values():
+        # Warm up: the first call loads the cache (and builds the embedded index).
+        await assistant.call_tool("recall_memories", {"query": questions[0], "limit": 10})
     for question, vector in zip(questions, vectors, strict=True):
-        t0 = time.perf_counter()
-        result = await assistant.call_tool("recall_memories", {"query": question, "limit": 10})
-        tool.append(time.perf_counter() - t0)
-        assert result["success"], result
-        t0 = time.perf_counter()
-        index.search(question, vector, limit=60)
-        search.append(time.perf_counter() - t0)
-    return {"recall_memories": _percentiles(tool), "index_search": _percentiles(search)}
+        for name, assistant in assistants.items():
+            t0 = time.perf_counter()
+            result = await assistant.call_tool("recall_memories", {"query": question, "limit": 10})
+            tool[name].append(time.perf_counter() - t0)
+            assert result["success"], result
+            t0 = time.perf_counter()
+            assistant.core.memory_index.search(question, vector, limit=60)
+            search[name].append(time.perf_counter() - t0)
+    return {
+        name: {
+            "recall_memories": _percentiles(tool[name]),
+            "index_search": _percentiles(search[name]),
+        }
+        for name in assistants
+    }
 
 
 async def _run_size(size: int, queries: int, workdir: Path, pg: LocalPostgres) -> dict[str, Any]:
@@ -178,8 +188,6 @@ async def _run_size(size: int, queries: int, workdir: Path, pg: LocalPostgres) -
     sqlite = SqlStore.from_path(workdir / f"recall-{size}.db")
     embedded = _open(sqlite, "keeper", embedder)
     sqlite_load = _load(embedded, records)
-    sqlite_figures = await _measure(embedded, questions, query_vectors)
-    sqlite.close()
 
     database = f"bench{size}"
     pg_store = SqlStore(pg.new_database(database))
@@ -194,7 +202,9 @@ async def _run_size(size: int, queries: int, workdir: Path, pg: LocalPostgres) -
         ensure_hnsw(conn, DIM)
         conn.exec_driver_sql("ANALYZE memories")
     hnsw_build = time.perf_counter() - t0
-    pg_figures = await _measure(on_pg, questions, query_vectors)
+    figures = await _measure({"sqlite": embedded, "postgresql": on_pg}, questions, query_vectors)
+    sqlite_figures, pg_figures = figures["sqlite"], figures["postgresql"]
+    sqlite.close()
 
     # recall@10 of the HNSW side against the exact top 10 over the same vectors.
     index = on_pg.core.memory_index

@@ -60,6 +60,18 @@ def test_the_migrated_schema_is_the_declared_one_plus_the_search_columns(pg_url:
         assert migrated == {c.name for c in table.columns} | extra, table.name
     indexes = {ix["name"] for ix in inspector.get_indexes("memories")}
     assert "ix_memories_lex" in indexes
+    assert {c["name"] for c in inspector.get_columns("memory_postings")} == {
+        "assistant_id",
+        "term",
+        "memory_id",
+        "tf",
+        "len",
+    }
+    assert {c["name"] for c in inspector.get_columns("memory_stats")} == {
+        "assistant_id",
+        "docs",
+        "terms",
+    }
     with engine.connect() as conn:
         versions = conn.execute(text("SELECT version FROM schema_migrations")).scalars().all()
     assert sorted(versions) == [m.version for m in migrations.MIGRATIONS]
@@ -108,8 +120,70 @@ def test_memories_stored_before_version_6_are_backfilled(
         ).scalar()
     assert filled == [("mem_1", 12, 5), ("mem_2", None, 5)]  # fair alic keep bee orchard
     assert index_exists is not None
+    with store.engine.connect() as conn:
+        stats = conn.execute(text("SELECT docs, terms FROM memory_stats")).one()
+        postings = conn.execute(text("SELECT count(*) FROM memory_postings")).scalar()
+    assert tuple(stats) == (2, 10)
+    assert postings == 10
     cache = StateCache(store, info.id, store.revision(info.id))
     index = store.semantic_index(cache, "hand")
     assert [h.key for h in index.search("", vector, limit=5)] == ["mem_1"]
     assert sorted(h.key for h in index.search("fair bees", None, limit=5)) == ["mem_1", "mem_2"]
+    store.close()
+
+
+def test_commits_keep_the_bm25_statistics_and_postings_exact(pg_url: str) -> None:
+    from mindspace.memory.records import Memory
+
+    store = SqlStore(pg_url)
+    caches = []
+    for key in ("keeper", "rival"):
+        info = store.open_assistant(key, create=True)
+        caches.append(StateCache(store, info.id, info.revision))
+
+    def put(cache: StateCache, *records: Memory) -> None:
+        unit = cache.begin()
+        unit.put_all(records)
+        cache.commit(unit)
+
+    def mem(key: str, content: str) -> Memory:
+        return Memory(id=key, content=content, created_at=WHEN, occurred_at=WHEN)
+
+    keeper, rival = caches
+    put(keeper, mem("mem_1", "bees bees honey"), mem("mem_2", "clocks"), mem("mem_3", "ale"))
+    put(rival, mem("mem_1", "rival words here"))
+    put(keeper, mem("mem_2", "old clocks repaired twice"))  # an update: longer
+    unit = keeper.begin()
+    unit.delete(Memory, "mem_3")
+    keeper.commit(unit)
+
+    with store.engine.connect() as conn:
+        stats = dict(
+            conn.execute(text("SELECT assistant_id, (docs, terms)::text FROM memory_stats")).all()
+        )
+        truth = dict(
+            conn.execute(
+                text(
+                    "SELECT assistant_id, (count(*), sum(lex_len))::text FROM memories "
+                    "GROUP BY assistant_id"
+                )
+            ).all()
+        )
+        postings = conn.execute(
+            text(
+                "SELECT memory_id, term, tf, len FROM memory_postings "
+                "WHERE assistant_id = :a ORDER BY memory_id, term"
+            ),
+            {"a": keeper.assistant_id},
+        ).all()
+    assert stats == truth
+    assert truth[keeper.assistant_id] == "(2,7)"
+    assert [tuple(p) for p in postings] == [
+        ("mem_1", "bee", 2, 3),
+        ("mem_1", "honey", 1, 3),
+        ("mem_2", "clock", 1, 4),
+        ("mem_2", "old", 1, 4),
+        ("mem_2", "repair", 1, 4),
+        ("mem_2", "twice", 1, 4),
+    ]
     store.close()
