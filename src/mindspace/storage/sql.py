@@ -1,7 +1,10 @@
 """The SQL store on SQLAlchemy 2: SQLite by default, PostgreSQL through the same schema.
 
-Only portable SQL is issued (Core ``insert``/``update``/``delete``/``select``); the one
-place that knows about a dialect is :func:`_tune_sqlite`, which turns on WAL, foreign
+Only portable SQL is issued (Core ``insert``/``update``/``delete``/``select``) apart from
+two places that know about a dialect. On PostgreSQL, memories carry search columns and
+postings (:mod:`mindspace.storage.pg_memory`) that every commit fills, and
+:meth:`SqlStore.semantic_index` searches them in the database
+(:mod:`mindspace.storage.pg_semantic`). :func:`_tune_sqlite` turns on WAL, foreign
 keys and a busy timeout for SQLite files, and takes over ``BEGIN`` from the driver (the
 recipe in SQLAlchemy's pysqlite notes) so DDL is transactional and a writing transaction
 takes the write lock up front (``BEGIN IMMEDIATE``) instead of failing on a stale
@@ -15,6 +18,7 @@ directory is made. An existing file is still migrated to the current schema.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -54,6 +58,8 @@ from mindspace.storage.pg_semantic import PgSemanticIndex
 from mindspace.storage.tables import KINDS, KindTable, assistants, events, memories
 
 __all__ = ["SqlStore", "sqlite_file"]
+
+logger = logging.getLogger("mindspace.storage")
 
 _KEY_MAX = 128
 
@@ -326,8 +332,14 @@ class SqlStore:
         the sizes it has seen, so the check costs nothing on later commits.
         """
         for dim in sorted(dims - self._hnsw_dims):
-            with self._transaction(f"indexing {dim}-dimensional memory vectors", write=True) as c:
-                ensure_hnsw(c, dim)
+            try:
+                with self._transaction(f"indexing {dim}-d memory vectors", write=True) as c:
+                    ensure_hnsw(c, dim)
+            except StorageError as exc:
+                # The changes are committed; searches stay correct without the index
+                # (an exact scan), and the next commit of this size tries again.
+                logger.warning("%s", exc)
+                continue
             self._hnsw_dims.add(dim)
 
     def semantic_index(self, cache: StateCache, embedder: str | None) -> SemanticIndex:
