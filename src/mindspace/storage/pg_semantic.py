@@ -1,15 +1,15 @@
-"""The semantic-store port on PostgreSQL: pgvector HNSW and full-text search, fused in Python.
+"""The semantic-store port on PostgreSQL: pgvector HNSW and BM25 postings, fused in Python.
 
-One query per search, in one read transaction:
+One statement per search, in one read transaction:
 
 1. dense candidates: the ``k`` nearest rows by cosine distance through the partial HNSW
    index of the query's dimension (:func:`mindspace.storage.pg_memory.ensure_hnsw`), with
    pgvector 0.8's iterative index scan, so filtering on the assistant (the table is
    shared by every assistant), trust and tags still yields ``k`` rows;
-2. lexical candidates: the ``k`` best rows by BM25 among those matching a query term
-   (the GIN index on ``lex``), BM25 computed in SQL from each row's term positions
-   (tf), its term count (``lex_len``) and per-term document frequencies counted through
-   the GIN index just before;
+2. lexical candidates: the ``k`` best memories by BM25 among those holding a query term,
+   computed in SQL from the ``memory_postings`` of the query's terms (tf, length; df is
+   the number of a term's postings) and the assistant's ``memory_stats`` (N, average
+   length);
 3. both signals for every candidate of either list: the exact inner product with the
    query (the embedded index's cosine: vectors are unit length) and the BM25 score.
 
