@@ -35,6 +35,7 @@ from mindspace.llm import OfflineLLM
 from mindspace.memory.records import Memory
 from mindspace.memory.semantic import MemoryDraft, SemanticMemory
 from mindspace.storage import SqlStore
+from mindspace.testing.inspect import stored_records
 
 _VOCABULARY = (
     "ale bread sword dragon market river coin inn storm harbor forge guard quest map cellar "
@@ -90,7 +91,7 @@ async def _run_size(size: int, queries: int, workdir: Path) -> dict[str, Any]:
     index.ensure()
     index_build = time.perf_counter() - load_start
 
-    memories = assistant.core.read().all(Memory)
+    memories = stored_records(assistant, Memory)
     matrix = np.stack([m.vector() for m in memories]).astype(np.float32)  # type: ignore[misc]
     ids = [m.id for m in memories]
     questions = _texts(queries, seed=size + 1)

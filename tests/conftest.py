@@ -23,7 +23,8 @@ from mindspace.testing.postgres import LocalPostgres
 START = datetime(2025, 12, 6, 10, 0, tzinfo=UTC)
 
 # Bookkeeping that legitimately changes on every call, failed or not: the per-call
-# metrics (failed calls are counted) and the optimistic-concurrency revision.
+# metrics (failed calls are counted), their rows in the change feed and the
+# optimistic-concurrency revision.
 _BOOKKEEPING_DOCS = ("session_metrics",)
 
 
@@ -132,6 +133,13 @@ def stored(db_path: Path) -> Callable[[], dict[str, list[tuple[Any, ...]]]]:
                     marks = ",".join("?" for _ in _BOOKKEEPING_DOCS)
                     rows = con.execute(
                         f"SELECT * FROM docs WHERE name NOT IN ({marks}) ORDER BY row_id",
+                        _BOOKKEEPING_DOCS,
+                    )
+                elif table == "changes":  # the change feed names the bookkeeping docs too
+                    marks = ",".join("?" for _ in _BOOKKEEPING_DOCS)
+                    rows = con.execute(
+                        "SELECT kind, key FROM changes "
+                        f"WHERE NOT (kind = 'doc' AND key IN ({marks})) ORDER BY row_id",
                         _BOOKKEEPING_DOCS,
                     )
                 else:

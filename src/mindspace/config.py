@@ -280,6 +280,15 @@ class Settings(BaseSettings):
     sleep_consolidation_per_tick: int = Field(
         default=5, ge=1, description="Journal entries moved to semantic memory per sleep tick."
     )
+    sleep_links_per_tick: int = Field(
+        default=5,
+        ge=1,
+        le=1_000,
+        description=(
+            "Memories given A-MEM links per dreaming tick (spec: 5; raise it to link an "
+            "imported store in fewer ticks)."
+        ),
+    )
     compact_sleep_threshold: float = Field(
         default=70.0, gt=0, le=100, description="Usage (%) at which sleep compacts history."
     )

@@ -17,6 +17,7 @@ from mindspace.journal.records import JournalEntry, ReflectionState
 from mindspace.llm import OFFLINE_NOTICE, OfflineLLM
 from mindspace.memory.records import EntityProfile, Memory, MemoryLinks
 from mindspace.storage import SqlStore
+from mindspace.testing.inspect import stored_records
 from mindspace.tools import default_registry
 
 Cli = Callable[..., subprocess.CompletedProcess[str]]
@@ -249,8 +250,8 @@ def test_demo_runs_and_leaves_its_workspace(cli: Cli, cli_db: Path, tmp_path: Pa
         assert sum(1 for e in entries if e.is_synthesis) == 3
         assert not any("routine" in e.content for e in entries)  # pruned while dreaming
         assert any("secret passage" in e.content for e in entries)  # important: kept
-        assert len(unit.all(Memory)) > 20
-        assert any(links.linked_to for links in unit.all(MemoryLinks))
+        assert len(stored_records(assistant, Memory)) > 20
+        assert any(links.linked_to for links in stored_records(assistant, MemoryLinks))
         assert assistant.views.mode().mode == "awake"  # the urgent whisper woke it
     finally:
         if isinstance(assistant.core.store, SqlStore):

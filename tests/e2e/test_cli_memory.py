@@ -23,6 +23,7 @@ from mindspace.journal.records import JournalEntry
 from mindspace.llm import OfflineLLM
 from mindspace.memory.records import EntityProfile, Memory
 from mindspace.storage import SqlStore
+from mindspace.testing.inspect import stored_records
 
 Cli = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -160,7 +161,7 @@ def test_sleep_run_consolidates_the_whole_journal_then_wake(
         entries = [e for e in unit.all(JournalEntry) if not e.is_synthesis]
         assert sorted(e.id for e in entries) == entry_ids
         assert all(e.consolidated for e in entries)
-        memories = unit.all(Memory)
+        memories = stored_records(assistant, Memory)
         assert sorted(m.entry_id for m in memories if m.entry_id is not None) == entry_ids
         assert all(m.embedder == HashingEmbedder().name for m in memories)
         alice = unit.get(EntityProfile, "Alice")

@@ -34,6 +34,7 @@ from mindspace.llm.openai_compat import OpenAICompatibleLLM
 from mindspace.memory.records import Memory
 from mindspace.storage import SqlStore
 from mindspace.testing import ChatCompletionsServer, Quirk, Step
+from mindspace.testing.inspect import stored_records
 from mindspace.workspace.records import Goal
 
 REPLY = "Gladly, Alice. I have noted it down for you."
@@ -204,11 +205,12 @@ def test_a_sleep_night(tmp_path: Path, server: ChatCompletionsServer) -> None:
     done = _mindspace(tmp_path, server, "sleep", "--run", "--db", str(db), "--assistant", "barkeep")
     output = done.stdout + done.stderr
     assert "Traceback" not in output
-    after = _stored(db).core.read()
+    opened = _stored(db)
+    after = opened.core.read()
     stored_entries = after.all(JournalEntry)
     assert sorted(e.content for e in stored_entries) == sorted(entries)  # nothing is lost
     assert done.returncode == 0, output
-    contents = {m.content for m in after.all(Memory)}
+    contents = {m.content for m in stored_records(opened, Memory)}
     assert set(entries) <= contents, contents  # consolidated, whatever the model did
     if _failed_cleanly(server):
         # The model never answered: scores stay heuristic and the report says why.

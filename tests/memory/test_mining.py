@@ -25,6 +25,7 @@ from mindspace.memory.mining import MINED_TAG, MiningState
 from mindspace.memory.prompts import ASSISTANT_FACT_EXTRACTION_PROMPT
 from mindspace.memory.records import Memory
 from mindspace.storage import SqlStore
+from mindspace.testing.inspect import stored_records
 
 EXTRACT = "Extract facts from this conversation with "
 
@@ -89,7 +90,7 @@ async def _night(assistant: Assistant, max_ticks: int = 30) -> list[dict[str, An
 
 
 def _mined(assistant: Assistant) -> list[Memory]:
-    return [m for m in assistant.core.read().all(Memory) if MINED_TAG in m.tags]
+    return [m for m in stored_records(assistant, Memory) if MINED_TAG in m.tags]
 
 
 async def test_a_plain_text_chat_becomes_memories_after_one_night(

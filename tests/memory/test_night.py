@@ -19,6 +19,7 @@ from mindspace.journal.book import JournalBook
 from mindspace.journal.records import JournalEntry, ReflectionState
 from mindspace.memory.records import EntityProfile, Memory, MemoryLinks
 from mindspace.memory.semantic import SemanticMemory
+from mindspace.testing.inspect import stored_records
 
 PEOPLE = ["Alice", "Bob", "Carol", "Dmitri"]
 ITEMS = ["ale", "bread", "a sword", "rope", "lantern oil", "a map of the north"]
@@ -96,7 +97,7 @@ async def test_a_whole_night(make_assistant: Callable[..., Assistant], clock: Ma
         i for r in compacting for i in r.operations["run_sleep_consolidation"]["entry_ids"]
     )
     assert all(count == 1 for count in consolidated.values())
-    memories = unit.all(Memory)
+    memories = stored_records(assistant, Memory)
     assert Counter(m.entry_id for m in memories) == consolidated
     assert len(consolidated) == 200  # pre-compaction entries come later, while dreaming
     assert compacting[-1].phase_after == "dreaming"
@@ -106,7 +107,7 @@ async def test_a_whole_night(make_assistant: Callable[..., Assistant], clock: Ma
 
     # Dreaming: links, entity attributes, reflection once, pruning, compaction.
     assert sum(r.operations["run_dreaming_tick"]["links_created"] for r in dreaming) > 0
-    assert len(unit.all(MemoryLinks)) == len(memories)
+    assert len(stored_records(assistant, MemoryLinks)) == len(memories)
     alice = unit.get(EntityProfile, "Alice")
     assert alice is not None
     assert alice.attributes == {"preference": "dark ale", "name": "Alice of the Vale"}
@@ -126,7 +127,7 @@ async def test_a_whole_night(make_assistant: Callable[..., Assistant], clock: Ma
     assert {m.tool_call_id for m in bob if m.role == "tool"} <= calls
 
     # A deleted memory leaves orphaned links; the next dreaming tick prunes them.
-    linked = next(x for x in unit.all(MemoryLinks) if x.linked_to)
+    linked = next(x for x in stored_records(assistant, MemoryLinks) if x.linked_to)
     target = linked.linked_to[0].id
     with assistant.core.transaction() as writer:
         SemanticMemory(
@@ -139,7 +140,7 @@ async def test_a_whole_night(make_assistant: Callable[..., Assistant], clock: Ma
     assert prune["removed_links"] >= 1
     assert all(
         link.id != target
-        for links in assistant.core.read().all(MemoryLinks)
+        for links in stored_records(assistant, MemoryLinks)
         for link in links.linked_to
     )
 
@@ -205,10 +206,13 @@ async def test_a_night_killed_halfway_through_compacting_still_counts_each_entry
     assert second.returncode == 0, second.stderr
     assert "compacting" in second.stdout  # it resumed mid-phase
 
-    unit = make_assistant("innkeeper", embedder=HashingEmbedder(256)).core.read()
+    reopened = make_assistant("innkeeper", embedder=HashingEmbedder(256))
+    unit = reopened.core.read()
     entries = [e for e in unit.all(JournalEntry) if not e.is_synthesis]
     assert len(entries) == 200
     assert all(e.consolidated for e in entries)
     assert all(e.importance_method == "llm" for e in entries)
-    per_entry = Counter(m.entry_id for m in unit.all(Memory) if m.source == "journal")
+    per_entry = Counter(
+        m.entry_id for m in stored_records(reopened, Memory) if m.source == "journal"
+    )
     assert per_entry == Counter({e.id: 1 for e in entries})

@@ -9,14 +9,19 @@ response carries real counts.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 __all__ = ["estimate_tokens"]
 
 _PIECES = re.compile(r"[A-Za-z]+|\d+|[^\sA-Za-z\d]")
 
 
+@lru_cache(maxsize=16_384)
 def estimate_tokens(text: str) -> int:
-    """An estimate of how many tokens ``text`` costs."""
+    """An estimate of how many tokens ``text`` costs.
+
+    Memoised: every tick re-measures the same conversation history and prompt parts.
+    """
     if not text:
         return 0
     total = 0.0

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Literal
 
 __all__ = [
@@ -161,14 +162,19 @@ def end_at_sentence(text: str) -> str:
 
 
 def _strip_role_prefix(text: str, assistant_key: str) -> str:
+    return _role_prefix(assistant_key).sub("", text, count=1)
+
+
+@lru_cache(maxsize=256)
+def _role_prefix(assistant_key: str) -> re.Pattern[str]:
+    """The role-prefix pattern for one assistant (compiled once, not per reply)."""
     names = ["assistant", "ai", "bot"]
     if assistant_key:
         names.append(re.escape(assistant_key))
-    pattern = re.compile(
+    return re.compile(
         r"^\s*(?:[*_#>]+\s*)?(?:" + "|".join(names) + r")\s*(?:[*_]+\s*)?:\s*(?:[*_]+\s*)?",
         re.IGNORECASE,
     )
-    return pattern.sub("", text, count=1)
 
 
 def _strip_headers(text: str, event_text: str) -> str:

@@ -17,7 +17,12 @@ injected clock, the cadence of ticks does not). It decides:
 
 Drivers only start ticks when the policy says so: :class:`AsyncTickDriver` (below) runs
 on an asyncio loop for the HTTP server; the Evennia host polls the same policy from its
-reactor. A distributed driver (a worker fleet) implements the same few calls.
+reactor. A distributed driver (the worker fleet, ``mindspace.fleet``) follows the same
+rules through :func:`follow_up_delay` and :func:`backoff_delay`.
+
+Hosts that tick in the background take a :class:`TickDispatch`: the in-process
+:class:`AsyncTickDriver`, or the fleet's queue dispatch (``mindspace serve --ticks queue``),
+which enqueues ticks for worker processes instead of running them.
 """
 
 from __future__ import annotations
@@ -34,12 +39,45 @@ from mindspace.engine.notices import Notice
 if TYPE_CHECKING:
     from mindspace.engine.tick import TickResult
 
-__all__ = ["AsyncTickDriver", "TickPolicy", "TickSource"]
+__all__ = [
+    "AsyncTickDriver",
+    "TickDispatch",
+    "TickPolicy",
+    "TickSource",
+    "backoff_delay",
+    "follow_up_delay",
+]
 
 logger = logging.getLogger("mindspace.engine")
 
 NEVER = float("inf")
 NOW = float("-inf")
+
+
+def backoff_delay(rate: float, failures: int, max_backoff: float = 300.0) -> float:
+    """Seconds to wait after the ``failures``-th failed tick in a row: ``rate * 2**(n-1)``.
+
+    At most ``max_backoff``, never less than ``rate`` (a failing assistant never ticks
+    faster than a healthy one).
+    """
+    delay = min(rate * 2.0 ** min(max(failures, 1) - 1, 16), max_backoff)
+    return max(delay, rate)
+
+
+def follow_up_delay(
+    result: TickResult, failures: int, *, awake_rate: float, max_backoff: float = 300.0
+) -> float:
+    """Seconds until the tick after ``result`` (the policy's rule, for any driver).
+
+    A tick that handled an event is followed at once (more may wait); a failed one backs
+    off (``failures`` counts it); any other waits the result's rate.
+    """
+    rate = result.rate if result.rate > 0 else awake_rate
+    if result.status == "failed":
+        return backoff_delay(rate, failures, max_backoff)
+    if result.kind == "event" and result.status == "done":
+        return 0.0
+    return rate
 
 
 @dataclass
@@ -152,8 +190,7 @@ class TickPolicy:
 
     def _back_off(self, slot: _Slot, now: float) -> None:
         slot.failures += 1
-        delay = min(slot.rate * 2 ** min(slot.failures - 1, 16), self.max_backoff)
-        slot.next_due = now + max(delay, slot.rate)
+        slot.next_due = now + backoff_delay(slot.rate, slot.failures, self.max_backoff)
 
 
 class TickSource(Protocol):
@@ -169,6 +206,26 @@ class TickSource(Protocol):
 
     def watch(self, key: str, listener: Callable[[Notice], None]) -> None:
         """Call ``listener`` with every notice of ``key`` (to hear of new events)."""
+        ...
+
+
+class TickDispatch(Protocol):
+    """How a host's assistants get ticked in the background while it runs.
+
+    :class:`AsyncTickDriver` ticks them in this process; the worker fleet's queue
+    dispatch enqueues their ticks for ``mindspace worker`` processes.
+    """
+
+    def start(self) -> None:
+        """Begin (on the running event loop)."""
+        ...
+
+    async def stop(self) -> None:
+        """End; running in-process ticks get a grace period."""
+        ...
+
+    def nudge(self, key: str, *, urgent: bool = False) -> None:
+        """A new event for ``key``: tick it soon (the dispatch also hears notices itself)."""
         ...
 
 

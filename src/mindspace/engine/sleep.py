@@ -36,20 +36,23 @@ from mindspace.engine.modes import (
 from mindspace.engine.records import ConversationMessage, Event
 from mindspace.engine.session import Sessions
 from mindspace.engine.sleep_result import SleepProgress, SleepTickResult
+from mindspace.engine.unmined import unmined_for_tick
 from mindspace.errors import LLMError, MindspaceError
 from mindspace.journal.book import JournalBook, prune_low_importance_entries
 from mindspace.journal.episodic import EpisodicWeights
 from mindspace.journal.evidence import Evidence, JournalEvidence
-from mindspace.journal.importance import MAX_SCORING_ATTEMPTS, score_pending_entries
+from mindspace.journal.importance import score_pending_entries
+from mindspace.journal.pending import pending_entries
 from mindspace.journal.records import JournalEntry
 from mindspace.journal.reflection import reflect_if_due
 from mindspace.llm.port import LLM, Message
 from mindspace.llm.structured import ask_structured
 from mindspace.memory.entities import EntityBook
-from mindspace.memory.mining import MiningResult, Utterance, mine_conversations
+from mindspace.memory.linking import UnlinkedMemories
+from mindspace.memory.mining import MiningResult, MiningState, Utterance, mine_conversations
 from mindspace.memory.prompts import ENTITY_CONSOLIDATION_PROMPT
 from mindspace.memory.records import Memory, MemoryLink, MemoryLinks, memory_key
-from mindspace.memory.semantic import MemoryDraft, SemanticMemory
+from mindspace.memory.semantic import MemoryDraft, MemoryState, SemanticMemory
 from mindspace.memory.working import WorkingMemoryBook
 from mindspace.state.semantic import SemanticIndex
 from mindspace.state.unit import Unit
@@ -90,12 +93,17 @@ async def run_sleep_consolidation(
     Only entries whose importance is settled (scored by the LLM, set by hand, or given up
     on by the scorer) move, so memories carry the accurate score; when the LLM is failing
     outright (``scoring_failed``) heuristic scores are accepted so the night can finish.
+    The entries come from the journal's pending index
+    (:func:`~mindspace.journal.pending.pending_entries`), so a call costs O(batch).
     """
-    pending = [e for e in unit.all(JournalEntry) if not e.consolidated and not e.is_synthesis]
-    pending.sort(key=lambda e: e.id)
-    ready = [e for e in pending if scoring_failed or _settled(e)]
-    batch = ready[:max_entries_per_tick]
-    by_id = {e.id: e for e in unit.all(JournalEntry)}
+    # The pending index gives the head of the queue and its size without listing the
+    # journal: a tick costs O(batch), whatever the journal's length.
+    pending = pending_entries(unit, "consolidation", max_entries_per_tick)
+    batch = (
+        pending.entries
+        if scoring_failed
+        else pending_entries(unit, "ready", max_entries_per_tick).entries
+    )
     drafts = [
         MemoryDraft(
             content=e.content,
@@ -109,13 +117,13 @@ async def run_sleep_consolidation(
             entry_id=e.id,
             occurred_at=e.timestamp,
             ref=next((t[4:] for t in e.tags if t.startswith("ref:")), None),
-            context=_conversation_context(e, by_id.get(e.id - 1), by_id.get(e.id + 1)),
+            context=_conversation_context(e, _entry(unit, e.id - 1), _entry(unit, e.id + 1)),
         )
         for e in batch
     ]
     stored = await memory.astore_many(drafts) if drafts else []
     JournalBook(unit, clock, settings).mark_consolidated(e.id for e in batch)
-    remaining = len(pending) - len(batch)
+    remaining = pending.total - len(batch)
     return {
         "processed": len(batch),
         "entry_ids": [e.id for e in batch],
@@ -126,15 +134,26 @@ async def run_sleep_consolidation(
 
 
 def run_dreaming_tick(
-    unit: Unit, clock: Clock, index: SemanticIndex, threshold: float, batch_size: int = 5
+    unit: Unit,
+    clock: Clock,
+    index: SemanticIndex,
+    threshold: float,
+    unlinked: UnlinkedMemories,
+    batch_size: int = 5,
 ) -> dict[str, Any]:
     """A-MEM links: for memories not yet processed, link those with similarity >= threshold.
 
-    The batch's neighbours come from one :meth:`SemanticIndex.nearest` call (an index
-    lookup per memory, never a scan per memory in Python).
+    The oldest unlinked memories come from :class:`UnlinkedMemories` and the batch's
+    neighbours from one :meth:`SemanticIndex.nearest` call, so a tick costs the same at
+    1k memories as at 100k.
     """
-    processed = {links.memory_id for links in unit.all(MemoryLinks)}
-    todo = [m for m in unit.all(Memory) if m.id not in processed][:batch_size]
+    keys = unlinked.head(batch_size)
+    already = list(unit.get_many(MemoryLinks, keys))
+    if already:  # edited after being linked: nothing to redo
+        unlinked.discard(already)
+        keys = [k for k in keys if k not in already]
+    found_memories = unit.get_many(Memory, keys)
+    todo = [found_memories[k] for k in keys if k in found_memories]
     now = format_time(clock.now())
     created = 0
     with_vector = [m for m in todo if m.vector() is not None]
@@ -152,24 +171,46 @@ def run_dreaming_tick(
         links = found.get(memory.id, [])
         unit.put(MemoryLinks(memory_id=memory.id, linked_to=tuple(links), processed_at=now))
         created += len(links)
-    remaining = len([m for m in unit.all(Memory) if m.id not in processed]) - len(todo)
-    return {"processed": len(todo), "links_created": created, "remaining": remaining}
+    return {
+        "processed": len(todo),
+        "links_created": created,
+        "remaining": max(0, len(unlinked) - len(todo)),
+    }
 
 
-def prune_orphaned_memory_links(unit: Unit) -> dict[str, Any]:
-    """Drop links from or to memories that no longer exist."""
-    existing = {m.id for m in unit.all(Memory)}
+def prune_orphaned_memory_links(unit: Unit, batch_size: int = 200) -> dict[str, Any]:
+    """Drop links from or to memories that no longer exist.
+
+    Costs nothing while no memory was deleted: a deleted memory is noted in
+    :class:`MemoryState` ``forgotten`` when it is deleted. Only then are the links
+    records of memories gone found by the store (an indexed anti-join) and the links
+    records read (streamed, two fields) to drop links to the forgotten ones.
+    """
+    store = unit.cache.store
+    owner = unit.cache.assistant_id
+    state = unit.doc(MemoryState)
+    forgotten = set(state.forgotten)
+    if not forgotten:
+        return {"removed_records": 0, "removed_links": 0}
+    # Also links records whose memory went by another path (an import, a bulk delete).
+    gone, _ = store.missing(owner, MemoryLinks.kind, Memory.kind, limit=batch_size)
     removed_records = removed_links = 0
-    for links in unit.all(MemoryLinks):
-        if links.memory_id not in existing:
-            unit.delete(MemoryLinks, links.memory_id)
-            removed_records += 1
-            removed_links += len(links.linked_to)
+    for links in unit.get_many(MemoryLinks, [*gone, *forgotten]).values():
+        unit.delete(MemoryLinks, links.memory_id)
+        removed_records += 1
+        removed_links += len(links.linked_to)
+    dropped = set(gone) | forgotten
+    for row in store.scan(owner, MemoryLinks.kind, ("memory_id", "linked_to")):
+        targets = {str(link["id"]) for link in row["linked_to"] or ()}
+        if not targets & forgotten or row["memory_id"] in dropped:
             continue
-        alive = tuple(link for link in links.linked_to if link.id in existing)
-        if len(alive) != len(links.linked_to):
-            removed_links += len(links.linked_to) - len(alive)
-            unit.put(links.model_copy(update={"linked_to": alive}))
+        pointing = unit.get(MemoryLinks, str(row["memory_id"]))
+        if pointing is None:
+            continue
+        alive = tuple(link for link in pointing.linked_to if link.id not in forgotten)
+        removed_links += len(pointing.linked_to) - len(alive)
+        unit.put(pointing.model_copy(update={"linked_to": alive}))
+    unit.put_doc(state.model_copy(update={"forgotten": ()}))
     return {"removed_records": removed_records, "removed_links": removed_links}
 
 
@@ -270,8 +311,8 @@ def _conversation_context(
     return "\n".join(parts) or None
 
 
-def _settled(entry: JournalEntry) -> bool:
-    return entry.importance_method != "heuristic" or entry.scoring_attempts >= MAX_SCORING_ATTEMPTS
+def _entry(unit: Unit, entry_id: int) -> JournalEntry | None:
+    return unit.get(JournalEntry, str(entry_id)) if entry_id >= 1 else None
 
 
 class MemoryEvidence:
@@ -303,6 +344,7 @@ class SleepCycle:
     def __init__(self, core: EngineCore, sessions: Sessions) -> None:
         self.core = core
         self.sessions = sessions
+        self._unlinked = UnlinkedMemories(core.state)
 
     async def tick(self, pending: Sequence[Event]) -> SleepTickResult:
         """One sleep tick: wake checks, then the current phase's operations, one commit."""
@@ -374,20 +416,38 @@ class SleepCycle:
     async def _mine(self, unit: Unit) -> MiningResult:
         """Facts from the conversations not yet mined (memory does not need tool use)."""
         a = self.core
+        state = unit.doc(MiningState)
+        reach = unmined_for_tick(
+            unit,
+            state.mined_through,
+            a.settings.mining_calls_per_tick,
+            a.settings.mining_messages_per_call,
+        )
+        memory = self._memory(unit)
+        if reach is not None:  # only the threads and messages this tick can reach
+            said, remaining = reach
+            return await mine_conversations(
+                unit, a.settings, a.llm, a.guard, memory, said, remaining=remaining
+            )
         said = []
         for m in unit.all(ConversationMessage):
             number = m.id.lstrip("m")
             if m.entity and m.content and m.role in ("user", "assistant") and number.isdigit():
                 role: Literal["user", "assistant"] = "user" if m.role == "user" else "assistant"
                 said.append(Utterance(int(number), m.entity, role, m.content, m.created_at))
-        return await mine_conversations(unit, a.settings, a.llm, a.guard, self._memory(unit), said)
+        return await mine_conversations(unit, a.settings, a.llm, a.guard, memory, said)
 
     async def _dreaming(self, unit: Unit, result: SleepTickResult) -> None:
         a = self.core
         ops = result.operations
         # New memories from this night are committed, so the index holds them.
         ops["run_dreaming_tick"] = run_dreaming_tick(
-            unit, a.clock, a.memory_index, a.settings.memory_link_threshold
+            unit,
+            a.clock,
+            a.memory_index,
+            a.settings.memory_link_threshold,
+            self._unlinked,
+            a.settings.sleep_links_per_tick,
         )
         ops["prune_orphaned_memory_links"] = prune_orphaned_memory_links(unit)
         ops["run_entity_consolidation_batch"] = await run_entity_consolidation_batch(

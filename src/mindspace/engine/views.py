@@ -15,6 +15,7 @@ from typing import Any
 from mindspace.engine.approvals import Approvals
 from mindspace.engine.core import EngineCore
 from mindspace.engine.executor import ToolExecutor
+from mindspace.engine.memory_views import MAX_GRAPH_NODES, MemoryListing, MemoryViews
 from mindspace.engine.modes import OperatingMode, SleepSchedule
 from mindspace.engine.records import Approval, Event
 from mindspace.engine.tick import tick_rate
@@ -22,16 +23,15 @@ from mindspace.journal.records import JournalEntry, JournalMeta, ReflectionState
 from mindspace.journal.search import JournalFilter, JournalSearch, filter_entries
 from mindspace.journal.search import search_journal as run_journal_search
 from mindspace.memory.entities import EntityBook
-from mindspace.memory.records import EntityProfile, Memory, MemoryLinks, WorkingMemory
+from mindspace.memory.records import EntityProfile, WorkingMemory
 from mindspace.tools.runner import ToolOutcome
 from mindspace.workspace.goals import GoalBook
 from mindspace.workspace.projects import ProjectDesk
 from mindspace.workspace.records import Goal, SessionMemory, SystemPrompts
 from mindspace.workspace.status import LoopSnapshot, build_status
 
-__all__ = ["MAX_GRAPH_NODES", "AssistantViews", "event_view"]
+__all__ = ["MAX_GRAPH_NODES", "AssistantViews", "MemoryListing", "event_view"]
 
-MAX_GRAPH_NODES = 500
 _GOAL_STATUSES = ("active", "completed", "abandoned")
 
 
@@ -65,6 +65,8 @@ class AssistantViews:
     def __init__(self, core: EngineCore, executor: ToolExecutor) -> None:
         self.core = core
         self.executor = executor
+        self.memory = MemoryViews(core)
+        """Memory pages, counts and the link graph."""
 
     # -- mode and status -----------------------------------------------------------------
     def mode(self) -> OperatingMode:
@@ -130,7 +132,7 @@ class AssistantViews:
                 "active_goals": sum(1 for g in goals if g.status == "active"),
                 "projects": len(ProjectDesk(unit, self.core.clock, self.core.settings).all()),
                 "journal_entries": len(unit.all(JournalEntry)),
-                "memories": len(unit.all(Memory)),
+                "memories": self.memory.count(),
                 "entities": len(unit.all(EntityProfile)),
                 "open_events": len(self.open_events()),
                 "pending_approvals": len(Approvals.pending(unit)),
@@ -241,32 +243,17 @@ class AssistantViews:
         return self.core.read().doc(ReflectionState)
 
     # -- memory --------------------------------------------------------------------------
-    def memories(self) -> list[Memory]:
-        """Every semantic memory, newest first."""
-        found = self.core.read().all(Memory)
-        return sorted(found, key=lambda m: (m.occurred_at, m.id), reverse=True)
+    def memory_listing(
+        self, *, offset: int = 0, limit: int = 20, min_trust: float = 0.0, tags: Sequence[str] = ()
+    ) -> MemoryListing:
+        """Semantic memories newest first (a page, and how many match in all)."""
+        return self.memory.listing(offset=offset, limit=limit, min_trust=min_trust, tags=tags)
 
     def memory_page(
         self, *, offset: int = 0, limit: int = 20, min_trust: float = 0.0, tags: Sequence[str] = ()
     ) -> dict[str, Any]:
-        """Semantic memories, newest first, without their vectors."""
-        wanted = {t.casefold() for t in tags}
-        memories = [
-            m
-            for m in self.core.read().all(Memory)
-            if m.source_trust >= min_trust and wanted <= {t.casefold() for t in m.tags}
-        ]
-        memories.sort(key=lambda m: (m.created_at, m.id), reverse=True)
-        return {
-            "success": True,
-            "total": len(memories),
-            "offset": offset,
-            "limit": limit,
-            "memories": [
-                {"id": m.id, "content": m.content, "metadata": m.metadata()}
-                for m in memories[offset : offset + limit]
-            ],
-        }
+        """Semantic memories, newest first, without their vectors (the HTTP shape)."""
+        return self.memory.page(offset=offset, limit=limit, min_trust=min_trust, tags=tags)
 
     async def search_memories(self, args: Mapping[str, Any]) -> ToolOutcome:
         """What the ``recall_memories`` tool returns for ``args``, without storing anything."""
@@ -279,36 +266,7 @@ class AssistantViews:
 
     def memory_graph(self) -> dict[str, Any]:
         """The A-MEM link graph: memories as nodes, links with their scores as edges."""
-        unit = self.core.read()
-        memories = {m.id: m for m in unit.all(Memory)}
-        links = unit.all(MemoryLinks)
-        edges = [
-            {"source": x.memory_id, "target": link.id, "score": link.score}
-            for x in links
-            for link in x.linked_to
-            if x.memory_id in memories and link.id in memories
-        ]
-        linked = {e["source"] for e in edges} | {e["target"] for e in edges}
-        ordered = sorted(memories.values(), key=lambda m: (m.id not in linked, m.created_at))
-        shown = ordered[:MAX_GRAPH_NODES]
-        ids = {m.id for m in shown}
-        return {
-            "success": True,
-            "nodes": [
-                {
-                    "id": m.id,
-                    "content": m.content,
-                    "importance": m.importance,
-                    "source_entity": m.source_entity,
-                    "tags": list(m.tags),
-                    "linked": m.id in linked,
-                }
-                for m in shown
-            ],
-            "edges": [e for e in edges if e["source"] in ids and e["target"] in ids],
-            "processed": len(links),
-            "total_memories": len(memories),
-        }
+        return self.memory.graph()
 
     # -- entities and working memory -----------------------------------------------------
     def entity_book(self) -> EntityBook:

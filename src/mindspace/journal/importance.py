@@ -12,6 +12,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel, model_validator
 
 from mindspace.errors import LLMError
+from mindspace.journal.pending import MAX_SCORING_ATTEMPTS, pending_entries
 from mindspace.journal.records import JournalEntry
 from mindspace.llm.port import LLM, Message
 from mindspace.llm.structured import Obtained, ask_structured, parse_structured
@@ -42,10 +43,6 @@ IMPORTANCE_PROMPT = """Rate the significance of this event (1-10):
 10 = extremely significant (major revelation, emotional event)
 
 Return only the integer score."""
-
-MAX_SCORING_ATTEMPTS = 3
-"""Scorings that fell back (each one question and one repair) before an entry keeps its
-heuristic score for good."""
 
 
 def score_importance_heuristic(
@@ -333,17 +330,15 @@ async def score_pending_entries(
     the answer was obtained (``structured``: parsed, repaired or fallback; ``batch: true``
     when it came from a batch answer); a fallback stays ``heuristic``. A failing LLM stops
     the run and is reported in ``error``; nothing else changes.
+
+    The entries come from the journal's pending index
+    (:func:`~mindspace.journal.pending.pending_entries`): a run costs O(``max_per_tick``),
+    not O(journal).
     """
-    pending = sorted(
-        (
-            e
-            for e in unit.all(JournalEntry)
-            if e.importance_method == "heuristic" and e.scoring_attempts < MAX_SCORING_ATTEMPTS
-        ),
-        key=lambda e: (e.scoring_attempts, e.id),
-    )
+    # The pending index finds the head of the queue without listing the journal.
+    pending = pending_entries(unit, "scoring", max_per_tick)
     outcome = PendingScoring()
-    chosen = pending[: max(0, max_per_tick)]
+    chosen = pending.entries
     size = max(1, batch_size)
     settled = 0  # entries that leave the pending set in this run
     for start in range(0, len(chosen), size):
@@ -352,7 +347,7 @@ async def score_pending_entries(
             settled += await _score_chunk(unit, llm, chunk, outcome)
         except _StoppedError:
             break
-    outcome.remaining = len(pending) - settled
+    outcome.remaining = pending.total - settled
     return outcome
 
 

@@ -12,15 +12,20 @@ and the arrays are compacted when more than half of them are dead.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
 from mindspace.clock import parse_time
 from mindspace.memory.lexical import LexicalIndex
-from mindspace.memory.records import Memory
+from mindspace.memory.quantized import QuantizedMatrix
+from mindspace.memory.records import Memory, memory_key
 from mindspace.state.models import Record
+from mindspace.state.port import StoredRecord
 from mindspace.state.semantic import Hit, Neighbour
 from mindspace.state.unit import StateCache
 
@@ -42,6 +47,88 @@ def rrf(
     return fused
 
 
+class _Column:
+    """A growable 1-D NumPy column (amortised O(1) appends, views without copies)."""
+
+    def __init__(self, dtype: Any) -> None:
+        self._data: npt.NDArray[Any] = np.zeros(16, dtype=dtype)
+        self._size = 0
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._data.nbytes)
+
+    def append(self, value: Any) -> None:
+        if self._size == self._data.shape[0]:
+            grown = np.zeros(2 * self._size, dtype=self._data.dtype)
+            grown[: self._size] = self._data
+            self._data = grown
+        self._data[self._size] = value
+        self._size += 1
+
+    def set(self, at: int, value: Any) -> None:
+        self._data[at] = value
+
+    def view(self) -> npt.NDArray[Any]:
+        return self._data[: self._size]
+
+
+@dataclass(frozen=True)
+class _Row:
+    """What the index keeps of one memory (read from a record or straight from the store)."""
+
+    FIELDS: ClassVar[tuple[str, ...]] = (
+        "id",
+        "content",
+        "source_entity",
+        "context",
+        "tags",
+        "source_trust",
+        "occurred_at",
+        "embedder",
+        "embedding",
+    )
+
+    key: str
+    lexical: str
+    entity: str
+    tags: tuple[str, ...]
+    trust: float
+    occurred: float
+    embedder: str | None
+    embedding: bytes | None
+
+    @classmethod
+    def of(cls, memory: Memory) -> _Row:
+        return cls(
+            memory.id,
+            memory.lexical_key(),
+            (memory.source_entity or "").casefold(),
+            memory.tags,
+            memory.source_trust,
+            parse_time(memory.occurred_at).timestamp(),
+            memory.embedder,
+            memory.embedding,
+        )
+
+    @classmethod
+    def from_stored(cls, row: StoredRecord) -> _Row:
+        # The same texts as Memory.lexical_key(), without validating a whole record.
+        dense = memory_key(str(row["content"]), row["source_entity"])
+        context = row["context"]
+        embedding = row["embedding"]
+        return cls(
+            str(row["id"]),
+            f"{context}\n{dense}" if context else dense,
+            str(row["source_entity"] or "").casefold(),
+            tuple(row["tags"] or ()),
+            float(row["source_trust"]),
+            parse_time(str(row["occurred_at"])).timestamp(),
+            row["embedder"],
+            bytes(embedding) if embedding is not None else None,
+        )
+
+
 class MemoryIndex:
     """Dense + lexical index over the committed memories of one assistant.
 
@@ -50,6 +137,9 @@ class MemoryIndex:
         embedder: The name of the embedder queries use; vectors made by another
             embedder are not comparable and are left out of dense search (they stay
             searchable lexically). None accepts any vector of the matching size.
+
+    The index is built on first use by streaming, from the cache's store, only the
+    fields it needs (never whole records: memories are a lazy kind).
     """
 
     def __init__(self, cache: StateCache, embedder: str | None = None) -> None:
@@ -63,39 +153,24 @@ class MemoryIndex:
         self.keys: list[str] = []
         self._row_of: dict[str, int] = {}
         self._dim: int | None = None
-        self._matrix: npt.NDArray[np.float32] = np.zeros((0, 0), dtype=np.float32)
-        self._has_vector: list[bool] = []
-        self._alive: list[bool] = []
-        self._trust: list[float] = []
-        self._occurred: list[float] = []
+        self._matrix: QuantizedMatrix | None = None
+        self._has_vector = _Column(np.bool_)
+        self._alive = _Column(np.bool_)
+        self._trust = _Column(np.float32)
+        self._occurred = _Column(np.float64)
         self._entities: list[str] = []
         self._tags: dict[str, set[int]] = {}
         self._lexical = LexicalIndex()
         self._dead = 0
-        self._arrays: (
-            tuple[npt.NDArray[np.bool_], npt.NDArray[np.float32], npt.NDArray[np.bool_]] | None
-        ) = None
-
-    def _state(
-        self,
-    ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
-        """(alive, trust, has_vector) as arrays, rebuilt only after a write."""
-        if self._arrays is None:
-            self._arrays = (
-                np.asarray(self._alive, dtype=bool),
-                np.asarray(self._trust, dtype=np.float32),
-                np.asarray(self._has_vector, dtype=bool),
-            )
-        return self._arrays
 
     # -- CacheListener -------------------------------------------------------------------
     def applied(self, key: str, record: Record | None) -> None:
         """Apply one committed write (None: a delete)."""
         if not self._built:
-            return  # built from the cache on first use, which already holds this write
+            return  # built from the store on first use, which already holds this write
         self._remove(key)
         if isinstance(record, Memory):
-            self._add(record)
+            self._add(_Row.of(record))
         self._maybe_compact()
 
     def reset(self) -> None:
@@ -109,58 +184,65 @@ class MemoryIndex:
         if self._built:
             return
         self._clear()
-        self._add_many(self._cache.records(Memory).values())
+        scan = self._cache.store.scan(self._cache.assistant_id, Memory.kind, _Row.FIELDS)
+        rows = (_Row.from_stored(stored) for stored in scan)
+        batch: list[_Row] = []
+        for row in rows:
+            batch.append(row)
+            if len(batch) == 2_000:
+                self._add_many(batch)
+                batch = []
+        self._add_many(batch)
         self._built = True
 
-    def _add_many(self, memories: Iterable[Memory]) -> None:
-        items = list(memories)
-        vectors = [
-            m.vector() if self.embedder is None or m.embedder == self.embedder else None
-            for m in items
-        ]
-        dims = {v.shape[0] for v in vectors if v is not None}
-        if dims:
-            self._dim = max(dims)
-            self._matrix = np.zeros((max(len(items), 16), self._dim), dtype=np.float32)
-        for memory, vector in zip(items, vectors, strict=True):
-            self._add(memory, vector)
+    def _add_many(self, rows: Sequence[_Row]) -> None:
+        """Add rows with one quantisation pass for their vectors."""
+        start = len(self.keys)
+        vectors = [self._usable(row) for row in rows]
+        for row, vector in zip(rows, vectors, strict=True):
+            self._add(row, vector, quantize=False)
+        if self._matrix is not None and rows:
+            dense = np.zeros((len(rows), self._matrix.dim), dtype=np.float32)
+            for offset, vector in enumerate(vectors):
+                if vector is not None:
+                    dense[offset] = vector
+            self._matrix.set_many(start, dense)
 
-    def _add(self, memory: Memory, vector: npt.NDArray[np.float32] | None = None) -> None:
-        self._arrays = None
-        vector = memory.vector() if vector is None else vector
-        row = len(self.keys)
-        self.keys.append(memory.id)
-        self._row_of[memory.id] = row
+    def _usable(self, row: _Row) -> npt.NDArray[np.float32] | None:
+        if row.embedding is None or (self.embedder is not None and row.embedder != self.embedder):
+            return None
+        vector = np.frombuffer(row.embedding, dtype=np.float32)
+        if self._dim is None:
+            self._dim = int(vector.shape[0])
+            self._matrix = QuantizedMatrix(self._dim)
+            # Rows added before the first usable vector stay zero rows (has_vector False):
+            # the matrix is zero-filled and the first write past them extends it.
+        return vector if vector.shape[0] == self._dim else None
+
+    def _add(
+        self, row: _Row, vector: npt.NDArray[np.float32] | None = None, *, quantize: bool = True
+    ) -> None:
+        at = len(self.keys)
+        self.keys.append(row.key)
+        self._row_of[row.key] = at
         self._alive.append(True)
-        self._trust.append(memory.source_trust)
-        self._occurred.append(parse_time(memory.occurred_at).timestamp())
-        self._entities.append((memory.source_entity or "").casefold())
-        for tag in memory.tags:
-            self._tags.setdefault(tag.casefold(), set()).add(row)
-        self._lexical.add(memory.id, memory.lexical_key())
-        same_model = self.embedder is None or memory.embedder == self.embedder
-        usable = (
-            vector is not None
-            and same_model
-            and (self._dim is None or vector.shape[0] == self._dim)
-        )
-        if vector is not None and usable:
-            if self._dim is None:
-                self._dim = vector.shape[0]
-                self._matrix = np.zeros((16, self._dim), dtype=np.float32)
-            if row >= self._matrix.shape[0]:
-                grown = np.zeros((max(16, 2 * self._matrix.shape[0]), self._dim), dtype=np.float32)
-                grown[: self._matrix.shape[0]] = self._matrix
-                self._matrix = grown
-            self._matrix[row] = vector
-        self._has_vector.append(bool(usable))
+        self._trust.append(row.trust)
+        self._occurred.append(row.occurred)
+        self._entities.append(sys.intern(row.entity))
+        for tag in row.tags:
+            self._tags.setdefault(tag.casefold(), set()).add(at)
+        self._lexical.add(row.key, row.lexical)
+        if quantize:
+            vector = self._usable(row)
+            if self._matrix is not None:
+                self._matrix.set(at, vector)
+        self._has_vector.append(vector is not None)
 
     def _remove(self, key: str) -> None:
         row = self._row_of.pop(key, None)
         if row is None:
             return
-        self._alive[row] = False
-        self._arrays = None
+        self._alive.set(row, False)
         self._lexical.remove(key)
         self._dead += 1
 
@@ -168,6 +250,13 @@ class MemoryIndex:
         if self._dead > 64 and self._dead * 2 > len(self.keys):
             self._built = False
             self.ensure()
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held in arrays (vectors, columns and BM25 postings; not Python objects)."""
+        columns = (self._alive, self._has_vector, self._trust, self._occurred)
+        matrix = self._matrix.nbytes if self._matrix is not None else 0
+        return matrix + sum(c.nbytes for c in columns) + self._lexical.nbytes
 
     # -- queries -------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -186,21 +275,20 @@ class MemoryIndex:
         threshold: float,
         exclude: Sequence[str],
     ) -> list[list[Neighbour]]:
-        """For each row of ``vectors``, up to ``k`` memories with cosine >= ``threshold``.
+        """For each row of ``vectors``, up to ``k`` memories with similarity >= ``threshold``.
 
-        The rows are scored together, one matrix product per batch of 256, so linking
-        a batch costs one pass over the matrix rather than one per memory.
+        The rows are scored together (one int8 kernel pass per 32 of them), so linking
+        a batch costs one pass over the matrix rather than one per memory. Scores are
+        the quantised dot products (within ~0.003 of float32).
         """
         self.ensure()
         batch = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
         results: list[list[Neighbour]] = [[] for _ in range(batch.shape[0])]
-        if self._dim is None or batch.shape[1] != self._dim or not len(self.keys):
+        if self._matrix is None or batch.shape[1] != self._dim or not len(self.keys):
             return results
-        alive, _, has_vector = self._state()
-        usable = alive & has_vector
-        n = len(self.keys)
-        for start in range(0, batch.shape[0], 256):
-            sims = batch[start : start + 256] @ self._matrix[:n].T
+        usable = self._alive.view() & self._has_vector.view()
+        for start in range(0, batch.shape[0], 32):
+            sims = self._matrix.scores_many(batch[start : start + 32])
             sims[:, ~usable] = -np.inf
             for offset, row_scores in enumerate(sims):
                 i = start + offset
@@ -217,10 +305,9 @@ class MemoryIndex:
     def mask(self, *, min_trust: float = 0.0, tags: Sequence[str] = ()) -> npt.NDArray[np.bool_]:
         """Rows that are alive, trusted enough and carry every tag in ``tags``."""
         self.ensure()
-        alive, trust, _ = self._state()
-        keep = alive.copy()
+        keep = self._alive.view().copy()
         if min_trust > 0:
-            keep &= trust >= np.float32(min_trust)
+            keep &= self._trust.view() >= np.float32(min_trust)
         for tag in tags:
             rows = self._tags.get(tag.casefold(), set())
             tagged = np.zeros(len(self.keys), dtype=bool)
@@ -232,13 +319,15 @@ class MemoryIndex:
     def dense_scores(
         self, vector: npt.NDArray[np.float32] | None
     ) -> npt.NDArray[np.float32] | None:
-        """Cosine similarity of every row to ``vector`` (rows without a vector: -inf)."""
+        """Similarity of every row to ``vector`` (rows without a vector: -inf).
+
+        The dot products of the int8 rows (within ~0.003 of float32 for unit vectors).
+        """
         self.ensure()
-        if vector is None or self._dim is None or vector.shape[0] != self._dim:
+        if vector is None or self._matrix is None or vector.shape[0] != self._dim:
             return None
-        n = len(self.keys)
-        sims = self._matrix[:n] @ vector.astype(np.float32, copy=False)
-        sims[~self._state()[2]] = -np.inf
+        sims = self._matrix.scores(vector.astype(np.float32, copy=False))
+        sims[~self._has_vector.view()] = -np.inf
         return sims
 
     def lexical_scores(self, query: str) -> npt.NDArray[np.float32]:
@@ -249,7 +338,7 @@ class MemoryIndex:
     @property
     def occurred(self) -> npt.NDArray[np.float64]:
         """When each row's memory happened, as POSIX seconds."""
-        return np.asarray(self._occurred, dtype=np.float64)
+        return self._occurred.view()
 
     @property
     def entities(self) -> list[str]:

@@ -10,6 +10,8 @@ few vectorised operations (Okapi BM25, Lucene's idf, k1=1.5, b=0.75). Terms come
 from __future__ import annotations
 
 import math
+import sys
+from array import array
 from collections.abc import Iterable
 
 import numpy as np
@@ -21,26 +23,35 @@ from mindspace.text import STOPWORDS, tokenize
 __all__ = ["STOPWORDS", "LexicalIndex", "tokenize"]
 
 
+_CACHED_POSTINGS = 2_048
+"""Terms with at least this many live postings keep their scores between writes."""
+
+
 class _Postings:
-    __slots__ = ("_arrays", "rows", "tfs")
+    """One term's rows and term frequencies, packed (4 + 2 bytes a posting, not ~70)."""
+
+    __slots__ = ("cached", "rows", "tfs")
 
     def __init__(self) -> None:
-        self.rows: list[int] = []
-        self.tfs: list[int] = []
-        self._arrays: tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]] | None = None
+        self.rows = array("i")
+        self.tfs = array("H")
+        self.cached: tuple[int, npt.NDArray[np.int32], npt.NDArray[np.float32]] | None = None
+        """(index version, live rows, BM25 contributions) of a long list, valid until a write."""
 
     def add(self, row: int, tf: int) -> None:
         self.rows.append(row)
-        self.tfs.append(tf)
-        self._arrays = None
+        self.tfs.append(min(tf, 65_535))
 
-    def arrays(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-        if self._arrays is None:
-            self._arrays = (
-                np.asarray(self.rows, dtype=np.int64),
-                np.asarray(self.tfs, dtype=np.float32),
-            )
-        return self._arrays
+    def arrays(self) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.uint16]]:
+        # Views over the packed buffers: no copy per query.
+        return (
+            np.frombuffer(self.rows, dtype=np.int32),
+            np.frombuffer(self.tfs, dtype=np.uint16),
+        )
+
+    @property
+    def nbytes(self) -> int:
+        return self.rows.buffer_info()[1] * 4 + self.tfs.buffer_info()[1] * 2
 
 
 class LexicalIndex:
@@ -51,21 +62,19 @@ class LexicalIndex:
         self.b = b
         self._row_of: dict[str, int] = {}
         self.keys: list[str] = []
-        self._lengths: list[int] = []
-        self._alive: list[bool] = []
+        self._lengths = array("I")
+        self._alive = bytearray()
         self._postings: dict[str, _Postings] = {}
         self._live = 0
         self._total_length = 0
-        self._arrays: tuple[npt.NDArray[np.bool_], npt.NDArray[np.float32]] | None = None
+        self._version = 0
+        self._arrays: tuple[int, npt.NDArray[np.bool_], npt.NDArray[np.uint32]] | None = None
 
-    def _state(self) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.float32]]:
-        # Queries far outnumber writes: convert the row lists once per write, not per query.
-        if self._arrays is None:
-            self._arrays = (
-                np.asarray(self._alive, dtype=bool),
-                np.asarray(self._lengths, dtype=np.float32),
-            )
-        return self._arrays
+    @property
+    def nbytes(self) -> int:
+        """Bytes held in the packed postings and per-row columns."""
+        postings = sum(p.nbytes for p in self._postings.values())
+        return postings + len(self._lengths) * 4 + len(self._alive)
 
     def __len__(self) -> int:
         return self._live
@@ -73,28 +82,31 @@ class LexicalIndex:
     def add(self, key: str, text: str) -> None:
         """Index ``text`` under ``key`` (replacing what was there)."""
         self.remove(key)
+        self._version += 1
         terms = tokenize(text)
         row = len(self.keys)
         self.keys.append(key)
         self._row_of[key] = row
         self._lengths.append(len(terms))
-        self._alive.append(True)
-        self._arrays = None
+        self._alive.append(1)
         self._live += 1
         self._total_length += len(terms)
         counts: dict[str, int] = {}
         for term in terms:
             counts[term] = counts.get(term, 0) + 1
         for term, tf in counts.items():
-            self._postings.setdefault(term, _Postings()).add(row, tf)
+            postings = self._postings.get(term)
+            if postings is None:
+                postings = self._postings[sys.intern(term)] = _Postings()
+            postings.add(row, tf)
 
     def remove(self, key: str) -> None:
         """Forget ``key`` (its postings stay but no longer count)."""
         row = self._row_of.pop(key, None)
         if row is None:
             return
-        self._alive[row] = False
-        self._arrays = None
+        self._alive[row] = 0
+        self._version += 1
         self._live -= 1
         self._total_length -= self._lengths[row]
 
@@ -108,23 +120,50 @@ class LexicalIndex:
         out = np.zeros(n, dtype=np.float32)
         if not self._live:
             return out
-        alive, lengths = self._state()
+        alive, lengths = self._columns()
         average = max(self._total_length / self._live, 1e-9)
         for term in set(tokenize(query)):
             postings = self._postings.get(term)
             if postings is None:
                 continue
-            rows, tfs = postings.arrays()
-            live = alive[rows]
-            rows, tfs = rows[live], tfs[live]
-            if not len(rows):
-                continue
-            df = len(rows)
-            idf = math.log(1.0 + (self._live - df + 0.5) / (df + 0.5))
-            norm = self.k1 * (1.0 - self.b + self.b * lengths[rows] / average)
-            contribution = idf * tfs * (self.k1 + 1.0) / (tfs + norm)
-            out += np.bincount(rows, weights=contribution, minlength=n).astype(np.float32)
+            cached = postings.cached
+            if cached is not None and cached[0] == self._version:
+                rows, contribution = cached[1], cached[2]
+            else:
+                rows, contribution = self._contribution(postings, alive, lengths, average)
+                if len(rows) >= _CACHED_POSTINGS:
+                    # Frequent terms cost most; memories are written far less often than
+                    # they are searched, so their scores are kept until the next write.
+                    postings.cached = (self._version, rows, contribution)
+            out[rows] += contribution  # a term's postings name each row once
         return out
+
+    def _columns(self) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.uint32]]:
+        """(alive, lengths) as arrays, copied once per write (no buffer export is held)."""
+        if self._arrays is None or self._arrays[0] != self._version:
+            alive = np.frombuffer(self._alive, dtype=np.uint8).astype(bool)
+            lengths = np.frombuffer(self._lengths, dtype=np.uint32).copy()
+            self._arrays = (self._version, alive, lengths)
+        return self._arrays[1], self._arrays[2]
+
+    def _contribution(
+        self,
+        postings: _Postings,
+        alive: npt.NDArray[np.bool_],
+        lengths: npt.NDArray[np.uint32],
+        average: float,
+    ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]:
+        """The live rows of one term and each one's BM25 term score."""
+        rows, tfs = postings.arrays()
+        live = alive[rows]
+        rows, tf = rows[live], tfs[live].astype(np.float32)
+        if not len(rows):
+            return rows, tf
+        df = len(rows)
+        idf = math.log(1.0 + (self._live - df + 0.5) / (df + 0.5))
+        norm = self.k1 * (1.0 - self.b + self.b * lengths[rows].astype(np.float32) / average)
+        contribution = (idf * tf * (self.k1 + 1.0) / (tf + norm)).astype(np.float32)
+        return rows, contribution
 
     def add_many(self, items: Iterable[tuple[str, str]]) -> None:
         """Index several (key, text) pairs."""

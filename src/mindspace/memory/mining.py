@@ -18,7 +18,7 @@ Bounded: at most ``mining_messages_per_call`` messages from the entity per reque
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -272,6 +272,8 @@ async def mine_conversations(
     guard: PersonaGuard,
     memory: SemanticMemory,
     messages: Sequence[Utterance],
+    *,
+    remaining: Callable[[Mapping[str, int]], int] | None = None,
 ) -> MiningResult:
     """Mine the messages not yet mined, oldest thread first, within the tick's budget.
 
@@ -281,7 +283,10 @@ async def mine_conversations(
         llm: The extractor.
         guard: Facts about the assistant itself are refused.
         memory: Where facts are stored (and duplicates are looked for).
-        messages: The conversation history the miner may read.
+        messages: The conversation history the miner may read (at least every message
+            this tick's budget can reach, when ``remaining`` is given).
+        remaining: How many entity messages stay unmined past given watermarks; by
+            default they are counted in ``messages`` (which must then be all of them).
     """
     result = MiningResult()
     if settings.mining_calls_per_tick == 0:
@@ -316,8 +321,11 @@ async def mine_conversations(
             watermarks[entity] = batch[-1].number
         if result.error is not None:
             break
-    left = _unmined(messages, MiningState(mined_through=watermarks))
-    result.remaining = sum(1 for t in left.values() for m in t if m.role == "user")
+    if remaining is not None:
+        result.remaining = remaining(watermarks)
+    else:
+        left = _unmined(messages, MiningState(mined_through=watermarks))
+        result.remaining = sum(1 for t in left.values() for m in t if m.role == "user")
     if watermarks != state.mined_through:
         unit.put_doc(
             state.model_copy(

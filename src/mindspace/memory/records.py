@@ -54,6 +54,8 @@ class Memory(Record):
     """A semantic memory (tier 1): text, its metadata and its embedding."""
 
     kind: ClassVar[str] = "memory"
+    lazy: ClassVar[bool] = True
+    """Never all loaded: read by key, listed through the store, searched by the index."""
 
     id: str
     content: str
@@ -132,6 +134,7 @@ class MemoryLinks(Record):
     """The links found from one memory (``memory_links[mem_id]`` in the spec)."""
 
     kind: ClassVar[str] = "memory_links"
+    lazy: ClassVar[bool] = True
 
     memory_id: str
     linked_to: tuple[MemoryLink, ...] = ()

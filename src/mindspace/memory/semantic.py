@@ -50,6 +50,8 @@ class MemoryState(Document):
     name: ClassVar[str] = "memory_state"
 
     next_id: int = 0
+    forgotten: tuple[str, ...] = ()
+    """Memories deleted since the night last pruned the A-MEM links that point to them."""
 
 
 @dataclass(frozen=True)
@@ -227,14 +229,13 @@ class SemanticMemory:
         if self.unit.get(Memory, memory_id) is None:
             raise NotFoundError(f"Memory {memory_id!r} does not exist", "Check the memory id.")
         self.unit.delete(Memory, memory_id)
+        # Links from other memories to this one are pruned by the night (dreaming).
+        state = self.unit.doc(MemoryState)
+        self.unit.put_doc(state.model_copy(update={"forgotten": (*state.forgotten, memory_id)}))
 
     def get(self, memory_id: str) -> Memory | None:
         """One memory by id."""
         return self.unit.get(Memory, memory_id)
-
-    def all(self) -> list[Memory]:
-        """Every memory, oldest first."""
-        return self.unit.all(Memory)
 
     # -- reads ---------------------------------------------------------------------------
     def embed_query(self, query: str) -> Vectors | None:
@@ -420,10 +421,12 @@ class SemanticMemory:
             if m is not None and m.source_trust >= min_trust and all(t in m.tags for t in tags)
         ]
         if not fresh:
+            # One read for the page (memories are a lazy kind: each miss is a query).
+            found = self.unit.get_many(Memory, [h.key for h in committed[:limit]])
             return [
-                Recalled(m, h.score, h.relevance, h.lexical)
+                Recalled(m, h.score, _exact(m, vector, h.relevance), h.lexical)
                 for h in committed[:limit]
-                if (m := self.unit.get(Memory, h.key)) is not None
+                if (m := found.get(h.key)) is not None
             ]
         # Memories written earlier in this unit are not in the index yet: rank them too.
         terms = set(tokenize(query))
@@ -442,17 +445,31 @@ class SemanticMemory:
         ordered = sorted(fused.items(), key=lambda item: -item[1])[:limit]
         best = 3.0 / (60 + 1)
         committed_by_key = {h.key: h for h in committed}
+        loaded = self.unit.get_many(Memory, [k for k, _ in ordered if k not in by_key])
         results = []
         for key, value in ordered:
             if key in by_key:
                 memory, cosine, overlap = by_key[key]
                 results.append(Recalled(memory, round(value / best, 6), cosine, overlap))
-            elif (memory_c := self.unit.get(Memory, key)) is not None:
+            elif (memory_c := loaded.get(key)) is not None:
                 hit = committed_by_key[key]
-                results.append(
-                    Recalled(memory_c, round(value / best, 6), hit.relevance, hit.lexical)
-                )
+                relevance = _exact(memory_c, vector, hit.relevance)
+                results.append(Recalled(memory_c, round(value / best, 6), relevance, hit.lexical))
         return results
+
+
+def _exact(memory: Memory, vector: Vectors | None, indexed: float | None) -> float | None:
+    """The exact similarity of a returned memory (the index ranks on int8 codes).
+
+    Only for a hit the index scored densely (``indexed`` is not None: same embedder and
+    size), recomputed from the memory's stored float32 vector.
+    """
+    if indexed is None or vector is None:
+        return indexed
+    own = memory.vector()
+    if own is None or own.shape != vector.shape:
+        return indexed
+    return float(own @ vector)
 
 
 def _asked(queries: Sequence[str | MemoryQuery]) -> list[MemoryQuery]:

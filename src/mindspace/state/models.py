@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict
 
 from mindspace.state.port import StoredRecord
 
-__all__ = ["DOC_KIND", "Document", "Record"]
+__all__ = ["DOC_KIND", "Document", "Record", "record_model"]
 
 DOC_KIND = "doc"
 """The kind under which every singleton document is stored, keyed by its name."""
@@ -24,6 +24,22 @@ class Record(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: ClassVar[str]
+    lazy: ClassVar[bool] = False
+    """A lazy kind is never loaded whole into the per-process cache.
+
+    Its records are read by key through a bounded cache (``Unit.get``, ``Unit.get_many``);
+    listing them goes through the store's ``page``/``count``/``missing`` or a semantic
+    index, because an assistant may hold far more of them than fit in memory.
+    """
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        kind = cls.__dict__.get("kind")
+        if isinstance(kind, str):
+            # The class that declares a kind first is its model; subclasses that only
+            # change behaviour (or tests) do not replace it.
+            _MODELS.setdefault(kind, cls)
 
     def record_key(self) -> str:
         """The record's key within its kind."""
@@ -37,6 +53,14 @@ class Record(BaseModel):
     def from_stored(cls, stored: StoredRecord) -> Self:
         """Rebuild a record from what the store returned."""
         return cls.model_validate(stored)
+
+
+_MODELS: dict[str, type[Record]] = {}
+
+
+def record_model(kind: str) -> type[Record] | None:
+    """The record class that declares ``kind``, if one was imported."""
+    return _MODELS.get(kind)
 
 
 class Document(BaseModel):

@@ -83,6 +83,47 @@ class RecordStore(Protocol):
         """The assistant's current revision (bumped by every commit)."""
         ...
 
+    def changes_since(self, assistant_id: int, revision: int) -> list[tuple[int, str, str]] | None:
+        """What every commit after ``revision`` wrote: (revision, kind, key), in order.
+
+        The change feed lets another process's cache reload only the keys that changed.
+        A key deleted and one replaced look alike here; reading the key tells which.
+        The feed is kept bounded, so it may no longer reach back to ``revision``: then
+        the answer is None and the caller must reload everything.
+        """
+        ...
+
+    def count(self, assistant_id: int, kind: str) -> int:
+        """How many records of ``kind`` the assistant has (without loading them)."""
+        ...
+
+    def page(
+        self,
+        assistant_id: int,
+        kind: str,
+        *,
+        offset: int,
+        limit: int,
+        newest_first: bool = True,
+    ) -> list[StoredRecord]:
+        """At most ``limit`` records of ``kind`` after skipping ``offset``.
+
+        Ordered by insertion, newest first unless ``newest_first`` is False: what a view
+        listing a large kind shows one page at a time.
+        """
+        ...
+
+    def missing(
+        self, assistant_id: int, kind: str, other_kind: str, *, limit: int
+    ) -> tuple[list[str], int]:
+        """Keys of ``kind`` records with no ``other_kind`` record under the same key.
+
+        Returns at most ``limit`` such keys, oldest first, and how many there are in all
+        (e.g. the memories the night has not linked yet: ``memory`` without
+        ``memory_links``), found by the store without loading either kind.
+        """
+        ...
+
 
 @runtime_checkable
 class AssistantDirectory(Protocol):

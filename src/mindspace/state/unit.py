@@ -8,19 +8,25 @@ memory, reads its own writes, nests like savepoints (:meth:`Unit.child`), and on
 the assistant's revision, so a concurrent writer is detected instead of overwritten.
 
 The :class:`StateCache` is the per-process copy of what is committed. Records in it are
-frozen models, shared safely with every unit that reads them.
+frozen models, shared safely with every unit that reads them. Another process's commits
+are caught up key by key through the store's change feed (see ``refresh_if_stale``).
+A *lazy* kind (``Record.lazy``) is never loaded whole, only read by key through an LRU.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, TypeVar, cast
 
 from mindspace.errors import ConcurrencyError
-from mindspace.state.models import DOC_KIND, Document, Record
+from mindspace.state.lazy import LAZY_CACHE_SIZE, RecordLRU, not_listable
+from mindspace.state.models import DOC_KIND, Document, Record, record_model
 from mindspace.state.port import Change, RecordStore
 
-__all__ = ["CacheListener", "StateCache", "Unit", "topic_of"]
+__all__ = ["LAZY_CACHE_SIZE", "MAX_INCREMENTAL", "CacheListener", "StateCache", "Unit", "topic_of"]
+
+MAX_INCREMENTAL = 2000
+"""Above this many changed keys, reloading everything is cheaper than key by key."""
 
 R = TypeVar("R", bound=Record)
 D = TypeVar("D", bound=Document)
@@ -65,7 +71,14 @@ class StateCache:
         self._versions: dict[str, int] = {}
         self._listeners: dict[str, list[CacheListener]] = {}
         self._written: dict[_Slot, int] = {}
+        self._models: dict[str, type[Record]] = {}
+        self._lru: dict[str, RecordLRU] = {}
         self.epoch = 0
+
+    @property
+    def store(self) -> RecordStore:
+        """The store this cache reads from (for queries the cache cannot answer)."""
+        return self._store
 
     def listen(self, kind: str, listener: CacheListener) -> None:
         """Tell ``listener`` about every committed write of ``kind`` from now on."""
@@ -73,14 +86,52 @@ class StateCache:
 
     # -- reads -------------------------------------------------------------------------
     def records(self, model: type[R]) -> dict[str, R]:
-        """Committed records of ``model.kind`` by key, loading them on first use."""
+        """Committed records of ``model.kind`` by key, loading them on first use.
+
+        Raises:
+            TypeError: ``model`` is a lazy kind, which is never loaded whole.
+        """
+        if model.lazy:
+            raise not_listable(model)
         kind = model.kind
         if kind not in self._kinds:
+            self._models[kind] = model
             rows = self._store.load(self.assistant_id, kind)
             loaded = (model.from_stored(row) for row in rows)
             self._kinds[kind] = {record.record_key(): record for record in loaded}
         # One model class is registered per kind, so the records are instances of it.
         return cast("dict[str, R]", self._kinds[kind])
+
+    def lookup(self, model: type[R], keys: Iterable[str]) -> dict[str, R]:
+        """Committed records of ``model`` under ``keys``, in that order (absent ones left out).
+
+        A lazy kind is read through its LRU and only the keys it misses are loaded; any
+        other kind is answered from the whole kind, loaded on first use.
+        """
+        wanted = list(dict.fromkeys(keys))
+        if not model.lazy:
+            records = self.records(model)
+            return {key: records[key] for key in wanted if key in records}
+        kind = model.kind
+        self._models[kind] = model
+        lru = self._lru.setdefault(kind, RecordLRU())
+        known: dict[str, Record | None] = {}
+        for key in wanted:
+            if key in lru:
+                lru.move_to_end(key)
+                known[key] = lru[key]
+        absent = [key for key in wanted if key not in known]
+        if absent:
+            loaded = (
+                model.from_stored(row)
+                for row in self._store.load_keys(self.assistant_id, kind, absent)
+            )
+            found = {record.record_key(): record for record in loaded}
+            for key in absent:
+                known[key] = found.get(key)
+                lru.remember(key, found.get(key))
+        # One model class is used per kind, so the records are instances of it.
+        return {key: cast("R", known[key]) for key in wanted if known[key] is not None}
 
     def document(self, model: type[D]) -> D:
         """The committed document, or its defaults when it was never written."""
@@ -105,12 +156,93 @@ class StateCache:
         return Unit(self, None)
 
     def refresh_if_stale(self) -> bool:
-        """Drop cached state if another process committed since; returns whether it did."""
+        """Catch up with commits of other processes; returns whether there were any.
+
+        The change feed names the keys written since this cache's revision; each one
+        is reloaded where it is held (a loaded kind, a lazy kind's LRU, a document),
+        listeners of its kind hear of it, and its topic's version moves. When the feed
+        no longer reaches back, or more than :data:`MAX_INCREMENTAL` keys changed,
+        everything is dropped instead and the epoch moves.
+        """
         current = self._store.revision(self.assistant_id)
         if current == self.revision:
             return False
-        self._forget(current)
+        feed = (
+            self._store.changes_since(self.assistant_id, self.revision)
+            if current > self.revision
+            else None  # the database went back in time (a restore): trust nothing
+        )
+        if feed is None or len(feed) > MAX_INCREMENTAL:
+            self._forget(current)
+            return True
+        try:
+            # Rows after ``current`` are commits made since we read it; they come again
+            # on the next refresh, and reloading a key twice is harmless.
+            self._catch_up([change for change in feed if change[0] <= current])
+        except Exception:
+            self._forget(self.revision)
+            raise
+        self.revision = current
         return True
+
+    def _catch_up(self, feed: Sequence[tuple[int, str, str]]) -> None:
+        latest: dict[_Slot, int] = {}
+        for revision, kind, key in feed:
+            latest[(kind, key)] = revision
+        by_kind: dict[str, list[str]] = {}
+        for kind, key in latest:
+            by_kind.setdefault(kind, []).append(key)
+        for kind, keys in by_kind.items():
+            if kind == DOC_KIND:
+                self._reload_docs(keys)
+            else:
+                self._reload_records(kind, keys)
+        for (kind, key), revision in latest.items():
+            # A unit begun before this refresh that writes the same slot would undo the
+            # other process's write: _check_overlap refuses it, as for a local commit.
+            self._written[(kind, key)] = max(self._written.get((kind, key), -1), revision)
+            topic = topic_of(kind, key)
+            self._versions[topic] = self._versions.get(topic, 0) + 1
+
+    def _reload_docs(self, names: list[str]) -> None:
+        for name in names:
+            self._doc_models.pop(name, None)
+        if self._docs is None:
+            return  # not loaded here; the first read loads the current values
+        rows = self._store.load_keys(self.assistant_id, DOC_KIND, names)
+        found = {str(row["name"]): dict(row["value"]) for row in rows}
+        for name in names:
+            if name in found:
+                self._docs[name] = found[name]
+            else:
+                self._docs.pop(name, None)
+
+    def _reload_records(self, kind: str, keys: list[str]) -> None:
+        records = self._kinds.get(kind)
+        lru = self._lru.get(kind)
+        listeners = self._listeners.get(kind, [])
+        if records is None and not listeners:
+            if lru is not None:
+                for key in keys:
+                    lru.pop(key, None)  # read again from the store when next asked for
+            return
+        model = self._models.get(kind) or record_model(kind)
+        if model is None:  # pragma: no cover - a listened kind always has a model class
+            for listener in listeners:
+                listener.reset()
+            return
+        rows = self._store.load_keys(self.assistant_id, kind, keys)
+        found = {record.record_key(): record for record in map(model.from_stored, rows)}
+        if records is not None:
+            for key in keys:
+                if key not in found:
+                    records.pop(key, None)
+            records.update(found)  # replaced keys keep their place, new ones go last
+        for key in keys:
+            if lru is not None and key in lru:
+                lru[key] = found.get(key)
+            for listener in listeners:
+                listener.applied(key, found.get(key))
 
     def commit(self, unit: Unit) -> int:
         """Write a top-level unit's changes in one transaction; returns the new revision."""
@@ -172,6 +304,9 @@ class StateCache:
         # guarantees nobody else wrote since the load).
         if kind == DOC_KIND:
             return self._docs is not None and key not in self._docs
+        model = self._models.get(kind)
+        if model is not None and model.lazy:
+            return False  # an LRU holds a few keys of a lazy kind, never all of them
         records = self._kinds.get(kind)
         return records is not None and key not in records
 
@@ -185,6 +320,8 @@ class StateCache:
                 else:
                     self._docs.pop(key, None)
             return
+        if kind in self._lru:
+            self._lru[kind].remember(key, entry if isinstance(entry, Record) else None)
         records = self._kinds.get(kind)
         if records is None:
             return  # not loaded here; the next load reads it from the store
@@ -199,6 +336,7 @@ class StateCache:
         self._doc_models.clear()
         self._versions.clear()
         self._written.clear()
+        self._lru.clear()
         self.epoch += 1
         self.revision = revision
         for listeners in self._listeners.values():
@@ -254,10 +392,38 @@ class Unit:
         found, entry = self._lookup((model.kind, key))
         if found:
             return entry if isinstance(entry, model) else None
+        if model.lazy:
+            return self.cache.lookup(model, (key,)).get(key)
         return self.cache.records(model).get(key)
 
+    def get_many(self, model: type[R], keys: Iterable[str]) -> dict[str, R]:
+        """The records of ``model`` under ``keys`` as this unit sees them, in that order.
+
+        Absent (or deleted) keys are left out. For a lazy kind the committed records
+        come from one store read for the keys its cache misses.
+        """
+        wanted = list(dict.fromkeys(keys))
+        seen: dict[str, R | None] = {}
+        for key in wanted:
+            found, entry = self._lookup((model.kind, key))
+            if found:
+                seen[key] = entry if isinstance(entry, model) else None
+        committed = self.cache.lookup(model, [key for key in wanted if key not in seen])
+        result: dict[str, R] = {}
+        for key in wanted:
+            record = seen[key] if key in seen else committed.get(key)
+            if record is not None:
+                result[key] = record
+        return result
+
     def all(self, model: type[R]) -> list[R]:
-        """Every record of ``model``: committed ones in order, then ones added here."""
+        """Every record of ``model``: committed ones in order, then ones added here.
+
+        Raises:
+            TypeError: ``model`` is a lazy kind; list it through the store instead.
+        """
+        if model.lazy:
+            raise not_listable(model)
         overlay = self._flattened(model.kind)
         base = self.cache.records(model)
         if not overlay:

@@ -22,16 +22,23 @@ import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import (
+    BindParameter,
     Connection,
+    Delete,
     Engine,
     Table,
+    Update,
+    bindparam,
     create_engine,
     delete,
     event,
+    exists,
+    func,
     insert,
     select,
     update,
@@ -46,8 +53,10 @@ from mindspace.memory.index import MemoryIndex
 from mindspace.state.port import AssistantInfo, Change, StoredRecord
 from mindspace.state.semantic import SemanticIndex
 from mindspace.state.unit import StateCache
+from mindspace.storage.feed import read_feed, record_feed
 from mindspace.storage.migrations import migrate
 from mindspace.storage.pg_memory import (
+    PG_COLUMNS,
     PG_MEMORIES,
     ensure_hnsw,
     index_terms,
@@ -215,18 +224,22 @@ class SqlStore:
         spec = _kind(kind)
         table = spec.table
         columns = [table.c[name] for name in spec.value_columns]
-        found: list[StoredRecord] = []
+        found: list[tuple[int, StoredRecord]] = []
         wanted = list(dict.fromkeys(keys))
         with self._transaction(f"loading {kind!r} records by key") as conn:
             for at in range(0, len(wanted), 500):  # stay under every driver's parameter limit
+                # No ORDER BY: with one, SQLite walks the whole table in row-id order
+                # instead of looking the keys up in the (assistant, key) index.
                 query = (
-                    select(*columns)
+                    select(table.c.row_id, *columns)
                     .where(table.c.assistant_id == assistant_id)
                     .where(table.c[spec.key_column].in_(wanted[at : at + 500]))
-                    .order_by(table.c.row_id)
                 )
-                found.extend(dict(row) for row in conn.execute(query).mappings())
-        return found
+                for row in conn.execute(query).mappings():
+                    record = dict(row)
+                    found.append((int(record.pop("row_id")), record))
+        found.sort(key=lambda item: item[0])
+        return [record for _, record in found]
 
     def scan(
         self, assistant_id: int, kind: str, fields: Sequence[str], *, batch: int = 2000
@@ -285,25 +298,22 @@ class SqlStore:
                 before = old_lengths(conn, assistant_id, keys)
             for change in changes:
                 spec = _kind(change.kind)
-                table = self._table(spec)
-                where = (table.c.assistant_id == assistant_id) & (
-                    table.c[spec.key_column] == change.key
-                )
+                searching = self.postgres and spec.table is memories
+                updating, deleting = _statements(change.kind, searching)
+                where = {"_owner": assistant_id, "_key": change.key}
                 if change.record is None:
-                    conn.execute(delete(table).where(where))
-                    if table is PG_MEMORIES:
+                    conn.execute(deleting, where)
+                    if searching:
                         searched[change.key] = None
                     continue
                 row = _row(spec, change.record)
-                if table is PG_MEMORIES:
-                    searched[change.key] = row
+                if searching:
+                    searched[change.key] = dict(row)
                     row.update(_search_values(row))
                     if row["vec"] is not None:
                         dims.add(len(row["vec"]) // 4)
-                if (
-                    change.new
-                    or conn.execute(update(table).where(where).values(**row)).rowcount == 0
-                ):
+                values = {f"_set_{name}": value for name, value in row.items()}
+                if change.new or conn.execute(updating, {**where, **values}).rowcount == 0:
                     inserts.setdefault(change.kind, []).append(
                         {"assistant_id": assistant_id, **row}
                     )
@@ -311,6 +321,7 @@ class SqlStore:
                 conn.execute(insert(self._table(_kind(kind))), rows)
             if searched:
                 index_terms(conn, assistant_id, searched, before)
+            record_feed(conn, assistant_id, expected_revision + 1, changes)
         self._ensure_hnsw(dims)
         return expected_revision + 1
 
@@ -352,6 +363,62 @@ class SqlStore:
         if self.postgres:
             return PgSemanticIndex(self._transaction, cache.assistant_id, embedder)
         return MemoryIndex(cache, embedder)
+
+    def changes_since(self, assistant_id: int, revision: int) -> list[tuple[int, str, str]] | None:
+        """(revision, kind, key) of every change after ``revision``; None if trimmed away."""
+        with self._transaction("reading the change feed") as conn:
+            return read_feed(conn, assistant_id, revision)
+
+    def count(self, assistant_id: int, kind: str) -> int:
+        """How many records of ``kind`` the assistant has."""
+        table = _kind(kind).table
+        query = select(func.count()).select_from(table).where(table.c.assistant_id == assistant_id)
+        with self._transaction(f"counting {kind!r} records") as conn:
+            return int(conn.execute(query).scalar_one())
+
+    def page(
+        self,
+        assistant_id: int,
+        kind: str,
+        *,
+        offset: int,
+        limit: int,
+        newest_first: bool = True,
+    ) -> list[StoredRecord]:
+        """``limit`` records of ``kind`` after skipping ``offset``, by insertion order."""
+        spec = _kind(kind)
+        table = spec.table
+        order = table.c.row_id.desc() if newest_first else table.c.row_id
+        query = (
+            select(*(table.c[name] for name in spec.value_columns))
+            .where(table.c.assistant_id == assistant_id)
+            .order_by(order)
+            .offset(max(offset, 0))
+            .limit(max(limit, 0))
+        )
+        with self._transaction(f"paging {kind!r} records") as conn:
+            return [dict(row) for row in conn.execute(query).mappings()]
+
+    def missing(
+        self, assistant_id: int, kind: str, other_kind: str, *, limit: int
+    ) -> tuple[list[str], int]:
+        """Keys of ``kind`` records (oldest first) lacking an ``other_kind`` one, and how many."""
+        spec, other = _kind(kind), _kind(other_kind)
+        table, key = spec.table, spec.table.c[spec.key_column]
+        partner = (
+            select(other.table.c.row_id)
+            .where(other.table.c.assistant_id == assistant_id)
+            .where(other.table.c[other.key_column] == key)
+        )
+        # NOT EXISTS on the unique (assistant_id, key) index of the other table: an
+        # anti-join both SQLite and PostgreSQL plan as an index probe per row.
+        lonely = (table.c.assistant_id == assistant_id) & ~exists(partner)
+        keys_query = select(key).where(lonely).order_by(table.c.row_id).limit(max(limit, 0))
+        total_query = select(func.count()).select_from(table).where(lonely)
+        with self._transaction(f"finding {kind!r} records without {other_kind!r}") as conn:
+            keys = [str(k) for k in conn.execute(keys_query).scalars()]
+            total = int(conn.execute(total_query).scalar_one())
+        return keys, total
 
     # -- EventInbox --------------------------------------------------------------------
     def enqueue(self, assistant_id: int, event: StoredRecord) -> None:
@@ -428,6 +495,27 @@ def _kind(kind: str) -> KindTable:
         raise StorageError(
             f"Unknown record kind {kind!r}; known kinds: {sorted(KINDS)!r}"
         ) from None
+
+
+@cache
+def _statements(kind: str, search_columns: bool = False) -> tuple[Update, Delete]:
+    """The UPDATE and DELETE of one record of ``kind``, built once with bound parameters.
+
+    Building a statement per change (``update(table).where(...).values(**row)``) cost
+    SQLAlchemy about a millisecond of coercion and cache-key work per row, the bulk of a
+    sleep tick's commit; one statement per kind is compiled once and reused.
+    """
+    spec = _kind(kind)
+    # Memories on PostgreSQL also carry their search columns (pg_memory.PG_COLUMNS).
+    table = PG_MEMORIES if search_columns else spec.table
+    names = [*spec.value_columns, *(PG_COLUMNS if search_columns else ())]
+    where = (table.c.assistant_id == bindparam("_owner")) & (
+        table.c[spec.key_column] == bindparam("_key")
+    )
+    values: dict[str, BindParameter[Any]] = {
+        name: bindparam(f"_set_{name}", type_=table.c[name].type) for name in names
+    }
+    return update(table).where(where).values(values), delete(table).where(where)
 
 
 def _row(spec: KindTable, record: StoredRecord) -> dict[str, Any]:

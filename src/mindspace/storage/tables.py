@@ -16,6 +16,7 @@ from sqlalchemy import (
     Column,
     Float,
     ForeignKey,
+    Index,
     Integer,
     LargeBinary,
     MetaData,
@@ -25,7 +26,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-__all__ = ["KINDS", "KindTable", "assistants", "metadata", "schema_migrations"]
+__all__ = ["KINDS", "KindTable", "assistants", "changes", "metadata", "schema_migrations"]
 
 metadata = MetaData()
 
@@ -44,6 +45,21 @@ assistants = Table(
     Column("key", String(128), nullable=False, unique=True),
     Column("created_at", String(32), nullable=False),
     Column("revision", Integer, nullable=False, default=0),
+    # The oldest revision from which the change feed is complete (it is trimmed as it grows).
+    Column("feed_from", Integer, nullable=False, default=0, server_default="0"),
+)
+
+changes = Table(
+    "changes",
+    metadata,
+    Column("row_id", Integer, primary_key=True, autoincrement=True),
+    Column(
+        "assistant_id", Integer, ForeignKey("assistants.id", ondelete="CASCADE"), nullable=False
+    ),
+    Column("revision", Integer, nullable=False),
+    Column("kind", String(32), nullable=False),
+    Column("key", String(128), nullable=False),
+    Index("ix_changes_assistant_revision", "assistant_id", "revision"),
 )
 
 

@@ -36,6 +36,7 @@ from mindspace.hosts.cli.doctor import doctor_command
 from mindspace.hosts.cli.journal import journal_app
 from mindspace.hosts.cli.memory import register_memory_commands
 from mindspace.hosts.cli.serve import HostOption, PortOption, serve_command, serve_demo
+from mindspace.hosts.cli.worker import worker_command
 from mindspace.validation import MAX_JSON_DEPTH, json_depth_exceeds
 
 __all__ = ["app", "main"]
@@ -309,6 +310,7 @@ app.add_typer(journal_app, name="journal")
 app.add_typer(bench_app, name="bench")
 register_memory_commands(app)
 app.command("serve")(serve_command)
+app.command("worker")(worker_command)
 app.command("doctor")(doctor_command)
 
 

@@ -53,7 +53,7 @@ def print_summary(assistant: Assistant, report: DemoReport, console: Console) ->
     memory = views.session_memory()
     entries = views.journal_entries()
     reflection = views.reflection_state()
-    memories = views.memories()
+    memories = views.memory.count()
     links = len(views.memory_graph()["edges"])
     metrics = views.status()["session_metrics"]
     night = report.night
@@ -67,7 +67,7 @@ def print_summary(assistant: Assistant, report: DemoReport, console: Console) ->
         f"[SYNTHESIS] insights), {plural(reflection.reflection_count, 'reflection')}",
     )
     grid.add_row(
-        "Semantic memory", f"{_count(len(memories), 'memory', 'memories')}, {plural(links, 'link')}"
+        "Semantic memory", f"{_count(memories, 'memory', 'memories')}, {plural(links, 'link')}"
     )
     grid.add_row(
         "The night",

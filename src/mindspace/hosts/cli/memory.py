@@ -119,16 +119,12 @@ def memories_command(
     check_limit(limit)
     _check_trust(min_trust)
     opened = open_cli_assistant(load_settings(), db, assistant, create=False)
-    every = opened.views.memories()
-    wanted = {t.casefold() for t in tag or ()}
-    found = [
-        m for m in every if m.source_trust >= min_trust and wanted <= {t.casefold() for t in m.tags}
-    ]
-    found.sort(key=lambda m: (m.occurred_at, _memory_number(m.id)), reverse=True)
+    listed = opened.views.memory_listing(limit=limit, min_trust=min_trust, tags=tag or ())
+    found = listed.memories
     if as_json:
         dump([{"id": m.id, "content": m.content, **m.metadata()} for m in found[:limit]])
         return
-    if not every:
+    if not found and not listed.total and opened.views.memory.count() == 0:
         console.print(
             f"Assistant {opened.key!r} has no memories yet. Store one with: mindspace tool "
             'store_memory --args \'{"content": "Alice prefers dark ale"}\', or consolidate '
@@ -139,11 +135,11 @@ def memories_command(
     if not found:
         console.print("No memories match.")
         return
-    console.print(_memories_table(found[:limit], f"Memories of {opened.key!r}"))
-    total = len(found)
+    console.print(_memories_table(found, f"Memories of {opened.key!r}"))
+    total = listed.total
     noun = "memory" if total == 1 else "memories"
     shown = f"{limit} of {total} {noun}" if total > limit else f"{total} {noun}"
-    say(Text(f"{shown} shown. {_embedder_note(opened, every)}", style="dim"))
+    say(Text(f"{shown} shown. {_embedder_note(opened)}", style="dim"))
 
 
 def _memory_number(memory_id: str) -> int:
@@ -151,11 +147,11 @@ def _memory_number(memory_id: str) -> int:
     return int(digits) if digits.isdigit() else 0
 
 
-def _embedder_note(opened: Assistant, memories: Sequence[Memory]) -> str:
+def _embedder_note(opened: Assistant) -> str:
     embedder = opened.embedder
     if embedder is None:
         return "No embedder is configured (MINDSPACE_EMBEDDER=none): search is lexical (BM25) only."
-    without = sum(1 for m in memories if m.embedding is None or m.embedder != embedder.name)
+    without = opened.views.memory.without_vector()
     note = f"Embedder: {embedder.name}."
     if without:
         note += (
@@ -234,7 +230,7 @@ def search_command(
         console.print(f"No memories match {query!r}.")
     else:
         console.print(_ranking_table(found, f"Memories recalled for {query!r}"))
-    say(Text(_embedder_note(opened, opened.views.memories()), style="dim"))
+    say(Text(_embedder_note(opened), style="dim"))
 
 
 def _tool_error(result: Mapping[str, Any]) -> str:

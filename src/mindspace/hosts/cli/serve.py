@@ -8,7 +8,7 @@ database at its tick rate; tokens come from ``MINDSPACE_API_TOKEN`` and
 from __future__ import annotations
 
 import importlib.util
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 from rich.console import Console
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from mindspace.hosts.cli.demo import DemoReport
     from mindspace.hosts.http.settings import ServerSettings
 
-__all__ = ["HostOption", "PortOption", "serve", "serve_command", "serve_demo"]
+__all__ = ["HostOption", "PortOption", "TicksOption", "serve", "serve_command", "serve_demo"]
 
 console = Console(markup=False, emoji=False, highlight=False)
 
@@ -35,6 +35,17 @@ HostOption = Annotated[
 ]
 PortOption = Annotated[
     int, typer.Option("--port", min=1, max=65535, metavar="PORT", help="Port to listen on.")
+]
+
+TicksMode = Literal["local", "queue"]
+TicksOption = Annotated[
+    str,
+    typer.Option(
+        "--ticks",
+        metavar="local|queue",
+        help="local: tick assistants in this process (zero setup). queue: enqueue their "
+        "ticks for `mindspace worker` processes (PostgreSQL only).",
+    ),
 ]
 
 
@@ -65,18 +76,33 @@ def serve(
     port: int,
     *,
     report: DemoReport | None = None,
+    ticks: TicksMode = "local",
 ) -> None:
-    """Serve the database ``db`` (seeding the tick log with a demo's ticks, if any)."""
+    """Serve the database ``db`` (seeding the tick log with a demo's ticks, if any).
+
+    ``ticks="queue"`` enqueues the assistants' ticks for the worker fleet instead of
+    running them here.
+    """
     server = _server_settings()
     from mindspace.hosts.http.app import build_hub, create_app
     from mindspace.hosts.http.server import check_listen_address, run_server
+    from mindspace.runtime import queue_ticks, require_queue_database
 
     check_listen_address(host, server)
+    if ticks == "queue":
+        require_queue_database(settings, db)
     hub = build_hub(settings, db=db, tick_history=server.api_tick_history)
     if report is not None:
         for at, result in report.tick_results[-server.api_tick_history :]:
             hub.ticks.add(report.assistant_key, at, result)
-    app = create_app(hub, server=server)
+    dispatch = None
+    if ticks == "queue":
+
+        def asleep(key: str) -> bool:
+            return hub.get(key).views.mode().mode == "sleep"
+
+        dispatch = queue_ticks(hub, settings, db, asleep=asleep)
+    app = create_app(hub, server=server, ticks=dispatch)
     key = report.assistant_key if report is not None else None
 
     def announce(url: str) -> None:
@@ -85,6 +111,8 @@ def serve(
         dashboard = f"{url}/dashboard/" + (f"#assistant={key}" if key else "")
         console.print(Text.assemble("Dashboard: ", (dashboard, "bold cyan")))
         console.print(Text(f"API: {url}/v1 (schema at {url}/openapi.json)", style="dim"))
+        if ticks == "queue":
+            console.print(Text("Ticks: enqueued for `mindspace worker` processes", style="dim"))
         if getattr(hub.llm, "model", "") == "mindspace-offline":
             console.print(Text("Model: the offline stand-in (set MINDSPACE_LLM_*)", style="dim"))
         console.print(Text("Press Ctrl+C to stop.", style="dim"))
@@ -96,13 +124,17 @@ def serve_command(
     host: HostOption = "127.0.0.1",
     port: PortOption = 8765,
     db: DbOption = None,
+    ticks: TicksOption = "local",
 ) -> None:
     """Serve the HTTP API and the dashboard for every assistant in the database.
 
-    Assistants tick in the background (every 5 s awake, 60 s asleep). A token from
-    MINDSPACE_API_TOKEN (or MINDSPACE_API_TOKENS) is required off loopback.
+    Assistants tick in the background (every 5 s awake, 60 s asleep): in this process
+    (--ticks local), or by `mindspace worker` processes (--ticks queue, PostgreSQL). A
+    token from MINDSPACE_API_TOKEN (or MINDSPACE_API_TOKENS) is required off loopback.
     """
-    serve(load_settings(), db, host, port)
+    if ticks not in ("local", "queue"):
+        raise CliError(f"--ticks must be 'local' or 'queue', got {ticks!r}.")
+    serve(load_settings(), db, host, port, ticks="queue" if ticks == "queue" else "local")
 
 
 def serve_demo(

@@ -121,8 +121,8 @@ def gather_journal(assistant: Assistant, limit: int = LIST_LIMIT) -> tuple[list[
 
 def gather_memories(assistant: Assistant, limit: int = LIST_LIMIT) -> tuple[list[Memory], int]:
     """The newest semantic memories and how many there are."""
-    memories = assistant.views.memories()
-    return memories[:limit], len(memories)
+    listed = assistant.views.memory_listing(limit=limit)
+    return listed.memories, listed.total
 
 
 def gather_entities(assistant: Assistant) -> list[EntityProfile]:

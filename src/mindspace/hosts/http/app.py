@@ -22,7 +22,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from mindspace import __version__
 from mindspace.clock import Clock
 from mindspace.config import Settings
-from mindspace.engine.scheduler import AsyncTickDriver, TickPolicy
+from mindspace.engine.scheduler import AsyncTickDriver, TickDispatch, TickPolicy
 from mindspace.hosts.http.errors import BodyLimitMiddleware, install_error_handlers
 from mindspace.hosts.http.hub import AssistantHub
 from mindspace.hosts.http.responses import SafeJSONResponse
@@ -114,6 +114,7 @@ def create_app(
     llm: LLM | None = None,
     clock: Clock | None = None,
     background_ticks: bool = True,
+    ticks: TickDispatch | None = None,
 ) -> FastAPI:
     """The API and the dashboard for the assistants of ``hub`` (or of ``db``).
 
@@ -125,7 +126,11 @@ def create_app(
         llm: The model, when no hub is given (the configured one by default).
         clock: The clock, when no hub is given (the system clock by default).
         background_ticks: Tick every open assistant at its tick rate while running
-            (the engine's :class:`~mindspace.engine.scheduler.AsyncTickDriver`).
+            (through ``ticks``).
+        ticks: Who ticks the assistants in the background: the engine's in-process
+            :class:`~mindspace.engine.scheduler.AsyncTickDriver` over the hub (the
+            default), or a worker fleet's queue dispatch (``mindspace serve --ticks
+            queue``, built by :func:`mindspace.runtime.queue_ticks`).
 
     Raises:
         ConfigError: a malformed token setting.
@@ -141,7 +146,12 @@ def create_app(
             tick_history=server.api_tick_history,
         )
     # one scheduling policy for every host: the engine's, driven on this event loop
-    ticker = AsyncTickDriver(hub, TickPolicy(awake_rate=hub.settings.tick_rate_awake))
+    # (or by the worker fleet, when a queue dispatch is given)
+    ticker: TickDispatch = (
+        ticks
+        if ticks is not None
+        else AsyncTickDriver(hub, TickPolicy(awake_rate=hub.settings.tick_rate_awake))
+    )
     served = hub
 
     @asynccontextmanager

@@ -1,0 +1,190 @@
+"""The non-LLM time of an awake event tick for an old assistant. Prints JSON.
+
+An assistant with M memories (hashing-embedder vectors, 384 dims) and E journal entries
+answers a player's message: the tick reads the event, builds the prompt (semantic
+memories recalled for the message, episodic journal lookup, entity profile, working
+memory...), calls the model once (a function model that answers at once and records the
+time spent inside it), stores the reply and commits. The figure is the tick's wall
+time minus the time inside the model, median and p95 over the measured ticks, after
+warm-up ticks that build the indexes.
+
+Usage::
+
+    python bench/awake_tick.py [--memories 100000] [--journal 10000] [--ticks 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import tempfile
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mindspace import Assistant, FunctionLLM, ManualClock
+from mindspace.clock import format_time
+from mindspace.embeddings import HashingEmbedder
+from mindspace.llm.port import LLMResponse, Message, ToolSchema
+from mindspace.memory.records import Memory
+from mindspace.state import Change
+from mindspace.storage import SqlStore
+
+START = datetime(2025, 12, 6, 10, 0, tzinfo=UTC)
+
+
+def _texts(n: int, seed: int) -> list[str]:
+    rng = np.random.default_rng(seed)
+    vocabulary = [f"w{k}" for k in range(5_000)]
+    ranks = np.minimum(rng.zipf(1.3, size=(n, 12)) - 1, len(vocabulary) - 1)
+    return [" ".join(vocabulary[int(r)] for r in row) for row in ranks]
+
+
+def _fill(path: Path, memories: int, journal: int) -> None:
+    store = SqlStore.from_path(path)
+    info = store.open_assistant("old", create=True)
+    embedder = HashingEmbedder(384)
+    now = format_time(START)
+    revision = info.revision
+    texts = _texts(memories, seed=1)
+    for start in range(0, memories, 5_000):
+        chunk = texts[start : start + 5_000]
+        changes = []
+        for offset, (text, vector) in enumerate(zip(chunk, embedder.embed(chunk), strict=True)):
+            memory = Memory(
+                id=f"mem_{start + offset + 1}",
+                content=text,
+                source_entity="Alice" if offset % 7 == 0 else None,
+                created_at=now,
+                occurred_at=now,
+                embedder=embedder.name,
+                embedding=vector.astype(np.float32).tobytes(),
+            )
+            changes.append(Change("memory", memory.id, memory.to_stored(), new=True))
+        revision = store.commit(info.id, revision, changes)
+    entries = _texts(journal, seed=2)
+    for start in range(0, journal, 5_000):
+        changes = [
+            Change(
+                "journal_entry",
+                str(k + 1),
+                {
+                    "key": str(k + 1),
+                    "id": k + 1,
+                    "timestamp": now,
+                    "content": entries[k],
+                    "source_type": "observation",
+                    "source_trust": 0.8,
+                    "source_entity": "Alice",
+                    "importance": 5,
+                    "importance_method": "llm",
+                    "tags": [],
+                    "related_projects": [],
+                    "consolidated": True,
+                    "consolidated_at": now,
+                    "evidence_ids": [],
+                    "scoring_attempts": 0,
+                },
+                new=True,
+            )
+            for k in range(start, min(journal, start + 5_000))
+        ]
+        revision = store.commit(info.id, revision, changes)
+    docs = [
+        ("memory_state", {"next_id": memories}),
+        ("journal_state", {"next_id": journal}),
+    ]
+    store.commit(
+        info.id,
+        revision,
+        [Change("doc", name, {"name": name, "value": value}) for name, value in docs],
+    )
+    store.close()
+
+
+class _Model:
+    """Answers every prompt with one reply to the player, timing itself."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.calls = 0
+
+    def __call__(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> LLMResponse:
+        start = time.perf_counter()
+        self.calls += 1
+        answer = LLMResponse(text="Aye, I remember you.", model="bench")
+        self.seconds += time.perf_counter() - start
+        return answer
+
+
+async def _run(path: Path, ticks: int, warmup: int) -> dict[str, Any]:
+    store = SqlStore.from_path(path, create=False)
+    model = _Model()
+    clock = ManualClock(START)
+    assistant = Assistant.open(
+        store, "old", llm=FunctionLLM(model), clock=clock, embedder=HashingEmbedder(384)
+    )
+    samples: list[float] = []
+    inside: list[float] = []
+    queries = _texts(ticks + warmup, seed=3)
+    for k in range(ticks + warmup):
+        clock.advance(seconds=30)
+        assistant.enqueue_event(queries[k], source_entity="Alice", location="tavern")
+        before = model.seconds
+        start = time.perf_counter()
+        result = await assistant.tick()
+        elapsed = time.perf_counter() - start
+        if k >= warmup:
+            samples.append(elapsed - (model.seconds - before))
+            inside.append(model.seconds - before)
+        assert result is not None
+    await store.aclose()
+    ordered = sorted(samples)
+    return {
+        "ticks": ticks,
+        "model_calls": model.calls,
+        "non_llm_ms_p50": round(statistics.median(ordered) * 1000, 2),
+        "non_llm_ms_p95": round(ordered[int(0.95 * (len(ordered) - 1))] * 1000, 2),
+        "inside_model_ms_p50": round(statistics.median(inside) * 1000, 3),
+    }
+
+
+def main() -> None:
+    """Run the benchmark and print its JSON."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--memories", type=int, default=100_000)
+    parser.add_argument("--journal", type=int, default=10_000)
+    parser.add_argument("--ticks", type=int, default=40)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--workdir", type=Path, default=None, help="keep the database here")
+    args = parser.parse_args()
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="awake-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    path = workdir / f"awake-{args.memories}-{args.journal}.db"
+    if not path.exists():
+        _fill(path, args.memories, args.journal)
+    result = asyncio.run(_run(path, args.ticks, args.warmup))
+    print(
+        json.dumps(
+            {
+                "benchmark": "awake_tick",
+                "memories": args.memories,
+                "journal_entries": args.journal,
+                "embedder": "hashing-384 (query embedding included, ~0.1 ms)",
+                "load": os.getloadavg(),
+                **result,
+            },
+            indent=2,
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,433 @@
+"""The worker fleet under load: N assistants, one event each per minute, 1/2/4 workers.
+
+A real PostgreSQL (``mindspace.testing.LocalPostgres``), real ``mindspace worker``
+processes and the stand-in model (``ChatCompletionsServer``) answering every request
+after ``--latency`` seconds. The load generator does what ``serve --ticks queue`` does
+for a posted event: it stores the event and enqueues a prompt tick. Every event's text
+carries a token, so the stand-in knows when the model worked on it.
+
+For each worker count it reports:
+
+* ``ticks_per_s``: ticks the workers ran (event ticks and the follow-up ticks that find
+  nothing more to do) over the load window;
+* ``exactly_once``: every event is ``done`` with its reply, the model saw each event once,
+  and each assistant stored one user message per event;
+* ``event_to_reply_minus_llm_ms`` (p50/p95): from storing the event to seeing it
+  ``done`` (the generator polls every 20 ms), minus the model's time on it;
+* ``fleet_overhead_ms`` (p50/p95): event-to-reply minus the whole tick as the worker
+  timed it, i.e. the queue and scheduling (enqueue, notify, fetch, lock, job bookkeeping)
+  plus the 20 ms polling granularity of this measurement;
+* ``cpu_ms_per_tick``: user+sys CPU of the worker processes over the window, per tick;
+  ``postgres_cpu_ms_per_tick``: the same for the database's backends;
+* ``pg_connections_max``: most connections to the database seen in pg_stat_activity.
+
+Before the worker counts, ``queue_only`` runs the queue with an empty tick (each job
+defers the next under the same locks) in this process: the fleet's own CPU per tick,
+in the worker and in PostgreSQL.
+
+Run:  PYTHONPATH=src .venv/bin/python bench/fleet.py [--assistants 1000] [--seconds 60]
+      [--workers 1,2,4] [--concurrency 16] [--latency 0.3] [--per-minute 1]
+Prints one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from mindspace import Assistant, Settings
+from mindspace.fleet import Fleet
+from mindspace.llm import OfflineLLM
+from mindspace.storage import SqlStore
+from mindspace.testing import ChatCompletionsServer
+from mindspace.testing.chat_server import Step
+from mindspace.testing.postgres import LocalPostgres
+
+TOKEN = re.compile(r"<(t\d+)>")
+TICK_LINE = re.compile(
+    r"^\S+ (\S+): (event|idle|autonomous|sleep|context) tick.*?(?:\((evt_\w+)\))?"
+    r" in ([\d.]+) s",
+    re.M,
+)
+IDLE_LINE = re.compile(r"^\S+ (\S+): idle tick \(([\d.]+) s\)", re.M)
+
+
+class Model:
+    """The stand-in: answers after ``latency`` s and notes when it worked on each token."""
+
+    def __init__(self, latency: float) -> None:
+        self.latency = latency
+        self.spans: dict[str, tuple[float, float]] = {}
+        self.seen: Counter[str] = Counter()
+        self.lock = threading.Lock()
+
+    def respond(self, body: dict[str, Any]) -> Step:
+        users = [m["content"] for m in body["messages"] if m["role"] == "user"]
+        found = TOKEN.search(users[-1] if users else "")
+        start = time.monotonic()
+        time.sleep(self.latency)
+        if found:
+            with self.lock:
+                self.seen[found.group(1)] += 1
+                self.spans[found.group(1)] = (start, time.monotonic())
+        return Step(content="Coming right up.")
+
+
+def cpu_seconds(pid: int) -> float:
+    """user+sys CPU seconds of one process (0 when it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def seed(url: str, count: int) -> list[str]:
+    store = SqlStore(url)
+    settings = Settings(embedder="none")
+    keys = [f"npc{n:04d}" for n in range(count)]
+    for key in keys:
+        Assistant.open(store, key, llm=OfflineLLM(announce=False), settings=settings)
+    store.close()
+    return keys
+
+
+async def load(
+    url: str,
+    conninfo: str,
+    keys: list[str],
+    seconds: float,
+    worker_pids: list[int],
+    per_minute: float = 1.0,
+) -> dict[str, Any]:
+    """Post ``per_minute`` events per assistant per minute for ``seconds``; await replies."""
+    store = SqlStore(url)
+    settings = Settings(embedder="none")
+    fleet = Fleet(url)
+    assistants = {
+        k: Assistant.open(store, k, llm=OfflineLLM(announce=False), settings=settings) for k in keys
+    }
+    interval = 60.0 / (len(keys) * per_minute)
+    posted: dict[str, tuple[str, str, float]] = {}  # event id -> (key, token, stored at)
+    done_at: dict[str, float] = {}
+    connections: list[int] = []
+    async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as conn:
+        backends = [
+            pid
+            for (pid,) in await (
+                await conn.execute(
+                    "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+                )
+            ).fetchall()
+        ]
+
+        async def watch(stop: asyncio.Event) -> None:
+            while not stop.is_set() or len(done_at) < len(posted):
+                waiting = [e for e in posted if e not in done_at]
+                if waiting:
+                    rows = await (
+                        await conn.execute(
+                            "SELECT id FROM events WHERE status = 'done' AND id = ANY(%s)",
+                            (waiting,),
+                        )
+                    ).fetchall()
+                    now = time.monotonic()
+                    for (event_id,) in rows:
+                        done_at[event_id] = now
+                count = await (
+                    await conn.execute(
+                        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                    )
+                ).fetchone()
+                connections.append(int(count[0]) if count else 0)
+                await asyncio.sleep(0.02)
+
+        async with fleet.app.open_async():
+            cpu_before = sum(cpu_seconds(p) for p in worker_pids)
+            pg_before = {p: cpu_seconds(p) for p in backends}
+            stop = asyncio.Event()
+            watcher = asyncio.create_task(watch(stop))
+            started = time.monotonic()
+            n = 0
+            while (due := started + n * interval) < started + seconds:
+                await asyncio.sleep(max(0.0, due - time.monotonic()))
+                key = keys[n % len(keys)]
+                token = f"t{n}"
+                event = assistants[key].enqueue_event(
+                    f"[{key}] <{token}> a pint", source_entity="Bob"
+                )
+                posted[event.id] = (key, token, time.monotonic())
+                await fleet.schedule(key, 0.0, prompt=True)
+                n += 1
+            stop.set()
+            await asyncio.wait_for(watcher, timeout=300)
+            window = time.monotonic() - started
+            cpu_after = sum(cpu_seconds(p) for p in worker_pids)
+        pg_pids = [
+            pid
+            for (pid,) in await (
+                await conn.execute(
+                    "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+                )
+            ).fetchall()
+        ]
+    store.close()
+    pg_cpu = sum(cpu_seconds(p) - pg_before.get(p, 0.0) for p in set(pg_pids))
+    return {
+        "posted": posted,
+        "done_at": done_at,
+        "window": window,
+        "worker_cpu": cpu_after - cpu_before,
+        "connections": max(connections, default=0),
+        "pg_cpu": pg_cpu,
+    }
+
+
+class NoopFleet(Fleet):
+    """The fleet's queue with an empty tick: each job schedules the next at once.
+
+    Every job goes through what a real tick's job does around ``Assistant.tick()``:
+    fetched under the assistant's lock, finished, and the next deferred with the
+    queueing lock; what it costs is the fleet's own overhead per tick.
+    """
+
+    def __init__(self, url: str, budget: int) -> None:
+        self.budget = budget
+        super().__init__(url, pool_size=20)
+
+    async def _tick(self, assistant: str, failures: int = 0) -> None:
+        self.ticks_run += 1
+        if self.ticks_run + 16 <= self.budget:
+            await self.schedule(assistant, 0.0)
+
+
+async def queue_overhead(url: str, conninfo: str, assistants: int, jobs: int) -> dict[str, Any]:
+    """CPU and wall time per job of the queue alone, one worker with concurrency 16."""
+    fleet = NoopFleet(url, jobs)
+    await fleet.prepare()
+    connect = psycopg.AsyncConnection.connect(conninfo, autocommit=True)
+    async with await connect as conn, fleet.app.open_async():
+        for n in range(assistants):
+            await fleet.schedule(f"npc{n:04d}", 0.0)
+        backends = [
+            pid
+            for (pid,) in await (
+                await conn.execute(
+                    "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+                )
+            ).fetchall()
+        ]
+        pg_before = {p: cpu_seconds(p) for p in backends}
+        cpu, wall = time.process_time(), time.perf_counter()
+        await fleet.app.run_worker_async(
+            concurrency=16,
+            wait=False,
+            listen_notify=True,
+            delete_jobs="successful",
+            install_signal_handlers=False,
+            fetch_job_polling_interval=0.1,
+        )
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        after = await (
+            await conn.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+            )
+        ).fetchall()
+        # connections the pool opened during the run count from zero
+        pg_cpu = sum(cpu_seconds(p) - pg_before.get(p, 0.0) for (p,) in after)
+    done = fleet.ticks_run
+    return {
+        "jobs": done,
+        "jobs_per_s": round(done / wall, 1),
+        "worker_cpu_ms_per_job": round(1000 * cpu / done, 2),
+        "postgres_cpu_ms_per_job": round(1000 * pg_cpu / done, 2),
+    }
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def run_count(
+    pg: LocalPostgres,
+    workers: int,
+    args: argparse.Namespace,
+    model: Model,
+    server_url: str,
+    tmp: Path,
+) -> dict[str, Any]:
+    name = f"fleet{workers}"
+    url = pg.new_database(name)
+    conninfo = pg.conninfo(name)
+    keys = seed(url, args.assistants)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MINDSPACE_")}
+    env.update(
+        MINDSPACE_LLM_BASE_URL=server_url,
+        MINDSPACE_LLM_MODEL="scripted",
+        MINDSPACE_EMBEDDER="none",
+        MINDSPACE_DATA_DIR=str(tmp),
+        PYTHONUNBUFFERED="1",
+    )
+    logs = [tmp / f"{name}-{i}.log" for i in range(workers)]
+    procs = []
+    for log in logs:
+        with log.open("wb") as out:
+            procs.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "mindspace.hosts.cli",
+                        "worker",
+                        "--db",
+                        url,
+                        "--concurrency",
+                        str(args.concurrency),
+                        "--verbose",
+                    ],
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                )
+            )
+    deadline = time.monotonic() + 300
+    while not all("need ticks" in log.read_text() for log in logs):
+        if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
+            raise SystemExit("a worker did not start:\n" + "\n".join(f.read_text() for f in logs))
+        time.sleep(0.2)
+    model.spans.clear()
+    model.seen.clear()
+    result = asyncio.run(
+        load(url, conninfo, keys, args.seconds, [p.pid for p in procs], args.per_minute)
+    )
+    for proc in procs:
+        proc.send_signal(signal.SIGTERM)
+    for proc in procs:
+        proc.wait(60)
+    text = "\n".join(log.read_text() for log in logs)
+    tick_seconds = {m.group(3): float(m.group(4)) for m in TICK_LINE.finditer(text) if m.group(3)}
+    ticks = len(TICK_LINE.findall(text)) + len(IDLE_LINE.findall(text))
+    posted, done_at = result["posted"], result["done_at"]
+    e2r, minus_llm, overhead = [], [], []
+    for event_id, (_key, token, stored) in posted.items():
+        if event_id not in done_at or token not in model.spans:
+            continue
+        total = done_at[event_id] - stored
+        llm = model.spans[token][1] - model.spans[token][0]
+        e2r.append(total)
+        minus_llm.append(total - llm)
+        if event_id in tick_seconds:
+            overhead.append(total - tick_seconds[event_id])
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        statuses = Counter(s for (s,) in conn.execute("SELECT status FROM events").fetchall())
+        users = dict(
+            conn.execute(
+                "SELECT a.key, count(*) FROM messages m JOIN assistants a ON a.id = m.assistant_id "
+                "WHERE m.role = 'user' GROUP BY a.key"
+            ).fetchall()
+        )
+    expected = Counter(key for key, _, _ in posted.values())
+    once = (
+        statuses == Counter({"done": len(posted)})
+        and all(model.seen[token] == 1 for _, token, _ in posted.values())
+        and all(users.get(k, 0) == c for k, c in expected.items())
+    )
+    window = result["window"]
+    pg.drop_database(name)
+    return {
+        "workers": workers,
+        "events": len(posted),
+        "ticks": ticks,
+        "window_s": round(window, 1),
+        "ticks_per_s": round(ticks / window, 1),
+        "offered_events_per_s": round(len(posted) / args.seconds, 1),
+        "exactly_once": once,
+        "event_statuses": dict(statuses),
+        "event_to_reply_ms": {
+            "p50": round(1000 * percentile(e2r, 0.5)),
+            "p95": round(1000 * percentile(e2r, 0.95)),
+        },
+        "event_to_reply_minus_llm_ms": {
+            "p50": round(1000 * percentile(minus_llm, 0.5)),
+            "p95": round(1000 * percentile(minus_llm, 0.95)),
+        },
+        "fleet_overhead_ms": {
+            "p50": round(1000 * percentile(overhead, 0.5), 1),
+            "p95": round(1000 * percentile(overhead, 0.95), 1),
+        },
+        "cpu_ms_per_tick": round(1000 * result["worker_cpu"] / max(ticks, 1), 2),
+        "postgres_cpu_ms_per_tick": round(1000 * result["pg_cpu"] / max(ticks, 1), 2),
+        "pg_connections_max": result["connections"],
+        "errors_in_logs": text.count("Traceback"),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--assistants", type=int, default=1000)
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--workers", default="1,2,4")
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--latency", type=float, default=0.3)
+    parser.add_argument("--queue-jobs", type=int, default=3000, help="Jobs of the queue-only run.")
+    parser.add_argument(
+        "--per-minute", type=float, default=1.0, help="Events per assistant per minute."
+    )
+    args = parser.parse_args()
+    model = Model(args.latency)
+    runs = []
+    with tempfile.TemporaryDirectory(prefix="fleet-bench-") as tmp_dir:
+        tmp = Path(tmp_dir)
+        os.chmod(tmp, 0o755)
+        with LocalPostgres(tmp / "pg") as pg, ChatCompletionsServer(respond=model.respond) as srv:
+            url = pg.new_database("queueonly")
+            queue_only = asyncio.run(
+                queue_overhead(url, pg.conninfo("queueonly"), 100, args.queue_jobs)
+            )
+            print(json.dumps({"queue_only": queue_only}), file=sys.stderr, flush=True)
+            pg.drop_database("queueonly")
+            for count in (int(c) for c in args.workers.split(",")):
+                runs.append(run_count(pg, count, args, model, srv.url, tmp))
+                print(json.dumps(runs[-1]), file=sys.stderr, flush=True)
+    print(
+        json.dumps(
+            {
+                "bench": "fleet",
+                "assistants": args.assistants,
+                "events_per_assistant_per_minute": args.per_minute,
+                "seconds_per_count": args.seconds,
+                "concurrency_per_worker": args.concurrency,
+                "llm_latency_s": args.latency,
+                "machine": {
+                    "cpus": os.cpu_count(),
+                    "python": platform.python_version(),
+                    "loadavg": Path("/proc/loadavg").read_text().split()[:3],
+                },
+                "queue_only": queue_only,
+                "runs": runs,
+            },
+            indent=2,
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

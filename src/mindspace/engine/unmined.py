@@ -1,0 +1,161 @@
+"""Which conversation messages a compacting tick mines, without listing the history.
+
+Mining reads, per entity, the messages after that entity's watermark, a few batches a
+tick (:func:`~mindspace.memory.mining.mine_conversations`). Listing and sorting every
+message of every thread to find them made each tick O(history). One
+:class:`UnminedIndex` per :class:`~mindspace.state.unit.StateCache` keeps each entity's
+minable messages (user and assistant words, numbered ``m<n>``) as sorted numbers and
+listens to committed writes; a reload of the cache drops it and the next use rebuilds it.
+A tick then reads only the threads it can reach (those whose unmined part starts first)
+and only as many messages as its budget of calls can take, and counts what is left by
+bisection.
+"""
+
+from __future__ import annotations
+
+import weakref
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from mindspace.engine.records import ConversationMessage
+from mindspace.memory.mining import Utterance
+from mindspace.state.models import Record
+from mindspace.state.unit import StateCache, Unit
+
+__all__ = ["UnminedIndex", "minable_number", "unmined_for_tick"]
+
+
+def minable_number(message: ConversationMessage) -> int | None:
+    """The message's number when mining reads it (an entity's or a reply's words), else None."""
+    digits = message.id.lstrip("m")
+    if not message.entity or not (message.content or "").strip() or not digits.isdigit():
+        return None
+    return int(digits) if message.role in ("user", "assistant") else None
+
+
+@dataclass
+class _Thread:
+    """One entity's minable messages: numbers (sorted) and keys, the user ones apart."""
+
+    numbers: list[int] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)
+    users: list[int] = field(default_factory=list)
+
+
+class UnminedIndex:
+    """The minable messages of one cache, per entity (a cache listener)."""
+
+    def __init__(self) -> None:
+        self._threads: dict[str, _Thread] = {}
+        self._where: dict[str, tuple[str, int, bool]] = {}  # key -> (entity, number, user)
+        self._epoch: int | None = None
+
+    def applied(self, key: str, record: Record | None) -> None:
+        """Follow a committed write or delete of a message."""
+        if self._epoch is None:
+            return
+        self._remove(key)
+        if isinstance(record, ConversationMessage):
+            self._add(record)
+
+    def reset(self) -> None:
+        """The cache was reloaded: rebuild on next use."""
+        self._epoch = None
+
+    def threads(self, cache: StateCache) -> dict[str, _Thread]:
+        """Every entity's minable messages, rebuilt first when the cache was reloaded."""
+        if self._epoch != cache.epoch:
+            self._threads, self._where = {}, {}
+            for message in cache.records(ConversationMessage).values():
+                self._add(message)
+            self._epoch = cache.epoch
+        return self._threads
+
+    def _add(self, message: ConversationMessage) -> None:
+        number = minable_number(message)
+        if number is None:
+            return
+        thread = self._threads.setdefault(message.entity, _Thread())
+        at = bisect_right(thread.numbers, number)
+        thread.numbers.insert(at, number)
+        thread.keys.insert(at, message.id)
+        user = message.role == "user"
+        if user:
+            thread.users.insert(bisect_right(thread.users, number), number)
+        self._where[message.id] = (message.entity, number, user)
+
+    def _remove(self, key: str) -> None:
+        found = self._where.pop(key, None)
+        if found is None:
+            return
+        entity, number, user = found
+        thread = self._threads[entity]
+        at = bisect_left(thread.numbers, number)
+        while thread.keys[at] != key:
+            at += 1
+        del thread.numbers[at], thread.keys[at]
+        if user:
+            del thread.users[bisect_left(thread.users, number)]
+        if not thread.numbers:
+            del self._threads[entity]
+
+
+_INDEXES: weakref.WeakKeyDictionary[StateCache, UnminedIndex] = weakref.WeakKeyDictionary()
+
+
+def unmined_index(cache: StateCache) -> UnminedIndex:
+    """The index of ``cache``, created (and listening) on first use."""
+    index = _INDEXES.get(cache)
+    if index is None:
+        index = UnminedIndex()
+        cache.listen(ConversationMessage.kind, index)
+        _INDEXES[cache] = index
+    return index
+
+
+def unmined_for_tick(
+    unit: Unit, watermarks: Mapping[str, int], calls: int, per_call: int
+) -> tuple[list[Utterance], Callable[[Mapping[str, int]], int]] | None:
+    """The messages a tick of ``calls`` mining requests can reach, and a count of the rest.
+
+    Returns the utterances of the (at most ``calls``) threads whose unmined part starts
+    first, each cut before the first entity message this tick's budget cannot take, and
+    a function giving how many entity messages stay unmined past given watermarks. None
+    when the unit holds uncommitted messages (the caller then reads the whole history).
+    """
+    if any(kind == ConversationMessage.kind for kind, _ in unit.pending_changes()):
+        return None
+    threads = unmined_index(unit.cache).threads(unit.cache)
+    heads: list[tuple[int, str, int, int]] = []
+    for entity, thread in threads.items():
+        mark = watermarks.get(entity, 0)
+        first_user = bisect_right(thread.users, mark)
+        if first_user == len(thread.users):
+            continue  # no words from the entity left: nothing to mine
+        start = bisect_right(thread.numbers, mark)
+        heads.append((thread.numbers[start], entity, start, first_user))
+    heads.sort()
+    records = unit.cache.records(ConversationMessage)
+    said: list[Utterance] = []
+    for _, entity, start, first_user in heads[: max(0, calls)]:
+        thread = threads[entity]
+        cap = first_user + max(0, calls) * per_call
+        end = (
+            len(thread.numbers)
+            if cap >= len(thread.users)
+            else bisect_left(thread.numbers, thread.users[cap])
+        )
+        for number, key in zip(thread.numbers[start:end], thread.keys[start:end], strict=True):
+            message = records[key]
+            role: Literal["user", "assistant"] = "user" if message.role == "user" else "assistant"
+            said.append(Utterance(number, entity, role, message.content or "", message.created_at))
+
+    def remaining(marks: Mapping[str, int]) -> int:
+        return sum(
+            len(thread.users) - bisect_right(thread.users, marks.get(entity, 0))
+            for entity, thread in threads.items()
+        )
+
+    return said, remaining

@@ -1,0 +1,114 @@
+"""A compacting tick mines exactly what reading the whole history would, at O(batch).
+
+The reference runs :func:`mine_conversations` on every message (as the tick did before
+the unmined index) in a throwaway child unit before each tick; the tick must report the
+same requests, messages and remaining count, and leave the same watermarks.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Literal
+
+from mindspace import Assistant, FunctionLLM, ManualClock, Settings
+from mindspace.clock import format_time
+from mindspace.embeddings import HashingEmbedder
+from mindspace.engine.records import ConversationMessage
+from mindspace.engine.unmined import minable_number, unmined_index
+from mindspace.llm.port import Message, ToolSchema
+from mindspace.memory.mining import MiningResult, MiningState, Utterance, mine_conversations
+from mindspace.memory.semantic import SemanticMemory
+from mindspace.state.unit import Unit
+
+PEOPLE = ("Alice", "Bob", "Carol", "")
+ROLES: tuple[Literal["user", "assistant", "tool", "system"], ...] = (
+    "user",
+    "user",
+    "assistant",
+    "assistant",
+    "tool",
+    "system",
+)
+
+
+def miner(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> str:
+    """One fact per mining request (so memories are stored), nothing for anything else."""
+    first = messages[0].content or ""
+    if first.startswith("Extract facts from this conversation with "):
+        who = first.split("with ", 1)[1].split(".", 1)[0]
+        return json.dumps([{"fact": f"{who} spoke {len(first)}", "entity": who, "importance": 4}])
+    return "[]"
+
+
+def add_messages(unit: Unit, rng: random.Random, numbers: range, clock: ManualClock) -> None:
+    for number in numbers:
+        unit.put(
+            ConversationMessage(
+                id=f"m{number}",
+                entity=rng.choice(PEOPLE),
+                role=rng.choice(ROLES),
+                content=rng.choice(("hello there", "the well is dry", "  ", None, "ale!")),
+                created_at=format_time(clock.now()),
+            )
+        )
+
+
+async def full_scan(assistant: Assistant, settings: Settings) -> tuple[MiningResult, MiningState]:
+    """What mining did before the index: every message, in a child unit thrown away."""
+    core = assistant.core
+    unit = core.read().child()
+    said = []
+    for m in unit.all(ConversationMessage):
+        number = minable_number(m)
+        if number is not None:
+            role: Literal["user", "assistant"] = "user" if m.role == "user" else "assistant"
+            said.append(Utterance(number, m.entity, role, m.content or "", m.created_at))
+    memory = SemanticMemory(unit, core.clock, settings, core.embedder, core.memory_index)
+    result = await mine_conversations(unit, settings, core.llm, core.guard, memory, said)
+    return result, unit.doc(MiningState)
+
+
+async def test_each_tick_mines_what_reading_every_message_would(
+    make_assistant: Callable[..., Assistant], clock: ManualClock, tmp_path: Path
+) -> None:
+    rng = random.Random(7)
+    settings = Settings(data_dir=tmp_path, mining_calls_per_tick=2, mining_messages_per_call=2)
+
+    def open_assistant() -> Assistant:
+        return make_assistant(
+            "gossip", llm=FunctionLLM(miner), settings=settings, embedder=HashingEmbedder(64)
+        )
+
+    assistant = open_assistant()
+    with assistant.core.transaction() as unit:
+        add_messages(unit, rng, range(1, 201), clock)
+    await assistant.sleep("night")
+    index = unmined_index(assistant.core.state)
+    ticks = 0
+    while True:
+        ticks += 1
+        assert ticks < 80, "mining never finished"
+        if ticks == 3:  # more words arrive, and old ones are compacted away
+            with assistant.core.transaction() as unit:
+                add_messages(unit, rng, range(201, 221), clock)
+                for number in range(1, 40, 3):
+                    unit.delete(ConversationMessage, f"m{number}")
+        if ticks == 5:  # another process writes: this cache reloads
+            with open_assistant().core.transaction() as unit:
+                add_messages(unit, rng, range(221, 231), clock)
+        expected, watermarks = await full_scan(assistant, settings)
+        result = await assistant.tick()
+        clock.advance(minutes=1)
+        assert result.sleep is not None
+        mined = result.sleep.operations["mine_conversations"]
+        for name in ("requests", "batches", "messages", "remaining", "completed", "facts_stored"):
+            assert mined[name] == expected.to_dict()[name], (ticks, name)
+        assert assistant.core.read().doc(MiningState) == watermarks
+        if result.sleep.phase_after != "compacting":
+            break
+    assert ticks > 5
+    assert assistant.core.read().doc(MiningState).facts_stored > 0
+    assert index is unmined_index(assistant.core.state)
