@@ -9,7 +9,6 @@ import pytest
 from mindspace import Assistant, ManualClock, Settings
 from mindspace.embeddings import HashingEmbedder
 from mindspace.llm import OfflineLLM
-from mindspace.memory.records import Memory, MemoryLinks
 from mindspace.storage import SqlStore
 from mindspace.storage.pg_semantic import PgSemanticIndex
 
@@ -94,16 +93,20 @@ async def test_a_night_consolidates_and_links_memories_in_the_database(
             dreaming.append(ops["run_dreaming_tick"])
             if ops["run_dreaming_tick"]["remaining"] == 0:
                 break
-    unit = pg_assistant.core.read()
-    memories = unit.all(Memory)
+    store = pg_assistant.core.store
+    assert isinstance(store, SqlStore)
+    owner = pg_assistant.core.info.id
+    memories = store.page(owner, "memory", offset=0, limit=1000, newest_first=False)
+    links = store.page(owner, "memory_links", offset=0, limit=1000, newest_first=False)
     assert len(memories) == 30
     assert pg_assistant.core.memory_index.count() == 30
-    assert len(unit.all(MemoryLinks)) == len(memories)  # every memory processed once
+    assert sorted(x["memory_id"] for x in links) == sorted(m["id"] for m in memories)
     assert sum(d["links_created"] for d in dreaming) > 0
-    ids = {m.id for m in memories}
-    for links in unit.all(MemoryLinks):
-        assert links.memory_id not in {link.id for link in links.linked_to}
-        assert {link.id for link in links.linked_to} <= ids
+    ids = {m["id"] for m in memories}
+    for record in links:
+        linked = {link["id"] for link in record["linked_to"]}
+        assert record["memory_id"] not in linked  # never linked to itself
+        assert linked <= ids
     found = await pg_assistant.call_tool("recall_memories", {"query": "lantern oil", "limit": 3})
     assert found["memories"]
     assert all("lantern oil" in m["content"] for m in found["memories"])
