@@ -120,13 +120,20 @@ def _wait_for(url: str, server: subprocess.Popen[str]) -> None:
 
 
 def test_six_writers_on_one_assistant_lose_nothing(tmp_path: Path) -> None:
+    _six_writers(tmp_path, str(tmp_path / "shared.db"))
+
+
+def test_six_writers_on_postgresql_lose_nothing(tmp_path: Path, pg_url: str) -> None:
+    _six_writers(tmp_path, pg_url)
+
+
+def _six_writers(tmp_path: Path, db: str) -> None:
     env = _env(tmp_path)
-    db = tmp_path / "shared.db"
     go = tmp_path / "go"
     open_assistant("barkeep", db=db)  # the writers open it without creating it
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
-    serve = ["serve", "--port", str(port), "--db", str(db)]
+    serve = ["serve", "--port", str(port), "--db", db]
     server = subprocess.Popen(
         [sys.executable, "-m", "mindspace.hosts.cli.app", *serve],
         env=env,
@@ -136,8 +143,8 @@ def test_six_writers_on_one_assistant_lose_nothing(tmp_path: Path) -> None:
     )
     writers: list[subprocess.Popen[str]] = []
     try:
-        plan = [("python", f"py{n}", str(db)) for n in range(4)]
-        plan += [("http", "http", url), ("cli", "cli", str(db))]
+        plan = [("python", f"py{n}", db) for n in range(4)]
+        plan += [("http", "http", url), ("cli", "cli", db)]
         for mode, name, target in plan:
             command = [sys.executable, "-c", _WRITER, mode, name, target, str(go), str(CALLS)]
             writers.append(

@@ -204,3 +204,24 @@ def test_the_cli_prints_the_table_and_writes_exactly_the_json_shape(tmp_path: Pa
     )
     assert missing.returncode == 1
     assert missing.stderr.startswith("error: No LoCoMo file")
+
+
+async def test_the_smoke_run_scores_the_same_on_postgresql(tmp_path: Path, pg_url: str) -> None:
+    from mindspace.storage.sql import SqlStore
+
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps(_conversation()))
+    on_sqlite = await run_locomo(path, embedder=HashingEmbedder(256))
+    on_postgres = await run_locomo(
+        path, embedder=HashingEmbedder(256), store_factory=lambda _sample: SqlStore(pg_url)
+    )
+
+    assert on_postgres["questions"] == on_sqlite["questions"] == 4
+    product = on_postgres["product"]
+    assert product["by_category"]["4"]["hit@5"] == 100.0
+    assert product["by_category"]["1"]["recall@10"] == 100.0
+    # The bar is "within 2 points"; on four questions any miss costs 25, so the
+    # product's scores must be equal.
+    for overall in ("overall_1_4", "overall_1_5"):
+        for metric, value in on_sqlite["product"][overall].items():
+            assert abs(product[overall][metric] - value) <= 2.0, (overall, metric)

@@ -45,6 +45,7 @@ from mindspace.errors import InvalidInputError, RecordNotFoundError, ToolExecuti
 from mindspace.llm.port import LLM
 from mindspace.memory.index import MemoryIndex
 from mindspace.state.port import AssistantInfo, Store
+from mindspace.state.semantic import SemanticIndex, SemanticStore
 from mindspace.state.unit import StateCache, Unit
 from mindspace.tools import ToolRegistry, default_registry
 from mindspace.tools.runner import ToolOutcome
@@ -55,6 +56,14 @@ from mindspace.workspace.records import ContextUsage, SessionMetrics
 __all__ = ["Assistant", "assistant_tools"]
 
 logger = logging.getLogger("mindspace.engine")
+
+
+def _memory_index(store: Store, state: StateCache, embedder: Embedder | None) -> SemanticIndex:
+    """The store's own memory search when it has one (PostgreSQL), else the embedded index."""
+    name = embedder.name if embedder else None
+    if isinstance(store, SemanticStore):
+        return store.semantic_index(state, name)
+    return MemoryIndex(state, name)
 
 
 def assistant_tools() -> ToolRegistry:
@@ -107,7 +116,7 @@ class Assistant:
             tools=registry,
             guard=PersonaGuard(self_names),
             embedder=embedder,
-            memory_index=MemoryIndex(state, embedder.name if embedder else None),
+            memory_index=_memory_index(store, state, embedder),
             prompt_builder=PromptBuilder(settings),
         )
         """The engine's shared state and ports (for the engine and tests; hosts use

@@ -27,8 +27,8 @@ from mindspace.engine.prompting import PromptBuilder
 from mindspace.engine.world import World
 from mindspace.errors import ConcurrencyError
 from mindspace.llm.port import LLM
-from mindspace.memory.index import MemoryIndex
 from mindspace.state.port import AssistantInfo, Store
+from mindspace.state.semantic import SemanticIndex
 from mindspace.state.unit import StateCache, Unit
 from mindspace.tools.base import ToolContext
 from mindspace.tools.registry import ToolRegistry
@@ -60,7 +60,7 @@ class EngineCore:
     tools: ToolRegistry
     guard: PersonaGuard
     embedder: Embedder | None
-    memory_index: MemoryIndex
+    memory_index: SemanticIndex
     prompt_builder: PromptBuilder
     notifier: Notifier = field(default_factory=Notifier)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)

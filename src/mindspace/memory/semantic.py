@@ -19,10 +19,11 @@ from mindspace.clock import Clock, format_time
 from mindspace.config import Settings
 from mindspace.embeddings.port import Embedder, Vectors, embed_async
 from mindspace.errors import InvalidArgumentsError, NotFoundError
-from mindspace.memory.index import Hit, MemoryIndex, rrf
+from mindspace.memory.index import rrf
 from mindspace.memory.lexical import tokenize
 from mindspace.memory.records import Memory, SourceType, memory_key
 from mindspace.state.models import Document
+from mindspace.state.semantic import Hit, SemanticIndex
 from mindspace.state.unit import Unit
 from mindspace.workspace.limits import bounded_text
 
@@ -141,7 +142,7 @@ class SemanticMemory:
         clock: Clock,
         settings: Settings,
         embedder: Embedder | None,
-        index: MemoryIndex,
+        index: SemanticIndex,
     ) -> None:
         self.unit = unit
         self.clock = clock

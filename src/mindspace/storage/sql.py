@@ -1,7 +1,10 @@
 """The SQL store on SQLAlchemy 2: SQLite by default, PostgreSQL through the same schema.
 
-Only portable SQL is issued (Core ``insert``/``update``/``delete``/``select``); the one
-place that knows about a dialect is :func:`_tune_sqlite`, which turns on WAL, foreign
+Only portable SQL is issued (Core ``insert``/``update``/``delete``/``select``) apart from
+two places that know about a dialect. On PostgreSQL, memories carry search columns and
+postings (:mod:`mindspace.storage.pg_memory`) that every commit fills, and
+:meth:`SqlStore.semantic_index` searches them in the database
+(:mod:`mindspace.storage.pg_semantic`). :func:`_tune_sqlite` turns on WAL, foreign
 keys and a busy timeout for SQLite files, and takes over ``BEGIN`` from the driver (the
 recipe in SQLAlchemy's pysqlite notes) so DDL is transactional and a writing transaction
 takes the write lock up front (``BEGIN IMMEDIATE``) instead of failing on a stale
@@ -15,6 +18,7 @@ directory is made. An existing file is still migrated to the current schema.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -27,6 +31,7 @@ from sqlalchemy import (
     Connection,
     Delete,
     Engine,
+    Table,
     Update,
     bindparam,
     create_engine,
@@ -44,12 +49,26 @@ from sqlalchemy.exc import SQLAlchemyError
 from mindspace.clock import format_time
 from mindspace.config import database_url
 from mindspace.errors import AssistantNotFoundError, ConcurrencyError, ConfigError, StorageError
+from mindspace.memory.index import MemoryIndex
 from mindspace.state.port import AssistantInfo, Change, StoredRecord
+from mindspace.state.semantic import SemanticIndex
+from mindspace.state.unit import StateCache
 from mindspace.storage.feed import read_feed, record_feed
 from mindspace.storage.migrations import migrate
-from mindspace.storage.tables import KINDS, KindTable, assistants, events
+from mindspace.storage.pg_memory import (
+    PG_COLUMNS,
+    PG_MEMORIES,
+    ensure_hnsw,
+    index_terms,
+    old_lengths,
+    search_values,
+)
+from mindspace.storage.pg_semantic import PgSemanticIndex
+from mindspace.storage.tables import KINDS, KindTable, assistants, events, memories
 
 __all__ = ["SqlStore", "sqlite_file"]
+
+logger = logging.getLogger("mindspace.storage")
 
 _KEY_MAX = 128
 
@@ -102,6 +121,7 @@ class SqlStore:
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _tune_sqlite)
             event.listen(self.engine, "begin", _begin_sqlite)
+        self._hnsw_dims: set[int] = set()
         if migrate_schema:
             with self._transaction(f"migrating {url!r}", write=True) as conn:
                 migrate(conn)
@@ -257,6 +277,7 @@ class SqlStore:
 
     def commit(self, assistant_id: int, expected_revision: int, changes: Sequence[Change]) -> int:
         """Apply ``changes`` in one transaction after checking the revision."""
+        dims: set[int] = set()
         with self._transaction("committing changes", write=True) as conn:
             bumped = conn.execute(
                 update(assistants)
@@ -270,23 +291,78 @@ class SqlStore:
                     f"revision {expected_revision!r}; its state was reloaded - retry the call."
                 )
             inserts: dict[str, list[dict[str, Any]]] = {}
+            searched: dict[str, dict[str, Any] | None] = {}  # memories, on PostgreSQL
+            before: dict[str, int] = {}
+            if self.postgres:
+                keys = [c.key for c in changes if c.kind == "memory" and not c.new]
+                before = old_lengths(conn, assistant_id, keys)
             for change in changes:
                 spec = _kind(change.kind)
-                updating, deleting = _statements(change.kind)
+                searching = self.postgres and spec.table is memories
+                updating, deleting = _statements(change.kind, searching)
                 where = {"_owner": assistant_id, "_key": change.key}
                 if change.record is None:
                     conn.execute(deleting, where)
+                    if searching:
+                        searched[change.key] = None
                     continue
                 row = _row(spec, change.record)
+                if searching:
+                    searched[change.key] = dict(row)
+                    row.update(_search_values(row))
+                    if row["vec"] is not None:
+                        dims.add(len(row["vec"]) // 4)
                 values = {f"_set_{name}": value for name, value in row.items()}
                 if change.new or conn.execute(updating, {**where, **values}).rowcount == 0:
                     inserts.setdefault(change.kind, []).append(
                         {"assistant_id": assistant_id, **row}
                     )
             for kind, rows in inserts.items():
-                conn.execute(insert(_kind(kind).table), rows)
+                conn.execute(insert(self._table(_kind(kind))), rows)
+            if searched:
+                index_terms(conn, assistant_id, searched, before)
             record_feed(conn, assistant_id, expected_revision + 1, changes)
+        self._ensure_hnsw(dims)
         return expected_revision + 1
+
+    # -- PostgreSQL memory search --------------------------------------------------------
+    @property
+    def postgres(self) -> bool:
+        """Whether this store is on PostgreSQL (memory search then runs in the database)."""
+        return self.engine.dialect.name == "postgresql"
+
+    def _table(self, spec: KindTable) -> Table:
+        """Where ``spec``'s rows are written: memories on PostgreSQL carry search columns."""
+        return PG_MEMORIES if self.postgres and spec.table is memories else spec.table
+
+    def _ensure_hnsw(self, dims: set[int]) -> None:
+        """Build the HNSW index of each new vector size, after (not inside) the commit.
+
+        Building takes a lock that conflicts with other writers' inserts, so it runs in
+        its own short transaction once the changes are committed; this process remembers
+        the sizes it has seen, so the check costs nothing on later commits.
+        """
+        for dim in sorted(dims - self._hnsw_dims):
+            try:
+                with self._transaction(f"indexing {dim}-d memory vectors", write=True) as c:
+                    ensure_hnsw(c, dim)
+            except StorageError as exc:
+                # The changes are committed; searches stay correct without the index
+                # (an exact scan), and the next commit of this size tries again.
+                logger.warning("%s", exc)
+                continue
+            self._hnsw_dims.add(dim)
+
+    def semantic_index(self, cache: StateCache, embedder: str | None) -> SemanticIndex:
+        """The memory search of the cache's assistant (the :class:`SemanticStore` port).
+
+        PostgreSQL searches in the database (pgvector HNSW and full-text, see
+        :class:`~mindspace.storage.pg_semantic.PgSemanticIndex`); SQLite gets the
+        embedded exact index kept in step with the state cache.
+        """
+        if self.postgres:
+            return PgSemanticIndex(self._transaction, cache.assistant_id, embedder)
+        return MemoryIndex(cache, embedder)
 
     def changes_since(self, assistant_id: int, revision: int) -> list[tuple[int, str, str]] | None:
         """(revision, kind, key) of every change after ``revision``; None if trimmed away."""
@@ -422,7 +498,7 @@ def _kind(kind: str) -> KindTable:
 
 
 @cache
-def _statements(kind: str) -> tuple[Update, Delete]:
+def _statements(kind: str, search_columns: bool = False) -> tuple[Update, Delete]:
     """The UPDATE and DELETE of one record of ``kind``, built once with bound parameters.
 
     Building a statement per change (``update(table).where(...).values(**row)``) cost
@@ -430,12 +506,14 @@ def _statements(kind: str) -> tuple[Update, Delete]:
     sleep tick's commit; one statement per kind is compiled once and reused.
     """
     spec = _kind(kind)
-    table = spec.table
+    # Memories on PostgreSQL also carry their search columns (pg_memory.PG_COLUMNS).
+    table = PG_MEMORIES if search_columns else spec.table
+    names = [*spec.value_columns, *(PG_COLUMNS if search_columns else ())]
     where = (table.c.assistant_id == bindparam("_owner")) & (
         table.c[spec.key_column] == bindparam("_key")
     )
     values: dict[str, BindParameter[Any]] = {
-        name: bindparam(f"_set_{name}") for name in spec.value_columns
+        name: bindparam(f"_set_{name}", type_=table.c[name].type) for name in names
     }
     return update(table).where(where).values(values), delete(table).where(where)
 
@@ -448,6 +526,10 @@ def _row(spec: KindTable, record: StoredRecord) -> dict[str, Any]:
             "add a migration for them."
         )
     return {name: record.get(name) for name in spec.value_columns}
+
+
+def _search_values(row: dict[str, Any]) -> dict[str, Any]:
+    return search_values(row["context"], row["content"], row["source_entity"], row["embedding"])
 
 
 def _find(conn: Connection, key: str) -> AssistantInfo | None:

@@ -23,6 +23,7 @@ from mindspace.storage.migrations import (
     v0003_engine,
     v0004_memory,
     v0005_changes,
+    v0006_pgvector,
 )
 from mindspace.storage.tables import schema_migrations
 
@@ -44,6 +45,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(3, v0003_engine.NAME, v0003_engine.upgrade),
     Migration(4, v0004_memory.NAME, v0004_memory.upgrade),
     Migration(5, v0005_changes.NAME, v0005_changes.upgrade),
+    Migration(6, v0006_pgvector.NAME, v0006_pgvector.upgrade),
 )
 
 
