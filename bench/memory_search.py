@@ -125,9 +125,7 @@ async def _run_size(size: int, queries: int, workdir: Path) -> dict[str, Any]:
         overlap += len(ours & truth) / 10
         # A swap only between near-ties (within the int8 codes' 0.005) is no miss.
         tenth = float(sims[brute[-1]])
-        near += all(
-            abs(float(sims[ids.index(k)]) - tenth) < 0.005 for k in ours ^ truth
-        )
+        near += all(abs(float(sims[ids.index(k)]) - tenth) < 0.005 for k in ours ^ truth)
     store.close()
     numpy_p50 = statistics.median(numpy_times)
     return {
