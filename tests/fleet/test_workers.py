@@ -38,10 +38,13 @@ def test_two_workers_answer_every_event_once_and_never_overlap_an_assistant(
     spawn: Callable[..., Proc],
     tmp_path: Path,
 ) -> None:
+    # A model slow enough (18 ticks x 0.5 s, one at a time per worker) that one worker
+    # cannot answer everything before the other has started: both must take part.
+    stand_in.latency = 0.5
     events = {f"a{n}": 3 for n in range(6)}
     ids = seed(pg_url, settings, events)
     env = worker_env(stand_in, tmp_path)
-    workers = [spawn(*worker_args(pg_url, "--concurrency", "4"), env=env) for _ in range(2)]
+    workers = [spawn(*worker_args(pg_url, "--concurrency", "1"), env=env) for _ in range(2)]
 
     wait_for(lambda: _all_done(postgres, pg_url, 18), 45, "every event to be answered")
 
