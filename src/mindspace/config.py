@@ -298,7 +298,7 @@ class Settings(BaseSettings):
 
     # Writes that lose an optimistic-concurrency race to another process
     conflict_retries: int = Field(
-        default=10,
+        default=20,
         ge=0,
         description="Times a write that lost a race to another process is redone.",
     )
