@@ -27,9 +27,8 @@ from typing import Any
 
 from mindspace import Assistant, ManualClock
 from mindspace.embeddings import HashingEmbedder
-from mindspace.engine.sleep import run_dreaming_tick
 from mindspace.llm import OfflineLLM
-from mindspace.memory.linking import UnlinkedMemories
+from mindspace.memory.linking import UnlinkedMemories, run_dreaming_tick
 from mindspace.storage import SqlStore
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -12,15 +12,13 @@ import json
 import logging
 from collections.abc import Sequence
 from datetime import timedelta
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
-import numpy as np
 from pydantic import RootModel, field_validator
 
-from mindspace.clock import Clock, format_time, parse_time
+from mindspace.clock import Clock, parse_time
 from mindspace.config import Settings
 from mindspace.context.contexts import get_context_config
-from mindspace.embeddings.port import Vectors
 from mindspace.engine.compaction import (
     compact_conversation_history,
     context_usage_percent,
@@ -48,13 +46,16 @@ from mindspace.journal.reflection import reflect_if_due
 from mindspace.llm.port import LLM, Message
 from mindspace.llm.structured import ask_structured
 from mindspace.memory.entities import EntityBook
-from mindspace.memory.linking import UnlinkedMemories
+from mindspace.memory.linking import (
+    UnlinkedMemories,
+    prune_orphaned_memory_links,
+    run_dreaming_tick,
+)
 from mindspace.memory.mining import MiningResult, MiningState, Utterance, mine_conversations
 from mindspace.memory.prompts import ENTITY_CONSOLIDATION_PROMPT
-from mindspace.memory.records import Memory, MemoryLink, MemoryLinks, memory_key
-from mindspace.memory.semantic import MemoryDraft, MemoryState, SemanticMemory
+from mindspace.memory.records import memory_key
+from mindspace.memory.semantic import MemoryDraft, SemanticMemory
 from mindspace.memory.working import WorkingMemoryBook
-from mindspace.state.semantic import SemanticIndex
 from mindspace.state.unit import Unit
 from mindspace.workspace.persona import PersonaGuard
 
@@ -131,87 +132,6 @@ async def run_sleep_consolidation(
         "remaining": remaining,
         "completed": remaining == 0,
     }
-
-
-def run_dreaming_tick(
-    unit: Unit,
-    clock: Clock,
-    index: SemanticIndex,
-    threshold: float,
-    unlinked: UnlinkedMemories,
-    batch_size: int = 5,
-) -> dict[str, Any]:
-    """A-MEM links: for memories not yet processed, link those with similarity >= threshold.
-
-    The oldest unlinked memories come from :class:`UnlinkedMemories` and the batch's
-    neighbours from one :meth:`SemanticIndex.nearest` call, so a tick costs the same at
-    1k memories as at 100k.
-    """
-    keys = unlinked.head(batch_size)
-    already = list(unit.get_many(MemoryLinks, keys))
-    if already:  # edited after being linked: nothing to redo
-        unlinked.discard(already)
-        keys = [k for k in keys if k not in already]
-    found_memories = unit.get_many(Memory, keys)
-    todo = [found_memories[k] for k in keys if k in found_memories]
-    now = format_time(clock.now())
-    created = 0
-    with_vector = [m for m in todo if m.vector() is not None]
-    found: dict[str, list[MemoryLink]] = {}
-    if with_vector:
-        neighbours = index.nearest(
-            np.stack([cast("Vectors", m.vector()) for m in with_vector]),
-            k=5,
-            threshold=threshold,
-            exclude=[m.id for m in with_vector],
-        )
-        for memory, near in zip(with_vector, neighbours, strict=True):
-            found[memory.id] = [MemoryLink(id=n.key, score=n.score) for n in near]
-    for memory in todo:
-        links = found.get(memory.id, [])
-        unit.put(MemoryLinks(memory_id=memory.id, linked_to=tuple(links), processed_at=now))
-        created += len(links)
-    return {
-        "processed": len(todo),
-        "links_created": created,
-        "remaining": max(0, len(unlinked) - len(todo)),
-    }
-
-
-def prune_orphaned_memory_links(unit: Unit, batch_size: int = 200) -> dict[str, Any]:
-    """Drop links from or to memories that no longer exist.
-
-    Costs nothing while no memory was deleted: a deleted memory is noted in
-    :class:`MemoryState` ``forgotten`` when it is deleted. Only then are the links
-    records of memories gone found by the store (an indexed anti-join) and the links
-    records read (streamed, two fields) to drop links to the forgotten ones.
-    """
-    store = unit.cache.store
-    owner = unit.cache.assistant_id
-    state = unit.doc(MemoryState)
-    forgotten = set(state.forgotten)
-    if not forgotten:
-        return {"removed_records": 0, "removed_links": 0}
-    # Also links records whose memory went by another path (an import, a bulk delete).
-    gone, _ = store.missing(owner, MemoryLinks.kind, Memory.kind, limit=batch_size)
-    removed_records = removed_links = 0
-    for links in unit.get_many(MemoryLinks, [*gone, *forgotten]).values():
-        unit.delete(MemoryLinks, links.memory_id)
-        removed_records += 1
-        removed_links += len(links.linked_to)
-    dropped = set(gone) | forgotten
-    for row in store.scan(owner, MemoryLinks.kind, ("memory_id", "linked_to")):
-        targets = {str(link["id"]) for link in row["linked_to"] or ()}
-        if not targets & forgotten or row["memory_id"] in dropped:
-            continue
-        pointing = unit.get(MemoryLinks, str(row["memory_id"]))
-        if pointing is None:
-            continue
-        alive = tuple(link for link in pointing.linked_to if link.id not in forgotten)
-        removed_links += len(pointing.linked_to) - len(alive)
-        unit.put(pointing.model_copy(update={"linked_to": alive}))
-    unit.put_doc(state.model_copy(update={"forgotten": ()}))
-    return {"removed_records": removed_records, "removed_links": removed_links}
 
 
 async def run_entity_consolidation_batch(

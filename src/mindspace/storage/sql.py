@@ -4,11 +4,9 @@ Only portable SQL is issued (Core ``insert``/``update``/``delete``/``select``) a
 two places that know about a dialect. On PostgreSQL, memories carry search columns and
 postings (:mod:`mindspace.storage.pg_memory`) that every commit fills, and
 :meth:`SqlStore.semantic_index` searches them in the database
-(:mod:`mindspace.storage.pg_semantic`). :func:`_tune_sqlite` turns on WAL, foreign
-keys and a busy timeout for SQLite files, and takes over ``BEGIN`` from the driver (the
-recipe in SQLAlchemy's pysqlite notes) so DDL is transactional and a writing transaction
-takes the write lock up front (``BEGIN IMMEDIATE``) instead of failing on a stale
-snapshot when another process wrote first.
+(:mod:`mindspace.storage.pg_semantic`). SQLite's connection tuning (WAL,
+``BEGIN IMMEDIATE`` for writes) and the URL rules live in
+:mod:`mindspace.storage.connection`.
 
 Opened with ``create=False`` (what read-only hosts do), the store never creates anything:
 a SQLite file that does not exist is an error instead of a new empty database, and no
@@ -43,7 +41,6 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import SQLAlchemyError
 
 from mindspace.clock import format_time
@@ -53,6 +50,7 @@ from mindspace.memory.index import MemoryIndex
 from mindspace.state.port import AssistantInfo, Change, StoredRecord
 from mindspace.state.semantic import SemanticIndex
 from mindspace.state.unit import StateCache
+from mindspace.storage.connection import begin_sqlite, file_of, parse_url, sqlite_file, tune_sqlite
 from mindspace.storage.feed import read_feed, record_feed
 from mindspace.storage.migrations import migrate
 from mindspace.storage.pg_memory import (
@@ -88,9 +86,9 @@ class SqlStore:
     """
 
     def __init__(self, url: str, *, migrate_schema: bool = True, create: bool = True) -> None:
-        parsed = _parse(url)
+        parsed = parse_url(url)
         self.url = parsed.render_as_string(hide_password=True)
-        path = _file_of(parsed)
+        path = file_of(parsed)
         if path is not None:
             if path.is_dir():
                 raise StorageError(
@@ -119,8 +117,8 @@ class SqlStore:
                 f"Cannot open database {self.url!r}: {exc}. Check MINDSPACE_DATABASE_URL or --db."
             ) from exc
         if self.engine.dialect.name == "sqlite":
-            event.listen(self.engine, "connect", _tune_sqlite)
-            event.listen(self.engine, "begin", _begin_sqlite)
+            event.listen(self.engine, "connect", tune_sqlite)
+            event.listen(self.engine, "begin", begin_sqlite)
         self._hnsw_dims: set[int] = set()
         if migrate_schema:
             with self._transaction(f"migrating {url!r}", write=True) as conn:
@@ -463,31 +461,6 @@ class SqlStore:
             )
 
 
-def sqlite_file(url: str) -> Path | None:
-    """The file a SQLite URL names; None for other databases and in-memory SQLite.
-
-    Raises:
-        ConfigError: ``url`` is not a database URL.
-    """
-    return _file_of(_parse(url))
-
-
-def _parse(url: str) -> URL:
-    try:
-        return make_url(url)
-    except SQLAlchemyError as exc:
-        raise ConfigError(
-            f"{url!r} is not a database URL; give a file path or a URL such as "
-            "'sqlite:///mindspace.db' (MINDSPACE_DATABASE_URL or --db)."
-        ) from exc
-
-
-def _file_of(parsed: URL) -> Path | None:
-    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
-        return Path(str(parsed.database)).expanduser()
-    return None
-
-
 def _kind(kind: str) -> KindTable:
     try:
         return KINDS[kind]
@@ -544,20 +517,3 @@ def _info(row: Any) -> AssistantInfo:
         created_at=str(row["created_at"]),
         revision=int(row["revision"]),
     )
-
-
-def _tune_sqlite(dbapi_connection: Any, _record: Any) -> None:
-    dbapi_connection.isolation_level = None  # we emit BEGIN ourselves in _begin_sqlite
-    cursor = dbapi_connection.cursor()
-    try:
-        cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute("PRAGMA busy_timeout=10000")
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA synchronous=NORMAL")
-    finally:
-        cursor.close()
-
-
-def _begin_sqlite(conn: Connection) -> None:
-    write = conn.get_execution_options().get("mindspace_write", False)
-    conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
