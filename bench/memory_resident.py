@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +63,7 @@ def _fill(path: Path, size: int) -> None:
     info = store.open_assistant("resident", create=True)
     embedder = HashingEmbedder(EMBED_DIM)
     texts = _texts(size, seed=size)
-    now = format_time(__import__("datetime").datetime(2025, 12, 6, 10, 0))
+    now = format_time(datetime(2025, 12, 6, 10, 0, tzinfo=UTC))
     revision = info.revision
     for start in range(0, size, 5_000):
         chunk = texts[start : start + 5_000]
