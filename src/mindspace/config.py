@@ -289,6 +289,24 @@ class Settings(BaseSettings):
             "imported store in fewer ticks)."
         ),
     )
+    sleep_journal_vectors_per_tick: int = Field(
+        default=64,
+        ge=1,
+        le=10_000,
+        description=(
+            "Journal entries embedded and their vectors stored per sleep tick (semantic "
+            "journal search embeds the rest at query time)."
+        ),
+    )
+    journal_min_similarity: float = Field(
+        default=0.2,
+        ge=-1,
+        le=1,
+        description=(
+            "Semantic search_journal: entries less similar (cosine) to the query are not "
+            "matches. Calibrated for the default MiniLM embedder (bench/journal_cutoff.py)."
+        ),
+    )
     compact_sleep_threshold: float = Field(
         default=70.0, gt=0, le=100, description="Usage (%) at which sleep compacts history."
     )

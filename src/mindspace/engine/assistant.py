@@ -42,10 +42,11 @@ from mindspace.engine.tick import Ticker, TickResult
 from mindspace.engine.views import AssistantViews
 from mindspace.engine.world import World, world_tools
 from mindspace.errors import InvalidInputError, RecordNotFoundError, ToolExecutionError
+from mindspace.journal.vectors import EntryVectorIndex
 from mindspace.llm.port import LLM
 from mindspace.memory.index import MemoryIndex
 from mindspace.state.port import AssistantInfo, Store
-from mindspace.state.semantic import SemanticIndex, SemanticStore
+from mindspace.state.semantic import JournalIndex, SemanticIndex, SemanticStore
 from mindspace.state.unit import StateCache, Unit
 from mindspace.tools import ToolRegistry, default_registry
 from mindspace.tools.runner import ToolOutcome
@@ -64,6 +65,17 @@ def _memory_index(store: Store, state: StateCache, embedder: Embedder | None) ->
     if isinstance(store, SemanticStore):
         return store.semantic_index(state, name)
     return MemoryIndex(state, name)
+
+
+def _journal_index(
+    store: Store, state: StateCache, embedder: Embedder | None
+) -> JournalIndex | None:
+    """The store's journal vector ranking when it has one (PostgreSQL), else the embedded one."""
+    if embedder is None:
+        return None
+    if isinstance(store, SemanticStore):
+        return store.journal_index(state, embedder.name)
+    return EntryVectorIndex(state, embedder.name)
 
 
 def assistant_tools() -> ToolRegistry:
@@ -117,6 +129,7 @@ class Assistant:
             guard=PersonaGuard(self_names),
             embedder=embedder,
             memory_index=_memory_index(store, state, embedder),
+            journal_index=_journal_index(store, state, embedder),
             prompt_builder=PromptBuilder(settings),
         )
         """The engine's shared state and ports (for the engine and tests; hosts use

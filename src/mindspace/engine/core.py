@@ -28,7 +28,7 @@ from mindspace.engine.world import World
 from mindspace.errors import ConcurrencyError
 from mindspace.llm.port import LLM
 from mindspace.state.port import AssistantInfo, Store
-from mindspace.state.semantic import SemanticIndex
+from mindspace.state.semantic import JournalIndex, SemanticIndex
 from mindspace.state.unit import StateCache, Unit
 from mindspace.tools.base import ToolContext
 from mindspace.tools.registry import ToolRegistry
@@ -65,6 +65,8 @@ class EngineCore:
     notifier: Notifier = field(default_factory=Notifier)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     world: World | None = None
+    journal_index: JournalIndex | None = None
+    """Ranks journal entries by their stored vectors (None: no embedder)."""
 
     @property
     def key(self) -> str:
@@ -143,5 +145,6 @@ class EngineCore:
             loop=loop,
             embedder=self.embedder,
             memory_index=self.memory_index,
+            journal_index=self.journal_index,
             approved_by=approved_by,
         )

@@ -43,6 +43,7 @@ from mindspace.journal.importance import score_pending_entries
 from mindspace.journal.pending import pending_entries
 from mindspace.journal.records import JournalEntry
 from mindspace.journal.reflection import reflect_if_due
+from mindspace.journal.vectors import embed_pending_entries
 from mindspace.llm.port import LLM, Message
 from mindspace.llm.structured import ask_structured
 from mindspace.memory.entities import EntityBook
@@ -384,6 +385,7 @@ class SleepCycle:
             ops["run_reflection"] = {"triggered": True, "error": str(exc)}
         pruned = prune_low_importance_entries(unit, a.clock, a.settings)
         ops["prune_low_importance_entries"] = {"pruned": [e.id for e in pruned]}
+        ops["embed_journal_entries"] = await self._embed_journal(unit)
         working = WorkingMemoryBook(unit, a.clock)
         stale = working.clear_stale_conversations(
             timedelta(minutes=a.settings.stale_conversation_minutes)
@@ -398,6 +400,18 @@ class SleepCycle:
             unit, a.clock, a.settings, a.llm, threshold=threshold
         )
         ops["compact_conversation_history"] = compaction.to_dict()
+
+    async def _embed_journal(self, unit: Unit) -> dict[str, Any]:
+        """Store a batch of journal entry vectors (semantic search_journal reads them)."""
+        a = self.core
+        if a.embedder is None or a.journal_index is None:
+            return {"embedded": 0, "dropped": 0}
+        batch = a.settings.sleep_journal_vectors_per_tick
+        try:
+            return await embed_pending_entries(unit, a.journal_index, a.embedder, batch=batch)
+        except MindspaceError as exc:
+            # Search embeds what has no stored vector, so the night goes on without them.
+            return {"embedded": 0, "dropped": 0, "error": str(exc)}
 
     async def _pre_compaction(self, unit: Unit) -> dict[str, Any]:
         config = get_context_config("pre_compaction")

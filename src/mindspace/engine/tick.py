@@ -128,7 +128,8 @@ class Ticker:
         async with a.lock:
             a.state.refresh_if_stale()
             events = self.queue.open()
-            if a.read().doc(OperatingMode).mode == "sleep":
+            # Just refreshed under the lock: read the cache without asking the store again.
+            if a.state.begin().doc(OperatingMode).mode == "sleep":
                 a.notify("tick_started", mode="sleep")
                 sleep = await self.sleep_cycle.tick(events)
                 if sleep.woke:
@@ -163,7 +164,9 @@ class Ticker:
 
     def _finish(self, result: TickResult) -> TickResult:
         """Note the mode after the tick and the seconds until the next one."""
-        unit = self.core.read()
+        # The tick's own commits are in the cache; a write from elsewhere since then only
+        # shifts the next tick's time, which the next tick's own refresh corrects.
+        unit = self.core.state.begin()
         state = unit.doc(OperatingMode)
         result.mode = state.mode
         result.rate = tick_rate(unit, self.core.settings)
@@ -171,8 +174,7 @@ class Ticker:
 
     def _after_awake_tick(self, result: TickResult) -> None:
         a = self.core
-        unit = a.read()
-        if not unit.doc(SleepSchedule).enabled:
+        if not a.state.begin().doc(SleepSchedule).enabled:
             return  # awake ticks are only counted for the schedule's min_awake_ticks
         with a.transaction() as unit:
             state = unit.doc(OperatingMode)

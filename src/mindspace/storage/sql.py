@@ -46,13 +46,15 @@ from sqlalchemy.exc import SQLAlchemyError
 from mindspace.clock import format_time
 from mindspace.config import database_url
 from mindspace.errors import AssistantNotFoundError, ConcurrencyError, ConfigError, StorageError
+from mindspace.journal.vectors import EntryVectorIndex
 from mindspace.memory.index import MemoryIndex
 from mindspace.state.port import AssistantInfo, Change, StoredRecord
-from mindspace.state.semantic import SemanticIndex
+from mindspace.state.semantic import JournalIndex, SemanticIndex
 from mindspace.state.unit import StateCache
 from mindspace.storage.connection import begin_sqlite, file_of, parse_url, sqlite_file, tune_sqlite
 from mindspace.storage.feed import read_feed, record_feed
 from mindspace.storage.migrations import migrate
+from mindspace.storage.pg_journal import PgJournalIndex
 from mindspace.storage.pg_memory import (
     PG_COLUMNS,
     PG_MEMORIES,
@@ -361,6 +363,17 @@ class SqlStore:
         if self.postgres:
             return PgSemanticIndex(self._transaction, cache.assistant_id, embedder)
         return MemoryIndex(cache, embedder)
+
+    def journal_index(self, cache: StateCache, embedder: str) -> JournalIndex:
+        """The journal's vector ranking of the cache's assistant (the :class:`SemanticStore` port).
+
+        PostgreSQL ranks in the database (an exact pgvector scan over the candidates,
+        :class:`~mindspace.storage.pg_journal.PgJournalIndex`); SQLite gets the embedded
+        index kept in step with the state cache.
+        """
+        if self.postgres:
+            return PgJournalIndex(self._transaction, cache.assistant_id, embedder)
+        return EntryVectorIndex(cache, embedder)
 
     def changes_since(self, assistant_id: int, revision: int) -> list[tuple[int, str, str]] | None:
         """(revision, kind, key) of every change after ``revision``; None if trimmed away."""

@@ -32,7 +32,7 @@ from mindspace.errors import ToolFailedError
 from mindspace.llm.port import LLM, ToolSchema
 from mindspace.memory.entities import EntityBook
 from mindspace.memory.semantic import SemanticMemory
-from mindspace.state.semantic import SemanticIndex
+from mindspace.state.semantic import JournalIndex, SemanticIndex
 from mindspace.state.unit import Unit
 from mindspace.tools.limits import Limit, limit_of
 from mindspace.validation import MAX_TEXT_CHARS, find_invalid_text
@@ -124,6 +124,7 @@ class ToolContext:
     loop: LoopSnapshot = field(default_factory=LoopSnapshot)
     embedder: Embedder | None = None
     memory_index: SemanticIndex | None = None
+    journal_index: JournalIndex | None = None
     approved_by: str | None = None
     """Who approved this call, when it runs because a host or an admin approved it."""
 
