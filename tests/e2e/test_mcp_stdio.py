@@ -98,7 +98,16 @@ async def test_a_client_lists_tools_calls_add_goal_and_reads_the_goal_tree(
 
     # the goal is in the database for every other host
     done = subprocess.run(
-        [sys.executable, "-m", "mindspace.hosts.cli.app", "goals", "--db", str(db), "-a", "barkeep"],
+        [
+            sys.executable,
+            "-m",
+            "mindspace.hosts.cli.app",
+            "goals",
+            "--db",
+            str(db),
+            "-a",
+            "barkeep",
+        ],
         env=env,
         capture_output=True,
         text=True,

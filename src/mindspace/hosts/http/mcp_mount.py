@@ -23,6 +23,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INVALID_REQUEST
+from starlette.datastructures import Headers
 from starlette.types import Receive, Scope, Send
 
 from mindspace.engine.assistant import Assistant
@@ -130,8 +131,7 @@ class McpMount:
                 422,
                 error_body(
                     f"{key!r} is not an assistant key",
-                    "Keys are a letter or digit, then letters, digits, '_', '.', '-' "
-                    "(64 at most).",
+                    "Keys are a letter or digit, then letters, digits, '_', '.', '-' (64 at most).",
                 ),
                 [],
             )
@@ -153,13 +153,11 @@ _TOKEN_HINT = "Send 'Authorization: Bearer <token>' with a token from MINDSPACE_
 
 
 def _bearer(scope: Scope) -> str | None:
-    for name, value in scope.get("headers", []):
-        if name == b"authorization":
-            scheme, _, token = value.decode("latin-1").partition(" ")
-            if scheme.lower() == "bearer" and token.strip():
-                return token.strip()
-            return None
-    return None
+    header = Headers(scope=scope).get("authorization")
+    if header is None:
+        return None
+    scheme, _, token = header.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
 
 async def _respond(

@@ -71,7 +71,8 @@ RESOURCES: dict[ResourceName, _Resource] = {
         "Session memory", "Key facts, learned patterns and completed tasks of this session."
     ),
     "journal": _Resource(
-        "Journal", f"The {_PAGE} newest journal entries, with importance, tags and reflection state."
+        "Journal",
+        f"The {_PAGE} newest journal entries, with importance, tags and reflection state.",
     ),
     "memories": _Resource(
         "Semantic memories", f"The {_PAGE} newest semantic memories (without their vectors)."
