@@ -119,6 +119,4 @@ async def test_every_resource_reads_as_json_and_an_unknown_one_is_refused(
     assert bodies["goals"]["total"] == 0
     assert "key_facts" in bodies["session-memory"]
     assert [e["content"] for e in bodies["journal"]["entries"]] == ["Walked by the mill today."]
-    assert [m["content"] for m in bodies["memories"]["memories"]] == [
-        "The mill was built in 1820."
-    ]
+    assert [m["content"] for m in bodies["memories"]["memories"]] == ["The mill was built in 1820."]
