@@ -30,6 +30,7 @@ from mindspace.engine.assistant import Assistant
 from mindspace.errors import MindspaceError, ToolExecutionError
 from mindspace.journal.search import JournalFilter
 from mindspace.tools import ToolCategory
+from mindspace.tools.registry import AnyTool
 
 __all__ = [
     "CATEGORY_META_KEY",
@@ -174,10 +175,11 @@ def build_server(
     )
 
 
-def _tool(tool: Any) -> types.Tool:
-    category: ToolCategory = tool.category
-    parameters: dict[str, Any] = tool.schema()["function"]["parameters"]
-    description = str(tool.description)
+def _tool(tool: AnyTool) -> types.Tool:
+    category = tool.category
+    # the schema the model sees (built once per tool)
+    parameters = dict(tool.schema()["function"]["parameters"])
+    description = tool.description
     if category is ToolCategory.DANGEROUS:
         description += (
             " [DANGEROUS: calling it records a request for approval; it runs only once an "
