@@ -22,7 +22,7 @@ from typing import Any, Literal
 from mindspace.clock import Clock, SystemClock
 from mindspace.config import Settings
 from mindspace.embeddings.port import Embedder
-from mindspace.engine.approvals import Approvals
+from mindspace.engine.approvals import Approvals, request_approval
 from mindspace.engine.core import EngineCore
 from mindspace.engine.executor import ToolExecutor
 from mindspace.engine.memory_context import install_memory_providers
@@ -41,7 +41,12 @@ from mindspace.engine.sleep import SleepCycle
 from mindspace.engine.tick import Ticker, TickResult
 from mindspace.engine.views import AssistantViews
 from mindspace.engine.world import World, world_tools
-from mindspace.errors import InvalidInputError, RecordNotFoundError, ToolExecutionError
+from mindspace.errors import (
+    InvalidInputError,
+    RecordNotFoundError,
+    ToolError,
+    ToolExecutionError,
+)
 from mindspace.journal.vectors import EntryVectorIndex
 from mindspace.llm.port import LLM
 from mindspace.memory.index import MemoryIndex
@@ -360,6 +365,39 @@ class Assistant:
         await self.core.retrying(body)
 
     # -- approvals -----------------------------------------------------------------------
+    async def request_approval(
+        self, name: str, args: Mapping[str, Any] | str | None = None, *, requested_by: str
+    ) -> dict[str, Any]:
+        """Record a call of ``name`` as pending approval instead of running it.
+
+        For hosts whose callers must not run DANGEROUS tools directly (the MCP server):
+        the call is checked first (an unknown tool or invalid arguments come back as the
+        spec's error result and nothing is stored), then waits like the ReAct loop's
+        DANGEROUS calls until :meth:`approve` runs it or :meth:`reject` drops it.
+
+        Returns:
+            ``{"success": True, "status": "awaiting_approval", "approval_id", "message"}``,
+            or the error result.
+        """
+        try:
+            tool = self.tools.get(name)
+            parsed = self.tools.parse_arguments(tool, args, self.settings)
+        except ToolError as exc:
+            return exc.to_result()
+        arguments = parsed.model_dump(mode="json")
+
+        async def body(unit: Unit) -> dict[str, Any]:
+            return request_approval(
+                unit,
+                self.core.clock,
+                name,
+                arguments,
+                reason=f"is DANGEROUS; called by {requested_by}, it awaits approval by a host "
+                "or an admin",
+            )
+
+        return await self.core.retrying(body)
+
     async def approve(self, approval_id: str, decided_by: str) -> Approval:
         """Approve a pending call: it runs now, its outcome is stored, the model is told.
 

@@ -10,13 +10,16 @@ clock and pass ``background_ticks=False``, then tick on demand with ``POST .../t
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 from fastapi.responses import RedirectResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mindspace import __version__
@@ -37,6 +40,9 @@ from mindspace.hosts.http.routes import (
 from mindspace.hosts.http.settings import ServerSettings, TokenPolicy
 from mindspace.llm.port import LLM
 from mindspace.runtime import build_embedder, build_llm, open_store
+
+if TYPE_CHECKING:
+    from mindspace.hosts.http.mcp_mount import McpMount
 
 __all__ = ["DASHBOARD_DIR", "build_hub", "create_app"]
 
@@ -153,6 +159,7 @@ def create_app(
         else AsyncTickDriver(hub, TickPolicy(awake_rate=hub.settings.tick_rate_awake))
     )
     served = hub
+    mcp_mount = _mcp_mount(hub, policy)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -160,7 +167,10 @@ def create_app(
         if background_ticks:
             ticker.start()
         try:
-            yield
+            async with AsyncExitStack() as transports:
+                if mcp_mount is not None:
+                    await transports.enter_async_context(mcp_mount.run())
+                yield
         finally:
             await ticker.stop()
             served.close()
@@ -193,6 +203,12 @@ def create_app(
     ):
         app.include_router(router)
 
+    if mcp_mount is not None:
+        from mindspace.hosts.http.mcp_mount import MCP_PATH
+
+        # an ASGI endpoint (every method): the MCP transport answers POST, GET and DELETE
+        app.router.routes.append(Route(MCP_PATH, endpoint=mcp_mount, name="mcp"))
+
     @app.get("/", include_in_schema=False)
     async def root() -> RedirectResponse:
         return RedirectResponse("/dashboard/")
@@ -201,3 +217,12 @@ def create_app(
     app.add_middleware(BodyLimitMiddleware, limit=server.api_max_body_bytes)
     app.add_middleware(_SecurityHeaders)
     return app
+
+
+def _mcp_mount(hub: AssistantHub, policy: TokenPolicy) -> McpMount | None:
+    """Each assistant's MCP endpoint, when the ``mcp`` extra is installed."""
+    if importlib.util.find_spec("mcp") is None:
+        return None
+    from mindspace.hosts.http.mcp_mount import McpMount
+
+    return McpMount(hub, policy)
