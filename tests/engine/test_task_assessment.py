@@ -132,6 +132,25 @@ async def test_a_malformed_assessment_is_ignored_and_logged(
     assert "Task assessment ignored" in caplog.text
 
 
+async def test_the_offline_model_answers_the_assessment_without_narrowing(
+    make_assistant: Callable[..., Assistant],
+    assessing: Settings,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    assistant = make_assistant(settings=assessing)  # the offline model
+    assistant.enqueue_event(
+        "Can you build a tavern with a bar and a kitchen?", source_entity="Alice"
+    )
+    with caplog.at_level(logging.WARNING, logger="mindspace.engine"):
+        result = await assistant.tick()
+    assert "Task assessment ignored" not in caplog.text
+    assert result.loop is not None
+    assert result.loop.assessment == {"recommended_iterations": 5, "recommended_mode": "react_loop"}
+    assert result.pattern is not None
+    assert (result.pattern.mode, result.pattern.max_iterations) == ("react_loop", 5)
+    assert result.tool_calls[:2] == [("add_goal", True), ("decompose_goal", True)]
+
+
 async def test_no_assessment_request_when_switched_off(
     make_assistant: Callable[..., Assistant], scripted: ScriptedLLM
 ) -> None:
