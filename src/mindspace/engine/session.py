@@ -88,7 +88,9 @@ class Sessions:
             LLMError: the model failed after the adapter's retries.
         """
         a = self.core
-        reading = await self._assess(unit, config, event, task) if side_of is None else None
+        reading = None
+        if side_of is None:
+            reading = await self._assess(unit, config, event, task, assessment)
         if reading is not None and reading.assessment is not None:
             assessment = combine_assessments(assessment, reading.assessment)
         pattern = self.compose(unit, config, assessment)
@@ -181,7 +183,12 @@ class Sessions:
         return await self.run(unit, config, entity, task=task, record_usage=False, side_of=parent)
 
     async def _assess(
-        self, unit: Unit, config: ContextConfig, event: Event | None, task: str | None
+        self,
+        unit: Unit,
+        config: ContextConfig,
+        event: Event | None,
+        task: str | None,
+        given: dict[str, Any] | None,
     ) -> AssessmentReading | None:
         """Layer 3: one short request for the model's assessment, when it is switched on."""
         a = self.core
@@ -189,7 +196,7 @@ class Sessions:
             return None
         if not self._static(unit)["task_assessment_enabled"]:
             return None
-        base = self.compose(unit, config, None)
+        base = self.compose(unit, config, given)  # what the host's assessment left
         if base.max_iterations == 1 and base.dangerous_requires_confirm:
             return None  # nothing left to narrow
         text = task or (event.content if event is not None else "")
