@@ -332,6 +332,22 @@ class Settings(BaseSettings):
         default=60.0, gt=0, description="Seconds a cacheable tool's result is reused."
     )
 
+    # Layer-3 assessment and sub-agents (spec 002 §3); see docs/delegation.md
+    task_assessment_enabled: bool = Field(
+        default=False,
+        description="Ask the model for a short assessment that may narrow each tick's pattern.",
+    )
+    sub_agents_enabled: bool = Field(
+        default=False,
+        description="Offer delegate_subtask where the context allows sub-agents (tick_event).",
+    )
+    sub_agent_budget: int = Field(
+        default=3, ge=1, le=10, description="Most sub-agents running at once."
+    )
+    sub_agent_max_iterations: int = Field(
+        default=3, ge=1, le=10, description="Most loop iterations of one sub-agent."
+    )
+
     # Limits on what tools accept (bad input gets a clear error, nothing is stored)
     max_goal_description_chars: int = Field(default=500, gt=0)
     max_session_memory_chars: int = Field(default=1_000, gt=0)

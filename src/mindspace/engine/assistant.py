@@ -54,6 +54,7 @@ from mindspace.state.port import AssistantInfo, Store
 from mindspace.state.semantic import JournalIndex, SemanticIndex, SemanticStore
 from mindspace.state.unit import StateCache, Unit
 from mindspace.tools import ToolRegistry, default_registry
+from mindspace.tools.delegation import DelegateSubtask
 from mindspace.tools.runner import ToolOutcome
 from mindspace.workspace.persona import PersonaGuard
 from mindspace.workspace.prompts import PromptDesk
@@ -84,9 +85,12 @@ def _journal_index(
 
 
 def assistant_tools() -> ToolRegistry:
-    """The tools every assistant starts with: the built-in ones and ``go_to_sleep``."""
+    """The tools every assistant starts with: the built-in ones, ``go_to_sleep`` and
+    ``delegate_subtask``."""
     registry = default_registry()
     registry.register(GoToSleep())
+    # Offered only where the execution pattern allows sub-agents (docs/delegation.md).
+    registry.register(DelegateSubtask())
     return registry
 
 

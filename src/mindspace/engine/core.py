@@ -32,6 +32,7 @@ from mindspace.state.semantic import JournalIndex, SemanticIndex
 from mindspace.state.unit import StateCache, Unit
 from mindspace.tools.base import ToolContext
 from mindspace.tools.registry import ToolRegistry
+from mindspace.tools.side import SideSessions
 from mindspace.workspace.persona import PersonaGuard
 from mindspace.workspace.status import LoopSnapshot
 
@@ -132,7 +133,12 @@ class EngineCore:
         return random.uniform(low, high) / 1000
 
     def tool_context(
-        self, unit: Unit, loop: LoopSnapshot, *, approved_by: str | None = None
+        self,
+        unit: Unit,
+        loop: LoopSnapshot,
+        *,
+        approved_by: str | None = None,
+        side: SideSessions | None = None,
     ) -> ToolContext:
         """What a tool may use while it runs in ``unit``."""
         return ToolContext(
@@ -147,4 +153,5 @@ class EngineCore:
             memory_index=self.memory_index,
             journal_index=self.journal_index,
             approved_by=approved_by,
+            side=side,
         )

@@ -7,12 +7,23 @@ commits.
 
 from __future__ import annotations
 
+import functools
+import logging
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
 from mindspace.clock import format_time
 from mindspace.context.assembly import AssembledPrompt
-from mindspace.context.contexts import ContextConfig
+from mindspace.context.assessment import (
+    ASSESSED_CONTEXTS,
+    ASSESSMENT_MAX_TOKENS,
+    AssessmentReading,
+    assessment_messages,
+    combine_assessments,
+    read_assessment,
+)
+from mindspace.context.contexts import ContextConfig, get_context_config
 from mindspace.context.patterns import (
     ExecutionConfig,
     ExecutionPattern,
@@ -26,10 +37,15 @@ from mindspace.engine.hygiene import ReplyPolicy
 from mindspace.engine.loop import LoopResult, offered_tools, run_react_loop
 from mindspace.engine.prompting import PromptInputs
 from mindspace.engine.records import EngineState, Event
+from mindspace.engine.side import SideRunner, SubAgentCount
+from mindspace.errors import LLMError
 from mindspace.state.unit import Unit
+from mindspace.tools.base import Tool
 from mindspace.workspace.records import ContextUsage
 
 __all__ = ["Sessions"]
+
+logger = logging.getLogger("mindspace.engine")
 
 
 class Sessions:
@@ -43,6 +59,9 @@ class Sessions:
     def __init__(self, core: EngineCore, executor: ToolExecutor) -> None:
         self.core = core
         self.executor = executor
+        self.sub_agents = SubAgentCount()
+        # A tool called outside a loop (by a host, or once approved) gets side sessions too.
+        executor.side_factory = self.direct_side
 
     async def run(
         self,
@@ -54,16 +73,26 @@ class Sessions:
         task: str | None = None,
         assessment: dict[str, Any] | None = None,
         record_usage: bool = True,
+        side_of: SideRunner | None = None,
     ) -> tuple[ExecutionPattern, AssembledPrompt, LoopResult]:
         """Compose, assemble and run the loop inside ``unit`` (the caller commits).
 
         ``record_usage`` is off for side sessions (pre-compaction extraction), whose
-        prompt is not the assistant's context window.
+        prompt is not the assistant's context window. ``side_of`` is the runner of the
+        session whose tool started this one (``goal_decompose``, a sub-agent); such a
+        session is never assessed. With ``task_assessment_enabled`` an event or
+        autonomous session first asks the model for its layer-3 assessment
+        (:mod:`mindspace.context.assessment`).
 
         Raises:
             LLMError: the model failed after the adapter's retries.
         """
         a = self.core
+        reading = None
+        if side_of is None:
+            reading = await self._assess(unit, config, event, task, assessment)
+        if reading is not None and reading.assessment is not None:
+            assessment = combine_assessments(assessment, reading.assessment)
         pattern = self.compose(unit, config, assessment)
 
         # The tool definitions travel with every request: they count in the estimate and
@@ -86,6 +115,7 @@ class Sessions:
             reserved_tokens=tool_tokens,
         )
         prompt = await a.prompt_builder.build(inputs)
+        side = self._runner(unit, pattern, tools, entity)
         if record_usage:
             unit.put_doc(
                 ContextUsage(
@@ -101,7 +131,7 @@ class Sessions:
             config=config,
             pattern=pattern,
             unit=unit,
-            run_tool=self.executor.for_loop,
+            run_tool=functools.partial(self.executor.for_loop, side=side),
             clock=a.clock,
             max_tokens=a.settings.llm_max_tokens,
             temperature=a.settings.llm_temperature,
@@ -119,14 +149,89 @@ class Sessions:
             ),
         )
         loop.tool_tokens = tool_tokens
+        loop.side_sessions = side.sessions
+        if reading is not None:
+            loop.assessment = reading.assessment
+            loop.assessment_problem = reading.problem
         return pattern, prompt, loop
+
+    def direct_side(self, unit: Unit) -> SideRunner:
+        """Side sessions for a tool called outside a loop, as if from an event tick."""
+        config = get_context_config("tick_event")
+        pattern = self.compose(unit, config, None)
+        return self._runner(unit, pattern, offered_tools(self.core.tools, config, pattern), "")
+
+    def _runner(
+        self, unit: Unit, pattern: ExecutionPattern, tools: Sequence[Tool[Any]], entity: str
+    ) -> SideRunner:
+        static = self._static(unit)
+        return SideRunner(
+            self._run_side,
+            pattern=pattern,
+            tools=[t.name for t in tools],
+            entity=entity,
+            budget=int(static["sub_agent_budget"]),
+            max_iterations=self.core.settings.sub_agent_max_iterations,
+            count=self.sub_agents,
+        )
+
+    async def _run_side(
+        self, unit: Unit, config: ContextConfig, entity: str, task: str, parent: SideRunner
+    ) -> tuple[ExecutionPattern, AssembledPrompt, LoopResult]:
+        # A side session's prompt is not the assistant's context window, and it is not
+        # assessed: its limits come from the tool that started it.
+        return await self.run(unit, config, entity, task=task, record_usage=False, side_of=parent)
+
+    async def _assess(
+        self,
+        unit: Unit,
+        config: ContextConfig,
+        event: Event | None,
+        task: str | None,
+        given: dict[str, Any] | None,
+    ) -> AssessmentReading | None:
+        """Layer 3: one short request for the model's assessment, when it is switched on."""
+        a = self.core
+        if config.context_type not in ASSESSED_CONTEXTS:
+            return None
+        if not self._static(unit)["task_assessment_enabled"]:
+            return None
+        base = self.compose(unit, config, given)  # what the host's assessment left
+        if base.max_iterations == 1 and base.dangerous_requires_confirm:
+            return None  # nothing left to narrow
+        text = task or (event.content if event is not None else "")
+        try:
+            response = await a.llm.complete(
+                assessment_messages(text, base),
+                (),
+                max_tokens=min(ASSESSMENT_MAX_TOKENS, a.settings.llm_max_tokens),
+                temperature=a.settings.llm_temperature,
+            )
+        except LLMError as exc:
+            logger.warning("Task assessment skipped: the model failed (%s)", exc)
+            return AssessmentReading(None, f"the model failed: {exc}")
+        reading = read_assessment(response.text or "")
+        if reading.problem is not None:
+            logger.warning("Task assessment ignored (%s): %r", reading.problem, response.text)
+        return reading
+
+    def _static(self, unit: Unit) -> dict[str, Any]:
+        """Layer 1: the stored execution_config, with the settings' switches and budget."""
+        static = unit.doc(ExecutionConfig).as_static_config()
+        s = self.core.settings
+        static["task_assessment_enabled"] = bool(
+            static["task_assessment_enabled"] or s.task_assessment_enabled
+        )
+        static["sub_agents_enabled"] = bool(static["sub_agents_enabled"] or s.sub_agents_enabled)
+        static["sub_agent_budget"] = min(int(static["sub_agent_budget"]), s.sub_agent_budget)
+        return static
 
     def compose(
         self, unit: Unit, config: ContextConfig, assessment: dict[str, Any] | None
     ) -> ExecutionPattern:
         """The execution pattern for ``config`` with the runtime signals of this moment."""
         a = self.core
-        static = unit.doc(ExecutionConfig).as_static_config()
+        static = self._static(unit)
         usage = unit.doc(ContextUsage).estimated_used or 0
         signals = {
             "token_pressure": token_pressure(usage / a.settings.model_limit * 100),

@@ -3,7 +3,9 @@
 A :class:`~mindspace.engine.tick.TickResult` lives only in memory, so the server keeps
 the last ``MINDSPACE_API_TICK_HISTORY`` (20) ticks it ran for each assistant, turned
 into JSON: each prompt component with its token count and content, the composed
-execution pattern with ``source_layers``, the tool calls, the reply. Idle ticks are not
+execution pattern with ``source_layers``, the tool calls, the reply, the layer-3
+assessment, and the side sessions its tools ran (``goal_decompose``, sub-agents), each
+with its own prompt, pattern and calls. Idle ticks are not
 kept. The ring is lost when the server stops; ticks run by other processes are not in it.
 """
 
@@ -13,6 +15,9 @@ from collections import deque
 from dataclasses import asdict
 from typing import Any
 
+from mindspace.context.assembly import AssembledPrompt
+from mindspace.context.patterns import ExecutionPattern
+from mindspace.engine.loop import LoopResult
 from mindspace.engine.tick import TickResult
 
 __all__ = ["MAX_CONTENT_CHARS", "TickLog", "tick_record", "tick_summary"]
@@ -48,7 +53,16 @@ def tick_record(number: int, at: str, result: TickResult) -> dict[str, Any]:
         "loop": None,
         "sleep": result.sleep.to_dict() if result.sleep is not None else None,
     }
-    if result.prompt is not None:
+    record.update(_session(result.prompt, result.pattern, result.loop))
+    return record
+
+
+def _session(
+    prompt: AssembledPrompt | None, pattern: ExecutionPattern | None, loop: LoopResult | None
+) -> dict[str, Any]:
+    """The prompt, pattern and loop of one session (a tick's, or a side session's)."""
+    out: dict[str, Any] = {"prompt": None, "pattern": None, "loop": None}
+    if prompt is not None:
         components = [
             {
                 "id": c.id,
@@ -57,21 +71,21 @@ def tick_record(number: int, at: str, result: TickResult) -> dict[str, Any]:
                 "truncated": c.truncated,
                 "content": _clip(c.content),
             }
-            for c in result.prompt.components
+            for c in prompt.components
         ]
-        record["prompt"] = {
-            "estimated_tokens": result.prompt.estimated_tokens,
-            "component_tokens": sum(c.tokens for c in result.prompt.components),
-            "message_count": len(result.prompt.messages),
+        out["prompt"] = {
+            "estimated_tokens": prompt.estimated_tokens,
+            "component_tokens": sum(c.tokens for c in prompt.components),
+            "message_count": len(prompt.messages),
             "components": components,
         }
-    if result.pattern is not None:
-        record["pattern"] = asdict(result.pattern)
-    if result.loop is not None:
-        record["loop"] = {
-            "stopped_by": result.loop.stopped_by,
-            "iterations": result.loop.iterations,
-            "recent_errors": result.loop.recent_errors,
+    if pattern is not None:
+        out["pattern"] = asdict(pattern)
+    if loop is not None:
+        out["loop"] = {
+            "stopped_by": loop.stopped_by,
+            "iterations": loop.iterations,
+            "recent_errors": loop.recent_errors,
             "calls": [
                 {
                     "iteration": c.iteration,
@@ -82,10 +96,21 @@ def tick_record(number: int, at: str, result: TickResult) -> dict[str, Any]:
                     "status": c.status,
                     "result": c.result,
                 }
-                for c in result.loop.calls
+                for c in loop.calls
+            ],
+            "assessment": loop.assessment,
+            "assessment_problem": loop.assessment_problem,
+            # Sessions its tools ran: goal_decompose, sub-agents (docs/delegation.md).
+            "side_sessions": [
+                {
+                    "context_type": side.context_type,
+                    "task": _clip(side.task),
+                    **_session(side.prompt, side.pattern, side.loop),
+                }
+                for side in loop.side_sessions
             ],
         }
-    return record
+    return out
 
 
 def tick_summary(record: dict[str, Any]) -> dict[str, Any]:
