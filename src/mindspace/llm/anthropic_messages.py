@@ -140,7 +140,9 @@ class AnthropicLLM:
             if self.tool_choice == "auto":
                 request["tool_choice"] = {"type": "auto"}
         if temperature is not None:
-            request["temperature"] = min(temperature, MAX_TEMPERATURE)
+            # In the body, not as a keyword: newer SDKs dropped the sampling keywords
+            # (the API decides per model); older ones still take them.
+            request["extra_body"] = {"temperature": min(temperature, MAX_TEMPERATURE)}
         request = scrub_surrogates(request)
 
         async def attempt() -> LLMResponse:
