@@ -91,7 +91,8 @@ async def test_the_request_has_a_top_level_system_tools_and_max_tokens(make_llm:
     assert with_tools["max_tokens"] == 1024  # the API requires one
     assert with_tools["temperature"] == 1.0  # Anthropic's scale ends at 1
     assert with_tools["model"] == "claude-test"
-    assert "tools" not in without and "tool_choice" not in without
+    assert "tools" not in without
+    assert "tool_choice" not in without
     assert without["max_tokens"] == 64
 
 
