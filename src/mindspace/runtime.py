@@ -122,6 +122,8 @@ def _anthropic_llm(settings: Settings) -> LLM:
     try:
         from mindspace.llm.anthropic_messages import DEFAULT_BASE_URL, AnthropicLLM
     except ModuleNotFoundError as exc:
+        if exc.name != "anthropic":
+            raise
         raise ConfigError(
             "The LLM provider is 'anthropic' but the anthropic SDK is not installed; "
             "install it with: pip install 'mindspace[anthropic]'"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import sys
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -316,3 +317,12 @@ async def test_a_tick_runs_tools_with_a_model_that_writes_its_calls_as_text(
 
 def test_tool_calls_of_our_port_keep_their_ids() -> None:
     assert ToolCall("toolu_1", "x", "{}").id == "toolu_1"
+
+
+def test_without_the_sdk_the_extra_to_install_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "anthropic", None)  # import anthropic now fails
+    monkeypatch.delitem(sys.modules, "mindspace.llm.anthropic_messages", raising=False)
+    monkeypatch.delitem(sys.modules, "mindspace.llm.anthropic_retry", raising=False)
+    settings = Settings(llm_provider="anthropic", llm_model="m", llm_api_key="k")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=r"pip install 'mindspace\[anthropic\]'"):
+        build_llm(settings)
