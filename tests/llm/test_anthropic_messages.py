@@ -303,12 +303,16 @@ async def test_a_tick_runs_tools_with_a_model_that_writes_its_calls_as_text(
 ) -> None:
     with MessagesServer(quirks=["text_tool_calls_tags"]) as server:
         server.reply(tool_calls=[ADD])
-        server.reply("The gate is on my list.")
+        cached = {"input_tokens": 1000, "cache_read_input_tokens": 44000, "output_tokens": 9}
+        server.push(Step("The gate is on my list.", usage=cached))
         npc = make_assistant("barkeep", llm=make_llm(server))
         npc.enqueue_event("Could you fix the gate?", source_entity="Alice")
         result = await npc.tick()
     assert result.status == "done", result.error
     assert [g.description for g in npc.views.goals().all()] == ["Fix the gate"]
+    # The provider's count, cached prompt tokens included, is the context usage.
+    usage = npc.views.status()["token_usage"]
+    assert (usage["estimated_used"], usage["source"]) == (45_000, "provider")
     # The call written as text went back as a tool_use/tool_result pair.
     sent = server.requests[1]["messages"]
     assert sent[-2]["content"][-1]["type"] == "tool_use"
