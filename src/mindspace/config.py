@@ -79,13 +79,18 @@ class Settings(BaseSettings):
     llm_provider: str | None = Field(
         default=None,
         description=(
-            "LLM provider by name: 'openai' (any OpenAI-compatible endpoint), 'offline' "
-            "(the built-in offline model) or one an installed package registers under the "
+            "LLM provider by name: 'openai' (any OpenAI-compatible endpoint), 'anthropic' "
+            "(Anthropic's Messages API), 'offline' (the built-in offline model) or one an "
+            "installed package registers under the "
             "entry-point group 'mindspace.llm'. Default: 'openai' when llm_base_url is "
             "set, else 'offline'."
         ),
     )
-    llm_base_url: str | None = Field(default=None, description="Chat-completions base URL.")
+    llm_base_url: str | None = Field(
+        default=None,
+        description="Chat-completions base URL (for 'anthropic': the API root, by default "
+        "https://api.anthropic.com).",
+    )
     llm_model: str | None = Field(default=None, description="Model name sent to the provider.")
     llm_api_key: SecretStr | None = Field(default=None, description="Provider API key.")
     llm_timeout: float = Field(

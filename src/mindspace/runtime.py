@@ -12,6 +12,7 @@ so that a process that never talks to a model never pays for loading its SDK.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -57,7 +58,8 @@ __all__ = [
 ]
 
 LLMS: Registry[LLMFactory] = Registry("LLM provider", LLM_GROUP, "MINDSPACE_LLM_PROVIDER")
-"""LLM providers by name (``MINDSPACE_LLM_PROVIDER``): ``offline``, ``openai``, plugins."""
+"""LLM providers by name (``MINDSPACE_LLM_PROVIDER``): ``offline``, ``openai``, ``anthropic``,
+plugins."""
 
 EMBEDDERS: Registry[EmbedderFactory] = Registry("embedder", EMBEDDER_GROUP, "MINDSPACE_EMBEDDER")
 """Embedders by name (``MINDSPACE_EMBEDDER``): ``minilm``, ``hashing``, ``openai``, ``none``."""
@@ -100,6 +102,41 @@ def _openai_llm(settings: Settings) -> LLM:
         connect_timeout=settings.llm_connect_timeout,
         max_retries=settings.llm_max_retries,
         tool_choice=settings.llm_tool_choice,
+    )
+
+
+def _anthropic_llm(settings: Settings) -> LLM:
+    if not settings.llm_model:
+        raise ConfigError(
+            "The LLM provider is 'anthropic' but MINDSPACE_LLM_MODEL is not set; set it "
+            "to a Claude model name (e.g. 'claude-sonnet-4-5')."
+        )
+    secret = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+    key = secret or os.environ.get("ANTHROPIC_API_KEY")
+    if not key:
+        raise ConfigError(
+            "The LLM provider is 'anthropic' but no API key is set; set "
+            "MINDSPACE_LLM_API_KEY (or ANTHROPIC_API_KEY), any value for a local server."
+        )
+    # Imported here: only a process that talks to Claude loads the anthropic SDK.
+    try:
+        from mindspace.llm.anthropic_messages import DEFAULT_BASE_URL, AnthropicLLM
+    except ModuleNotFoundError as exc:
+        if exc.name != "anthropic":
+            raise
+        raise ConfigError(
+            "The LLM provider is 'anthropic' but the anthropic SDK is not installed; "
+            "install it with: pip install 'mindspace[anthropic]'"
+        ) from exc
+    return AnthropicLLM(
+        model=settings.llm_model,
+        api_key=key,
+        base_url=settings.llm_base_url or DEFAULT_BASE_URL,
+        timeout=settings.llm_timeout,
+        connect_timeout=settings.llm_connect_timeout,
+        max_retries=settings.llm_max_retries,
+        tool_choice=settings.llm_tool_choice,
+        default_max_tokens=settings.llm_max_tokens,
     )
 
 
@@ -155,6 +192,7 @@ def _sql_store(url: str, settings: Settings, create: bool) -> Store:
 
 LLMS.register("offline", _offline_llm)
 LLMS.register("openai", _openai_llm)
+LLMS.register("anthropic", _anthropic_llm)
 EMBEDDERS.register("minilm", _minilm_embedder)
 EMBEDDERS.register("hashing", _hashing_embedder)
 EMBEDDERS.register("openai", _openai_embedder)
