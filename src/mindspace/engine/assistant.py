@@ -49,6 +49,7 @@ from mindspace.state.semantic import SemanticIndex, SemanticStore
 from mindspace.state.unit import StateCache, Unit
 from mindspace.tools import ToolRegistry, default_registry
 from mindspace.tools.runner import ToolOutcome
+from mindspace.tracing import NO_TRACER, Tracer
 from mindspace.workspace.persona import PersonaGuard
 from mindspace.workspace.prompts import PromptDesk
 from mindspace.workspace.records import ContextUsage, SessionMetrics
@@ -87,6 +88,8 @@ class Assistant:
         tools: The tools it can call (every built-in tool by default).
         self_names: Names the assistant goes by, for the persona guard.
         embedder: The embedder for semantic memory (None: lexical search only).
+        tracer: Where spans of ticks, tool calls and sleep operations go (none by
+            default; :mod:`mindspace.runtime` passes the OpenTelemetry one when enabled).
     """
 
     def __init__(
@@ -100,6 +103,7 @@ class Assistant:
         tools: ToolRegistry | None = None,
         self_names: tuple[str, ...] = (),
         embedder: Embedder | None = None,
+        tracer: Tracer = NO_TRACER,
     ) -> None:
         settings = settings or Settings()
         registry = tools or assistant_tools()
@@ -118,6 +122,7 @@ class Assistant:
             embedder=embedder,
             memory_index=_memory_index(store, state, embedder),
             prompt_builder=PromptBuilder(settings),
+            tracer=tracer,
         )
         """The engine's shared state and ports (for the engine and tests; hosts use
         :attr:`views` and the methods below)."""
@@ -142,6 +147,7 @@ class Assistant:
         tools: ToolRegistry | None = None,
         self_names: tuple[str, ...] = (),
         embedder: Embedder | None = None,
+        tracer: Tracer = NO_TRACER,
     ) -> Assistant:
         """Open the assistant ``key``, creating it when absent (unless ``create`` is False).
 
@@ -160,6 +166,7 @@ class Assistant:
             tools=tools,
             self_names=self_names,
             embedder=embedder,
+            tracer=tracer,
         )
 
     # -- identity and ports --------------------------------------------------------------

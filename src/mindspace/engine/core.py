@@ -32,6 +32,7 @@ from mindspace.state.semantic import SemanticIndex
 from mindspace.state.unit import StateCache, Unit
 from mindspace.tools.base import ToolContext
 from mindspace.tools.registry import ToolRegistry
+from mindspace.tracing import NO_TRACER, Tracer
 from mindspace.workspace.persona import PersonaGuard
 from mindspace.workspace.status import LoopSnapshot
 
@@ -65,6 +66,8 @@ class EngineCore:
     notifier: Notifier = field(default_factory=Notifier)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     world: World | None = None
+    tracer: Tracer = NO_TRACER
+    """Spans around ticks, tool calls and sleep operations (none by default)."""
 
     @property
     def key(self) -> str:
