@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind, StatusCode
@@ -13,8 +12,7 @@ from mindspace.errors import LLMProviderError
 from mindspace.llm import Usage
 from mindspace.runtime import use_telemetry
 
-if TYPE_CHECKING:
-    from tests.observability.conftest import Recorded
+from .conftest import Recorded
 
 ROOT_NAME = "mindspace.tick"
 
