@@ -79,6 +79,9 @@ class Telemetry:
     def from_environment(cls, environ: dict[str, str] | None = None) -> Telemetry:
         """Telemetry configured by the ``OTEL_*`` variables (see the module's docs).
 
+        ``environ`` (the process's environment when None) chooses the exporters; the
+        resource and the OTLP exporters' own settings always come from the process's.
+
         Raises:
             ConfigError: an unknown exporter name, or OTLP without its package.
         """
