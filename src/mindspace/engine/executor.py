@@ -51,7 +51,7 @@ class ToolExecutor:
             ToolExecutionError: the tool crashed (a bug); nothing it wrote is kept.
         """
         with self.core.tracer.span(
-            "tool_call", f"execute_tool {name}", tool_attributes(self.core, name)
+            "tool_call", f"execute_tool {name}", _tool_attributes(self.core, name)
         ) as span:
             outcome = await self._run(unit, name, args, loop, approved_by=approved_by)
             span.set("mindspace.tool.success", outcome.ok)
@@ -97,7 +97,7 @@ class ToolExecutor:
         return outcome.ok, outcome.result
 
 
-def tool_attributes(core: EngineCore, name: str) -> dict[str, AttributeValue]:
+def _tool_attributes(core: EngineCore, name: str) -> dict[str, AttributeValue]:
     """A tool call's span attributes (GenAI conventions' ``execute_tool``, and its category)."""
     attributes: dict[str, AttributeValue] = {
         "gen_ai.operation.name": "execute_tool",

@@ -417,7 +417,9 @@ def _trace_tick(span: Span, result: TickResult) -> None:
     if result.event_id is not None:
         span.set("mindspace.event.id", result.event_id)
     if result.error is not None:
-        span.fail(result.error.partition(":")[0] or "TickFailed", result.error)
+        # "LLMError: ..." names the exception; other failures get one bounded name.
+        kind = result.error.partition(":")[0]
+        span.fail(kind if kind.isidentifier() else "TickFailed", result.error)
 
 
 def _reply_target(event: Event | None) -> str | None:
