@@ -128,9 +128,12 @@ class Telemetry:
 
     def shutdown(self) -> None:
         """Flush and stop the exporters this telemetry owns."""
-        for provider in (self.meter_provider, self.tracer_provider):
-            stop: Callable[[], Any] | None = getattr(provider, "shutdown", None)
-            if stop is not None and provider is not trace.get_tracer_provider():
+        if self.meter_provider is not None:
+            self.meter_provider.shutdown()
+        # An application's own (global) tracer provider is its to stop, not ours.
+        if self.tracer_provider is not trace.get_tracer_provider():
+            stop: Callable[[], Any] | None = getattr(self.tracer_provider, "shutdown", None)
+            if stop is not None:
                 stop()
 
 
