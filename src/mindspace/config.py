@@ -401,6 +401,12 @@ class Settings(BaseSettings):
         default=None, description="API key for the embeddings endpoint."
     )
 
+    # Observability (the 'otel' extra; exporters follow the standard OTEL_* variables)
+    otel: bool = Field(
+        default=False,
+        description="Emit OpenTelemetry traces and metrics (docs/observability.md).",
+    )
+
     @field_validator("embedding_base_url", "embedding_model", mode="before")
     @classmethod
     def _blank_embedding_is_unset(cls, value: object) -> object:

@@ -30,6 +30,12 @@ from mindspace.providers import (
     Registry,
     StoreFactory,
 )
+from mindspace.telemetry import (
+    build_tracer,
+    instrument_llm,
+    metrics_page,
+    use_telemetry,
+)
 
 if TYPE_CHECKING:
     from mindspace.clock import Clock
@@ -44,8 +50,11 @@ __all__ = [
     "EndpointLLM",
     "build_embedder",
     "build_llm",
+    "build_tracer",
     "database_file",
+    "instrument_llm",
     "is_offline",
+    "metrics_page",
     "offline_llm",
     "offline_notice",
     "open_assistant",
@@ -55,6 +64,7 @@ __all__ = [
     "require_queue_database",
     "run_worker",
     "shown_url",
+    "use_telemetry",
 ]
 
 LLMS: Registry[LLMFactory] = Registry("LLM provider", LLM_GROUP, "MINDSPACE_LLM_PROVIDER")
@@ -283,10 +293,11 @@ def offline_notice() -> str:
 
 
 def is_offline(llm: LLM) -> bool:
-    """Whether ``llm`` is the offline stand-in."""
+    """Whether ``llm`` is the offline stand-in (traced or not)."""
     from mindspace.llm.offline import OfflineLLM
+    from mindspace.llm.traced import unwrap_llm
 
-    return isinstance(llm, OfflineLLM)
+    return isinstance(unwrap_llm(llm), OfflineLLM)
 
 
 class EndpointLLM(LLM, Protocol):
@@ -336,12 +347,13 @@ def probe_llm(
 
 def build_llm(settings: Settings) -> LLM:
     """The LLM ``MINDSPACE_LLM_PROVIDER`` names (by default: the OpenAI-compatible
-    endpoint when ``MINDSPACE_LLM_BASE_URL`` is set, else the offline model).
+    endpoint when ``MINDSPACE_LLM_BASE_URL`` is set, else the offline model), its calls
+    traced when OpenTelemetry is on (``MINDSPACE_OTEL``).
 
     Raises:
         ConfigError: no provider has that name, or its settings are incomplete.
     """
-    return LLMS.get(settings.resolved_llm_provider)(settings)
+    return instrument_llm(LLMS.get(settings.resolved_llm_provider)(settings), settings)
 
 
 def open_assistant(
@@ -358,7 +370,8 @@ def open_assistant(
 
     The embedder is the one ``MINDSPACE_EMBEDDER`` names (the offline MiniLM model by
     default) unless one is passed. With ``create=False`` nothing is created: neither the
-    database file nor the assistant.
+    database file nor the assistant. When OpenTelemetry is on (``MINDSPACE_OTEL=1``,
+    or :func:`use_telemetry`), its ticks, model and tool calls are traced.
 
     Raises:
         StorageError: ``create`` is False and the SQLite file does not exist.
@@ -370,10 +383,11 @@ def open_assistant(
         store,
         key or settings.assistant_key,
         create=create,
-        llm=llm or build_llm(settings),
+        llm=instrument_llm(llm or build_llm(settings), settings),
         clock=clock,
         settings=settings,
         embedder=embedder if embedder is not None else build_embedder(settings),
+        tracer=build_tracer(settings),
     )
 
 
@@ -415,6 +429,7 @@ class _StoreAssistants:
             llm=self.llm,
             settings=self.settings,
             embedder=self.embedder,
+            tracer=build_tracer(self.settings),
         )
 
     def close(self) -> None:

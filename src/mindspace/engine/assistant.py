@@ -56,6 +56,7 @@ from mindspace.state.unit import StateCache, Unit
 from mindspace.tools import ToolRegistry, default_registry
 from mindspace.tools.delegation import DelegateSubtask
 from mindspace.tools.runner import ToolOutcome
+from mindspace.tracing import NO_TRACER, Tracer
 from mindspace.workspace.persona import PersonaGuard
 from mindspace.workspace.prompts import PromptDesk
 from mindspace.workspace.records import ContextUsage, SessionMetrics
@@ -108,6 +109,8 @@ class Assistant:
         tools: The tools it can call (every built-in tool by default).
         self_names: Names the assistant goes by, for the persona guard.
         embedder: The embedder for semantic memory (None: lexical search only).
+        tracer: Where spans of ticks, tool calls and sleep operations go (none by
+            default; :mod:`mindspace.runtime` passes the OpenTelemetry one when enabled).
     """
 
     def __init__(
@@ -121,6 +124,7 @@ class Assistant:
         tools: ToolRegistry | None = None,
         self_names: tuple[str, ...] = (),
         embedder: Embedder | None = None,
+        tracer: Tracer = NO_TRACER,
     ) -> None:
         settings = settings or Settings()
         registry = tools or assistant_tools()
@@ -140,6 +144,7 @@ class Assistant:
             memory_index=_memory_index(store, state, embedder),
             journal_index=_journal_index(store, state, embedder),
             prompt_builder=PromptBuilder(settings),
+            tracer=tracer,
         )
         """The engine's shared state and ports (for the engine and tests; hosts use
         :attr:`views` and the methods below)."""
@@ -164,6 +169,7 @@ class Assistant:
         tools: ToolRegistry | None = None,
         self_names: tuple[str, ...] = (),
         embedder: Embedder | None = None,
+        tracer: Tracer = NO_TRACER,
     ) -> Assistant:
         """Open the assistant ``key``, creating it when absent (unless ``create`` is False).
 
@@ -182,6 +188,7 @@ class Assistant:
             tools=tools,
             self_names=self_names,
             embedder=embedder,
+            tracer=tracer,
         )
 
     # -- identity and ports --------------------------------------------------------------

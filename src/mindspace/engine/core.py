@@ -33,6 +33,7 @@ from mindspace.state.unit import StateCache, Unit
 from mindspace.tools.base import ToolContext
 from mindspace.tools.registry import ToolRegistry
 from mindspace.tools.side import SideSessions
+from mindspace.tracing import NO_TRACER, Tracer
 from mindspace.workspace.persona import PersonaGuard
 from mindspace.workspace.status import LoopSnapshot
 
@@ -68,6 +69,8 @@ class EngineCore:
     world: World | None = None
     journal_index: JournalIndex | None = None
     """Ranks journal entries by their stored vectors (None: no embedder)."""
+    tracer: Tracer = NO_TRACER
+    """Spans around ticks, tool calls and sleep operations (none by default)."""
 
     @property
     def key(self) -> str:

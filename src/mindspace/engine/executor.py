@@ -15,6 +15,7 @@ from mindspace.errors import ToolExecutionError
 from mindspace.state.unit import Unit
 from mindspace.tools.runner import ToolOutcome, ToolResultCache, ToolRunner
 from mindspace.tools.side import SideSessions
+from mindspace.tracing import AttributeValue
 from mindspace.workspace.records import SessionMetrics
 from mindspace.workspace.status import LoopSnapshot
 
@@ -56,6 +57,23 @@ class ToolExecutor:
         Raises:
             ToolExecutionError: the tool crashed (a bug); nothing it wrote is kept.
         """
+        with self.core.tracer.span(
+            "tool_call", f"execute_tool {name}", _tool_attributes(self.core, name)
+        ) as span:
+            outcome = await self._run(unit, name, args, loop, approved_by=approved_by, side=side)
+            span.set("mindspace.tool.success", outcome.ok)
+            return outcome
+
+    async def _run(
+        self,
+        unit: Unit,
+        name: str,
+        args: Mapping[str, Any] | str | None,
+        loop: LoopSnapshot | None,
+        *,
+        approved_by: str | None,
+        side: SideSessions | None,
+    ) -> ToolOutcome:
         snapshot = loop or LoopSnapshot()
         if side is None and self.side_factory is not None:
             side = self.side_factory(unit)
@@ -93,6 +111,18 @@ class ToolExecutor:
             }
         self.core.notify("tool_called", tool=name, ok=outcome.ok, iteration=loop.iteration)
         return outcome.ok, outcome.result
+
+
+def _tool_attributes(core: EngineCore, name: str) -> dict[str, AttributeValue]:
+    """A tool call's span attributes (GenAI conventions' ``execute_tool``, and its category)."""
+    attributes: dict[str, AttributeValue] = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": name,
+        "mindspace.assistant": core.key,
+    }
+    if name in core.tools:
+        attributes["mindspace.tool.category"] = str(core.tools.get(name).category)
+    return attributes
 
 
 def _count(unit: Unit, *, ok: bool, now: str) -> None:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from datetime import timedelta
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import RootModel, field_validator
 
@@ -73,6 +73,8 @@ __all__ = [
 ]
 
 logger = logging.getLogger("mindspace.engine")
+
+T = TypeVar("T")
 
 PRE_COMPACTION_TASK = (
     "Before the conversation history with {entity} is compacted into a summary, journal "
@@ -285,9 +287,9 @@ class SleepCycle:
             result.deferred_wake = reason
             unit.put_doc(unit.doc(OperatingMode).model_copy(update={"wake_deferred": reason}))
         if state.sleep_phase == "compacting":
-            await self._compacting(unit, result)
+            await self._traced("compacting", self._compacting(unit, result))
         else:
-            await self._dreaming(unit, result)
+            await self._traced("dreaming", self._dreaming(unit, result))
         state = unit.doc(OperatingMode)
         unit.put_doc(state.model_copy(update={"sleep_ticks": state.sleep_ticks + 1}))
         result.progress = SleepProgress.of(result.operations)
@@ -306,6 +308,12 @@ class SleepCycle:
             result.phase_after = unit.doc(OperatingMode).sleep_phase
         a.state.commit(unit)
         return result
+
+    async def _traced(self, operation: str, work: Awaitable[T]) -> T:
+        """Await ``work`` in a ``sleep_operation`` span (a phase, or one operation)."""
+        attributes = {"mindspace.assistant": self.core.key, "mindspace.sleep.operation": operation}
+        with self.core.tracer.span("sleep_operation", f"mindspace.sleep {operation}", attributes):
+            return await work
 
     def _memory(self, unit: Unit) -> SemanticMemory:
         a = self.core
@@ -379,7 +387,10 @@ class SleepCycle:
             JournalEvidence(unit, a.clock, EpisodicWeights.from_settings(a.settings)),
         )
         try:
-            outcome = await reflect_if_due(unit, a.clock, a.settings, a.llm, a.guard, evidence)
+            outcome = await self._traced(
+                "run_reflection",
+                reflect_if_due(unit, a.clock, a.settings, a.llm, a.guard, evidence),
+            )
             ops["run_reflection"] = outcome.to_dict() if outcome else {"triggered": False}
         except MindspaceError as exc:
             ops["run_reflection"] = {"triggered": True, "error": str(exc)}

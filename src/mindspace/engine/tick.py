@@ -46,6 +46,7 @@ from mindspace.llm.port import Message
 from mindspace.memory.entities import EntityBook
 from mindspace.memory.working import WorkingMemoryBook
 from mindspace.state.unit import Unit
+from mindspace.tracing import Span
 from mindspace.workspace.records import Counters, Goal
 from mindspace.workspace.status import record_tick_tool_use
 
@@ -124,6 +125,14 @@ class Ticker:
 
     async def tick(self) -> TickResult:
         """One tick: asleep, a sleep tick; awake, an event if pending, else goals, else idle."""
+        with self.core.tracer.span(
+            "tick", "mindspace.tick", {"mindspace.assistant": self.core.key}
+        ) as span:
+            result = await self._tick()
+            _trace_tick(span, result)
+            return result
+
+    async def _tick(self) -> TickResult:
         a = self.core
         async with a.lock:
             a.state.refresh_if_stale()
@@ -400,6 +409,19 @@ class Ticker:
             await world.say(result.reply, target=result.reply_target)
         except Exception:  # the host failed; the reply is kept on the event
             logger.exception("The host could not deliver the reply to %r", result.reply_target)
+
+
+def _trace_tick(span: Span, result: TickResult) -> None:
+    """Put what the tick did on its span: mode, kind, status, and the error if it failed."""
+    span.set("mindspace.mode", "sleep" if result.kind == "sleep" else "awake")
+    span.set("mindspace.tick.kind", result.kind)
+    span.set("mindspace.tick.status", result.status)
+    if result.event_id is not None:
+        span.set("mindspace.event.id", result.event_id)
+    if result.error is not None:
+        # "LLMError: ..." names the exception; other failures get one bounded name.
+        kind = result.error.partition(":")[0]
+        span.fail(kind if kind.isidentifier() else "TickFailed", result.error)
 
 
 def _reply_target(event: Event | None) -> str | None:

@@ -143,9 +143,7 @@ async def _by_meaning(
         ranked = Ranked([], 0, keys)
     at = dict(zip(keys, range(len(keys)), strict=True))
     fresh = [candidates[at[key]] for key in ranked.unembedded]
-    fresh_scores = await EmbeddingRanker(meaning.embedder).scores(
-        query, [e.content for e in fresh]
-    )
+    fresh_scores = await EmbeddingRanker(meaning.embedder).scores(query, [e.content for e in fresh])
     extra, extra_total = rank_candidates(
         ranked.unembedded, fresh_scores, limit=limit, threshold=meaning.min_similarity
     )

@@ -28,6 +28,7 @@ from mindspace.config import Settings
 from mindspace.engine.scheduler import AsyncTickDriver, TickDispatch, TickPolicy
 from mindspace.hosts.http.errors import BodyLimitMiddleware, install_error_handlers
 from mindspace.hosts.http.hub import AssistantHub
+from mindspace.hosts.http.metrics import metrics_router
 from mindspace.hosts.http.responses import SafeJSONResponse
 from mindspace.hosts.http.routes import (
     assistants_router,
@@ -39,7 +40,7 @@ from mindspace.hosts.http.routes import (
 )
 from mindspace.hosts.http.settings import ServerSettings, TokenPolicy
 from mindspace.llm.port import LLM
-from mindspace.runtime import build_embedder, build_llm, open_store
+from mindspace.runtime import build_embedder, build_llm, build_tracer, instrument_llm, open_store
 
 if TYPE_CHECKING:
     from mindspace.hosts.http.mcp_mount import McpMount
@@ -103,11 +104,12 @@ def build_hub(
     return AssistantHub(
         open_store(settings, db),
         settings,
-        llm=llm or build_llm(settings),
+        llm=instrument_llm(llm or build_llm(settings), settings),
         clock=clock,
         embedder=build_embedder(settings),
         tick_history=tick_history,
         owns_store=True,
+        tracer=build_tracer(settings),
     )
 
 
@@ -200,6 +202,7 @@ def create_app(
         state_router,
         control_router,
         stream_router,
+        metrics_router,
     ):
         app.include_router(router)
 
