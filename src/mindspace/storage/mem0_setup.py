@@ -25,6 +25,7 @@ What this module guarantees before any Mem0 code runs:
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import os
 import threading
@@ -283,5 +284,15 @@ def _qdrant_client(path: Path | None) -> Any:
     with _clients_lock:
         client = _clients.get(where)
         if client is None:
+            if not _clients:
+                atexit.register(_close_clients)
             client = _clients[where] = QdrantClient(path=str(where))
         return client
+
+
+def _close_clients() -> None:
+    """Close the on-disk clients at exit, while Python can still run their clean-up."""
+    with _clients_lock:
+        for client in _clients.values():
+            client.close()
+        _clients.clear()
