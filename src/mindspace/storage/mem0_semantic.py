@@ -11,10 +11,11 @@ it reconciles Mem0 with the store: rows whose digest matches are kept (a persist
 ``MINDSPACE_MEM0_PATH`` is not rewritten on restart), others are added or deleted.
 
 Searches follow the port's scoring contract as the PostgreSQL index does: dense
-candidates come from Mem0's vector store (Qdrant cosine, filtered there on the
-assistant, embedder, trust and tags), lexical candidates from an in-process BM25 over our
-records (Mem0's own keyword search scores differently), and the union is fused with
-z-scores and a logistic (:func:`mindspace.storage.pg_semantic._fuse`).
+candidates come from Mem0's vector store (Qdrant cosine over the collection of this
+assistant and embedder; trust and tags are checked on the nearest points here, fetching
+more until enough pass), lexical candidates from an in-process BM25 over our records
+(Mem0's own keyword search scores differently), and the union is fused with z-scores and
+a logistic (:func:`mindspace.storage.pg_semantic._fuse`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -229,25 +229,37 @@ class Mem0SemanticIndex:
     def __len__(self) -> int:
         return self.count()
 
-    def _filters(self, min_trust: float = 0.0, tags: Sequence[str] = ()) -> dict[str, Any]:
-        """Mem0's filter for the assistant's comparable vectors passing trust and tags."""
-        found: dict[str, Any] = {"agent_id": self.scope}
-        if self.embedder is not None:
-            found["embedder"] = self.embedder
-        if min_trust > 0:
-            found["source_trust"] = {"gte": float(min_trust)}
-        if tags:
-            # A list payload matches a value when any element equals it: one per tag.
-            found["AND"] = [{"tags": tag.casefold()} for tag in tags]
-        return found
-
     def _dense(
-        self, vector: npt.NDArray[np.float32], k: int, filters: dict[str, Any]
+        self,
+        vector: npt.NDArray[np.float32],
+        k: int,
+        eligible: Callable[[_Entry], bool] | None = None,
     ) -> dict[str, float]:
+        """Cosine of the ``k`` nearest eligible memories, from Mem0's vector store.
+
+        Qdrant's local mode checks payload filters in Python, point by point, so trust and
+        tags are checked here on the entries instead: the nearest points are fetched, the
+        ineligible ones dropped, and four times as many fetched until ``k`` remain or every
+        vector has been seen (pgvector's iterative scan, in effect).
+        """
         if self._dim is None or vector.shape[0] != self._dim or self._handle is None:
             return {}
-        found = self._handle.search(vector, k, filters)
-        return {str(payload.get("mindspace_id")): score for payload, score in found}
+        held = sum(1 for entry in self._entries.values() if entry.mem0_id is not None)
+        fetch = k if eligible is None else min(held, 4 * k)
+        while True:
+            found: dict[str, float] = {}
+            points = self._handle.search(vector, fetch)
+            for mem0_id, key, score in points:
+                entry = self._entries.get(key)
+                if entry is None or entry.mem0_id != mem0_id:
+                    continue  # not (or no longer) one of ours
+                if eligible is None or eligible(entry):
+                    found[key] = score
+                    if len(found) == k:
+                        return found
+            if fetch >= held or len(points) < fetch:
+                return found
+            fetch = min(held, 4 * fetch)
 
     def search(
         self,
@@ -265,27 +277,31 @@ class Mem0SemanticIndex:
             return []
         k = max(CANDIDATES, limit)
         wanted = {tag.casefold() for tag in tags}
+
+        def eligible(entry: _Entry) -> bool:
+            return entry.trust >= min_trust and wanted <= entry.tags
+
         bm25 = self._lexical.scores(query)
         lexical: dict[str, float] = {}
         for row in np.flatnonzero(bm25 > 0):
             key = self._lexical.keys[int(row)]
             entry = self._entries.get(key)
-            if entry is not None and entry.trust >= min_trust and wanted <= entry.tags:
+            if entry is not None and eligible(entry):
                 lexical[key] = float(bm25[row])
         lexical_top = sorted(lexical, key=lambda key: -lexical[key])[:k]
         dense: dict[str, float] = {}
         if vector is not None and vector.ndim == 1:
-            filters = self._filters(min_trust, tags)
-            dense = self._dense(vector, k, filters)
-            missing = [
-                key
+            filtered = min_trust > 0 or bool(wanted)
+            dense = self._dense(vector, k, eligible if filtered else None)
+            missing = {
+                mem0_id: key
                 for key in lexical_top
-                if key not in dense and self._entries[key].mem0_id is not None
-            ]
-            if missing:
-                # Lexical candidates beyond Mem0's nearest k: their cosine, filtered by key.
-                by_key = {**filters, "mindspace_id": {"in": missing}}
-                dense.update(self._dense(vector, len(missing), by_key))
+                if key not in dense and (mem0_id := self._entries[key].mem0_id) is not None
+            }
+            if missing and self._handle is not None and vector.shape[0] == self._dim:
+                # Lexical candidates beyond Mem0's nearest k: their stored vectors' cosine.
+                found = self._handle.similarities(vector, list(missing))
+                dense.update({missing[mem0_id]: score for mem0_id, score in found.items()})
         candidates = {*lexical_top, *(key for key in dense if key in self._entries)}
         # In insertion order (the BM25 rows'), so ties go to the older memory as elsewhere.
         ordered = sorted(candidates, key=lambda key: self._lexical.row(key) or 0)
@@ -307,10 +323,9 @@ class Mem0SemanticIndex:
         results: list[list[Neighbour]] = [[] for _ in range(batch.shape[0])]
         if k <= 0:
             return results
-        filters = self._filters()
         for i, row in enumerate(batch):
             own = exclude[i] if i < len(exclude) else ""
-            found = self._dense(row, k + 1, filters)
+            found = self._dense(row, k + 1)
             near = [
                 Neighbour(key, round(score, 4))
                 for key, score in found.items()
@@ -329,16 +344,21 @@ def mem0_semantic(
         settings: ``mem0_path`` and the LLM endpoint Mem0 is configured with.
         embedder: Builds our embedder, for texts Mem0 embeds itself (its own
             ``Memory.search``; the index never asks it to: our records carry vectors).
-        namespace: Prefix of the Qdrant collections (one per vector size); give each
-            database its own when several share one ``mem0_path``.
+        namespace: Prefix of the Qdrant collections (one per assistant, embedder and
+            vector size); give each database its own when several share one ``mem0_path``.
     """
     key = settings.llm_api_key
 
     def build(cache: StateCache, embedder_name: str | None) -> SemanticIndex:
+        scope = f"a{cache.assistant_id}"
+        made_by = hashlib.sha256((embedder_name or "").encode()).hexdigest()[:8]
+
         def open_handle(dim: int) -> Mem0Handle:
             return open_mem0(
                 dim=dim,
-                collection=f"{namespace}_{dim}",
+                # One collection per assistant, embedder and size: searches need no
+                # payload filter (Qdrant's local mode evaluates those point by point).
+                collection=f"{namespace}_{scope}_{made_by}_{dim}",
                 path=settings.mem0_path,
                 embedder=embedder,
                 llm_base_url=settings.llm_base_url,
@@ -346,6 +366,6 @@ def mem0_semantic(
                 llm_api_key=key.get_secret_value() if key is not None else None,
             )
 
-        return Mem0SemanticIndex(cache, embedder_name, open_handle, f"a{cache.assistant_id}")
+        return Mem0SemanticIndex(cache, embedder_name, open_handle, scope)
 
     return build

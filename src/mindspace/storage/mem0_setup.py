@@ -182,19 +182,41 @@ class Mem0Handle:
         """Forget one Mem0 memory (and its history entry records the delete)."""
         self.memory.delete(mem0_id)
 
-    def search(
-        self, vector: npt.NDArray[np.float32], top_k: int, filters: dict[str, Any]
-    ) -> list[tuple[dict[str, Any], float]]:
-        """(payload, cosine similarity) of the ``top_k`` nearest memories passing ``filters``.
+    def search(self, vector: npt.NDArray[np.float32], top_k: int) -> list[tuple[str, str, float]]:
+        """(Mem0 id, our key, cosine similarity) of the ``top_k`` nearest memories.
 
         The vector store's own search: Mem0's ``Memory.search`` would re-embed the query
         and mix its own BM25 and entity boosts into the score, which the port's scoring
         contract leaves to us.
         """
         points = self.memory.vector_store.search(
-            query="", vectors=[float(x) for x in vector], top_k=top_k, filters=filters
+            query="", vectors=[float(x) for x in vector], top_k=top_k, filters=None
         )
-        return [(dict(p.payload or {}), float(p.score)) for p in points]
+        return [
+            (str(p.id), str((p.payload or {}).get("mindspace_id", "")), float(p.score))
+            for p in points
+        ]
+
+    def similarities(
+        self, vector: npt.NDArray[np.float32], mem0_ids: Sequence[str]
+    ) -> dict[str, float]:
+        """Cosine similarity of ``vector`` to the stored vectors of ``mem0_ids``."""
+        store = self.memory.vector_store
+        points = store.client.retrieve(
+            collection_name=store.collection_name,
+            ids=list(mem0_ids),
+            with_payload=False,
+            with_vectors=True,
+        )
+        query = np.asarray(vector, dtype=np.float32)
+        query = query / max(float(np.linalg.norm(query)), 1e-12)
+        found: dict[str, float] = {}
+        for point in points:
+            stored = point.vector.get("") if isinstance(point.vector, dict) else point.vector
+            if stored is not None:
+                # Qdrant keeps cosine collections' vectors normalised.
+                found[str(point.id)] = float(np.dot(np.asarray(stored, dtype=np.float32), query))
+        return found
 
     def listing(self, scope: str) -> list[tuple[str, dict[str, Any]]]:
         """(Mem0 id, payload) of every memory in ``scope``."""
