@@ -135,6 +135,7 @@ class Mem0SemanticIndex:
 
     def _clear(self) -> None:
         self._entries: dict[str, _Entry] = {}
+        self._held = 0  # entries whose vector Mem0 holds
         self._lexical = LexicalIndex()
 
     # -- CacheListener -------------------------------------------------------------------
@@ -210,6 +211,7 @@ class Mem0SemanticIndex:
             }
             mem0_id = self._mem0().add(row.content, vector, self.scope, metadata)
         self._entries[row.key] = _Entry(row.trust, frozenset(row.tags), mem0_id)
+        self._held += mem0_id is not None
         self._lexical.add(row.key, row.lexical)
 
     def _drop(self, key: str) -> None:
@@ -218,6 +220,7 @@ class Mem0SemanticIndex:
             return
         self._lexical.remove(key)
         if entry.mem0_id is not None:
+            self._held -= 1
             self._mem0().delete(entry.mem0_id)
 
     # -- queries -------------------------------------------------------------------------
@@ -244,7 +247,7 @@ class Mem0SemanticIndex:
         """
         if self._dim is None or vector.shape[0] != self._dim or self._handle is None:
             return {}
-        held = sum(1 for entry in self._entries.values() if entry.mem0_id is not None)
+        held = self._held
         fetch = k if eligible is None else min(held, 4 * k)
         while True:
             found: dict[str, float] = {}
@@ -281,14 +284,16 @@ class Mem0SemanticIndex:
         def eligible(entry: _Entry) -> bool:
             return entry.trust >= min_trust and wanted <= entry.tags
 
-        bm25 = self._lexical.scores(query)
-        lexical: dict[str, float] = {}
-        for row in np.flatnonzero(bm25 > 0):
-            key = self._lexical.keys[int(row)]
-            entry = self._entries.get(key)
+        bm25 = self._lexical.scores(query)  # deleted rows score 0
+        lexical_top: list[str] = []
+        positive = np.flatnonzero(bm25 > 0)
+        # Best first (ties: the older row), walked until k eligible memories are found.
+        for row in positive[np.argsort(-bm25[positive], kind="stable")]:
+            entry = self._entries.get(self._lexical.keys[int(row)])
             if entry is not None and eligible(entry):
-                lexical[key] = float(bm25[row])
-        lexical_top = sorted(lexical, key=lambda key: -lexical[key])[:k]
+                lexical_top.append(self._lexical.keys[int(row)])
+                if len(lexical_top) == k:
+                    break
         dense: dict[str, float] = {}
         if vector is not None and vector.ndim == 1:
             filtered = min_trust > 0 or bool(wanted)
@@ -302,12 +307,13 @@ class Mem0SemanticIndex:
                 # Lexical candidates beyond Mem0's nearest k: their stored vectors' cosine.
                 found = self._handle.similarities(vector, list(missing))
                 dense.update({missing[mem0_id]: score for mem0_id, score in found.items()})
-        candidates = {*lexical_top, *(key for key in dense if key in self._entries)}
+        rows = {self._lexical.row(key): key for key in {*lexical_top, *dense}}
         # In insertion order (the BM25 rows'), so ties go to the older memory as elsewhere.
-        ordered = sorted(candidates, key=lambda key: self._lexical.row(key) or 0)
-        return _fuse(
-            [(key, dense.get(key), lexical.get(key, 0.0)) for key in ordered], limit, dense_weight
-        )
+        fused = [
+            (key, dense.get(key), float(bm25[row]))
+            for row, key in sorted((r, key) for r, key in rows.items() if r is not None)
+        ]
+        return _fuse(fused, limit, dense_weight)
 
     def nearest(
         self,
