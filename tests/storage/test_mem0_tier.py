@@ -216,3 +216,36 @@ def test_the_setting_selects_mem0_for_every_assistant(tmp_path: Path) -> None:
     assert not isinstance(
         SqlStore(settings.resolved_database_url()).semantic_index(cache, None), Mem0SemanticIndex
     )
+
+
+def test_a_mem0_path_in_use_by_another_process_is_refused_with_advice(tmp_path: Path) -> None:
+    semantic = mem0_semantic(Settings(mem0_path=tmp_path / "mem0"))
+    store = SqlStore(f"sqlite:///{tmp_path / 'mindspace.db'}", semantic=semantic)
+    info = store.open_assistant("keeper", create=True)
+    cache = StateCache(store, info.id, info.revision)
+    index = store.semantic_index(cache, "hand")
+    unit = cache.begin()
+    unit.put(memory("mem_0", "Alice keeps bees", 0))
+    cache.commit(unit)
+    assert index.count() == 1  # this process now holds the directory
+    other = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from mindspace.errors import StorageError\n"
+        "from mindspace.storage.mem0_setup import _qdrant_client\n"
+        "try:\n"
+        "    _qdrant_client(Path(sys.argv[1]))\n"
+        "except StorageError as exc:\n"
+        "    print(exc)\n"
+    )
+    src = str(Path(mindspace.__file__).resolve().parents[1])
+    done = subprocess.run(
+        [sys.executable, "-c", other, str(tmp_path / "mem0")],
+        env={**os.environ, "PYTHONPATH": src},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert "MINDSPACE_MEM0_PATH" in done.stdout, done.stderr[-2000:]
+    store.close()

@@ -40,7 +40,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mindspace.embeddings.port import Embedder
-from mindspace.errors import ConfigError
+from mindspace.errors import ConfigError, StorageError
 from mindspace.memory.prompts import ASSISTANT_FACT_EXTRACTION_PROMPT
 
 __all__ = [
@@ -308,7 +308,15 @@ def _qdrant_client(path: Path | None) -> Any:
         if client is None:
             if not _clients:
                 atexit.register(_close_clients)
-            client = _clients[where] = QdrantClient(path=str(where))
+            try:
+                client = QdrantClient(path=str(where))
+            except (RuntimeError, OSError) as exc:
+                raise StorageError(
+                    f"Mem0's Qdrant directory {str(where)!r} cannot be opened ({exc}); it is "
+                    "locked while another process uses it: give each process its own "
+                    "MINDSPACE_MEM0_PATH, or leave it unset to keep Mem0 in memory."
+                ) from exc
+            _clients[where] = client
         return client
 
 
