@@ -15,13 +15,15 @@ import numpy as np
 
 import mindspace
 from mindspace.config import Settings
+from mindspace.embeddings import HashingEmbedder
 from mindspace.memory.prompts import ASSISTANT_FACT_EXTRACTION_PROMPT
 from mindspace.memory.records import Memory
 from mindspace.runtime import open_store
 from mindspace.state.unit import StateCache
 from mindspace.storage import SqlStore
 from mindspace.storage.mem0_semantic import Mem0SemanticIndex, mem0_semantic
-from mindspace.storage.mem0_setup import NO_LLM_URL
+from mindspace.storage.mem0_setup import NO_LLM_URL, open_mem0
+from mindspace.testing.chat_server import ChatCompletionsServer
 
 WHEN = "2025-12-06T10:00:00Z"
 
@@ -249,3 +251,29 @@ def test_a_mem0_path_in_use_by_another_process_is_refused_with_advice(tmp_path: 
     )
     assert "MINDSPACE_MEM0_PATH" in done.stdout, done.stderr[-2000:]
     store.close()
+
+
+def test_mem0s_own_inference_asks_our_endpoint_with_the_persona_safe_prompt(
+    tmp_path: Path,
+) -> None:
+    # The index never infers; a user calling Mem0 directly with infer=True reaches our
+    # endpoint (here the local scripted server), never OpenAI, with spec 003's prompt.
+    embedder = HashingEmbedder(64)
+    with ChatCompletionsServer() as server:
+        server.reply(json.dumps({"memory": [{"id": "0", "text": "Alice keeps bees"}]}))
+        handle = open_mem0(
+            dim=embedder.dim,
+            collection="inference",
+            path=None,
+            embedder=lambda: embedder,
+            llm_base_url=server.url,
+            llm_model="scripted",
+            llm_api_key=None,
+        )
+        added = handle.memory.add("I keep bees, by the way.", agent_id="a1", infer=True)
+        assert [r["memory"] for r in added["results"]] == ["Alice keeps bees"]
+        [request] = server.requests
+    assert request["model"] == "scripted"
+    system, user = request["messages"]
+    assert ASSISTANT_FACT_EXTRACTION_PROMPT.strip() not in system["content"]
+    assert ASSISTANT_FACT_EXTRACTION_PROMPT.strip() in user["content"]
