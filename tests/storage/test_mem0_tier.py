@@ -5,17 +5,21 @@ The contract itself runs in ``tests/memory/test_semantic_port.py`` (the ``mem0``
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import pytest
 
 import mindspace
 from mindspace.config import Settings
 from mindspace.embeddings import HashingEmbedder
+from mindspace.errors import ConfigError
 from mindspace.memory.prompts import ASSISTANT_FACT_EXTRACTION_PROMPT
 from mindspace.memory.records import Memory
 from mindspace.runtime import open_store
@@ -277,3 +281,19 @@ def test_mem0s_own_inference_asks_our_endpoint_with_the_persona_safe_prompt(
     system, user = request["messages"]
     assert ASSISTANT_FACT_EXTRACTION_PROMPT.strip() not in system["content"]
     assert ASSISTANT_FACT_EXTRACTION_PROMPT.strip() in user["content"]
+
+
+def test_without_the_extra_the_store_refuses_to_open_and_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = importlib.util.find_spec
+
+    def find_spec(name: str, *args: Any) -> Any:
+        return None if name == "mem0" else real(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    settings = Settings(
+        database_url=f"sqlite:///{tmp_path / 'mindspace.db'}", semantic_backend="mem0"
+    )
+    with pytest.raises(ConfigError, match=r"pip install -e '\.\[mem0\]'"):
+        open_store(settings)

@@ -34,7 +34,7 @@ from mindspace.state.models import Record
 from mindspace.state.port import StoredRecord
 from mindspace.state.semantic import Hit, Neighbour, SemanticIndex
 from mindspace.state.unit import StateCache
-from mindspace.storage.mem0_setup import EmbedderSource, Mem0Handle, open_mem0
+from mindspace.storage.mem0_setup import EmbedderSource, Mem0Handle, open_mem0, require_mem0
 from mindspace.storage.pg_semantic import _fuse
 
 __all__ = ["Mem0SemanticIndex", "mem0_semantic"]
@@ -352,7 +352,11 @@ def mem0_semantic(
             ``Memory.search``; the index never asks it to: our records carry vectors).
         namespace: Prefix of the Qdrant collections (one per assistant, embedder and
             vector size); give each database its own when several share one ``mem0_path``.
+
+    Raises:
+        ConfigError: Mem0 or Qdrant's client is not installed.
     """
+    require_mem0()  # fail when the store opens, not inside a later commit
     key = settings.llm_api_key
 
     def build(cache: StateCache, embedder_name: str | None) -> SemanticIndex:

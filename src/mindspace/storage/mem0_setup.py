@@ -50,6 +50,7 @@ __all__ = [
     "OurEmbedding",
     "import_mem0",
     "open_mem0",
+    "require_mem0",
 ]
 
 TELEMETRY_ENV = "MEM0_TELEMETRY"
@@ -66,6 +67,20 @@ EmbedderSource = Callable[[], Embedder | None]
 
 _clients: dict[Path, Any] = {}
 _clients_lock = threading.Lock()
+
+
+def require_mem0() -> None:
+    """Check that Mem0 and Qdrant's client are installed, without importing them.
+
+    Raises:
+        ConfigError: one of them is missing.
+    """
+    missing = [name for name in ("mem0", "qdrant_client") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ConfigError(
+            f"MINDSPACE_SEMANTIC_BACKEND='mem0' needs {' and '.join(missing)!r}: install the "
+            "extra with pip install -e '.[mem0]' (or unset MINDSPACE_SEMANTIC_BACKEND)."
+        )
 
 
 def import_mem0() -> Any:
