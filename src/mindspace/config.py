@@ -74,6 +74,21 @@ class Settings(BaseSettings):
     assistant_key: str = Field(
         default="default", description="Assistant opened when a command names none."
     )
+    semantic_backend: Literal["store", "mem0"] = Field(
+        default="store",
+        description=(
+            "Where memory search runs: 'store' (the store's own: the embedded index on "
+            "SQLite, pgvector on PostgreSQL) or 'mem0' (Mem0 with an embedded Qdrant; "
+            "needs the mem0 extra, see docs/mem0.md)."
+        ),
+    )
+    mem0_path: Path | None = Field(
+        default=None,
+        description=(
+            "Directory of the Mem0 tier's embedded Qdrant and history database; unset: "
+            "kept in memory and rebuilt from the store when a process starts."
+        ),
+    )
 
     # LLM (any OpenAI-compatible endpoint; none configured means the offline model)
     llm_provider: str | None = Field(
@@ -411,6 +426,11 @@ class Settings(BaseSettings):
     @classmethod
     def _blank_embedding_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("semantic_backend", mode="before")
+    @classmethod
+    def _backend_name(cls, value: object) -> object:
+        return value.strip().casefold() if isinstance(value, str) else value
 
     @field_validator("embedder", mode="before")
     @classmethod

@@ -12,6 +12,7 @@ so that a process that never talks to a model never pays for loading its SDK.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -195,9 +196,16 @@ def _openai_embedder(settings: Settings) -> Embedder:
 
 
 def _sql_store(url: str, settings: Settings, create: bool) -> Store:
-    from mindspace.storage.sql import SqlStore  # loads SQLAlchemy
+    from mindspace.storage.sql import SemanticFactory, SqlStore  # loads SQLAlchemy
 
-    return SqlStore(url, create=create)
+    semantic: SemanticFactory | None = None
+    if settings.semantic_backend == "mem0":
+        from mindspace.storage.mem0_semantic import mem0_semantic  # loads Mem0 on first use
+
+        # One set of Qdrant collections per database when several share MINDSPACE_MEM0_PATH.
+        namespace = "mindspace_" + hashlib.sha256(url.encode()).hexdigest()[:12]
+        semantic = mem0_semantic(settings, lambda: build_embedder(settings), namespace=namespace)
+    return SqlStore(url, create=create, semantic=semantic)
 
 
 LLMS.register("offline", _offline_llm)
