@@ -53,21 +53,26 @@ _THIRD_PERSON_SELF = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
 # Nouns a roman numeral follows: "World War I", "Chapter I", "Room I".
-_NUMBERED = frozenset(
+_NUMBERED = _words(
     "war part chapter act scene book volume vol phase stage type class tier level grade "
     "series mark mk section article appendix round season episode block room hall wing "
     "gate sector zone ward region district division league canto letter bowl plate "
-    "figure table unit floor row column track platform tome".split()
+    "figure table unit floor row column track platform tome"
 )
 # Titles before a regnal name: "King Henry I", "Pope Leo I".
-_TITLES = frozenset(
+_TITLES = _words(
     "king queen pope emperor empress tsar czar tsarina prince princess duke duchess lord "
     "lady sultan pharaoh saint st count countess baron earl kaiser shah khan archduke "
-    "sir dame regent".split()
+    "sir dame regent"
 )
 # Capitalised words that start a sentence before the pronoun: "Then I", "Should I".
-_STARTERS = frozenset(
+_STARTERS = _words(
     "then today yesterday tomorrow tonight now so and but or yes no later once here there "
     "also still sometimes finally afterwards afterward maybe perhaps when while if as "
     "since because although though after before until where why how what who whom which "
@@ -75,26 +80,26 @@ _STARTERS = frozenset(
     "often never always every this that these those thus hence therefore oh well ah hmm "
     "please sure okay ok hey hi hello thanks whatever whenever wherever unless whether "
     "should could would can may might must shall will do did does am was were have had "
-    "has is are let once nor yet even just only".split()
+    "has is are let once nor yet even just only"
 )
 # Words after which "I" is surely the pronoun: "Alice told Bob I would come".
-_PRONOUN_NEXT = frozenset(
+_PRONOUN_NEXT = _words(
     "am 'm have 've will 'll would 'd shall should can could must may might do did don't "
     "didn't can't cannot won't wouldn't couldn't shouldn't think feel want need hope wish "
-    "guess believe know love like hate".split()
+    "guess believe know love like hate"
 )
 # Verbs of telling before a name and then "I": "Tell Bob I said hello".
-_TELLING = frozenset(
+_TELLING = _words(
     "tell told telling tells ask asked asks promise promised assure assured show showed "
     "remind reminded warn warned inform informed convince convinced write wrote "
-    "persuade persuaded".split()
+    "persuade persuaded"
 )
 # Labels before a colon that introduce a note, not someone's words.
-_LABELS = frozenset(
+_LABELS = _words(
     "note notes reminder todo to-do summary fact facts update observation insight lesson "
     "memory result status warning important reflection plan goal task idea ps edit "
     "question answer thought thoughts journal entry log conclusion decision mistake "
-    "feedback self assistant ai bot me i my we".split()
+    "feedback self assistant ai bot me i my we"
 )
 
 _WORD_BEFORE = re.compile(r"(?:(?P<y>[A-Za-z][\w'-]*)[ \t]+)?(?P<x>[A-Za-z][\w'-]*) $")
@@ -263,9 +268,9 @@ def _not_the_pronoun(text: str, start: int) -> bool:
         return True  # "King Henry I would never..."
     if word in _STARTERS or word.endswith("ly"):
         return False  # "Then I", "Should I", "Honestly I"
-    if _next_word(text, end) in _PRONOUN_NEXT or y.lower() in _TELLING:
-        return False  # "Alice told Bob I would come", "Tell Bob I said hello"
-    return True  # "Henry I founded the abbey", "the reign of Edward I"
+    # "Alice told Bob I would come" and "Tell Bob I said hello" are the pronoun; "Henry I
+    # founded the abbey" and "the reign of Edward I" are numerals.
+    return _next_word(text, end) not in _PRONOUN_NEXT and y.lower() not in _TELLING
 
 
 def guard_figures(guard: PersonaGuard, labelled: Iterable[tuple[str, bool]]) -> dict[str, Any]:
