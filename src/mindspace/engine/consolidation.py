@@ -76,8 +76,9 @@ async def run_sleep_consolidation(
     The entries come from the journal's pending index, so a call costs O(batch).
 
     With ``sessions`` the model extracts the facts in the ``sleep_consolidate`` context
-    (the session is appended to ``ran``); without it, or when the model fails, the rules
-    of :func:`~mindspace.memory.extraction.persona_safe_facts` do. Every batch entry is
+    (the session is appended to ``ran``); without it, when the model fails, or when it
+    answers without any tool call, the rules of
+    :func:`~mindspace.memory.extraction.persona_safe_facts` do. Every batch entry is
     marked consolidated, whether or not it gave a fact.
     """
     guard = guard or PersonaGuard()
@@ -103,8 +104,13 @@ async def run_sleep_consolidation(
         else:
             if ran is not None:
                 ran.append(session)
-            result["extraction"] = "sleep_consolidate"
             result["iterations"] = session.loop.iterations
+            if session.loop.calls:
+                result["extraction"] = "sleep_consolidate"
+            else:
+                # Not even noop: the model did not take up the task (a plain-text answer),
+                # so the rules keep the facts rather than losing the batch.
+                result["error"] = "the model answered without a tool call"
             for call in session.loop.calls:
                 if call.name != "store_memory":
                     continue
