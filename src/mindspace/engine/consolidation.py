@@ -15,11 +15,13 @@ the night still finishes.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from mindspace.clock import Clock
 from mindspace.config import Settings
+from mindspace.context.components import COMPONENT_PENDING_EVENT
 from mindspace.context.contexts import get_context_config
 from mindspace.engine.sleep_result import ContextSession
 from mindspace.errors import LLMError
@@ -138,6 +140,11 @@ async def _extract_in_context(
     unit: Unit, sessions: Sessions, batch: Sequence[JournalEntry]
 ) -> ContextSession:
     config = get_context_config("sleep_consolidate")
+    # The spec's two components (system prompt, semantic memories) carry no input: the
+    # batch of entries is this session's task, shown where a task goes, the pending event.
+    config = replace(
+        config, enabled_components=[*config.enabled_components, COMPONENT_PENDING_EVENT]
+    )
     task = CONSOLIDATION_TASK.format(entries="\n".join(_entry_line(e) for e in batch))
     pattern, prompt, loop = await sessions.run(unit, config, "", task=task, record_usage=False)
     return ContextSession("sleep_consolidate", pattern, prompt, loop)

@@ -196,14 +196,7 @@ class PromptBuilder:
         chosen = [
             c
             for c in self.components.all()
-            if c.enabled
-            and (
-                c.id in enabled
-                or self._plugged_after_enabled(c, enabled)
-                # A session's task is what it runs for: a context without the pending
-                # event (sleep_consolidate) still gets its task in that slot.
-                or (c.key == "pending_event" and bool(inputs.task))
-            )
+            if c.enabled and (c.id in enabled or self._plugged_after_enabled(c, enabled))
         ]
         budgets = self.settings.component_token_budgets
         parts: list[RenderedComponent] = []
