@@ -74,6 +74,7 @@ async def test_the_model_extracts_facts_in_the_sleep_consolidate_context(
     assert consolidation["extraction"] == "sleep_consolidate"
     assert consolidation["entry_ids"] == [entry_id]
     assert consolidation["rejected"] == [SELF_REFERENCE]
+    assert consolidation["by_rules"] == []
     memories = _memories(assistant)
     assert SELF_REFERENCE not in memories
     fact = memories["Alice lost her sword"]
@@ -123,6 +124,7 @@ async def test_without_a_model_the_rules_extract_third_person_facts(
     assert consolidation["extraction"] == "rules"
     assert "ScriptedLLM has no reply queued" in consolidation["error"]
     assert consolidation["entry_ids"] == [helped, owed, mead]
+    assert consolidation["by_rules"] == [helped, owed, mead]
     memories = _memories(assistant)
     assert set(memories) == {"Alice needed help to find her lost sword", "Bob owes Carol 20 gold"}
     assert memories["Alice needed help to find her lost sword"].entry_id == helped
@@ -153,3 +155,29 @@ async def test_the_offline_model_consolidates_by_the_same_rules(
     assert memories["Alice needed help to find her lost sword"].entry_id == helped
     assert memories["Carol sells rope."].entry_id == told
     assert all(m.source == "journal" for m in memories.values())
+
+
+async def test_an_entry_the_model_gave_no_fact_for_is_extracted_by_the_rules(
+    make_assistant: Callable[..., Assistant],
+) -> None:
+    llm = ScriptedLLM()
+    assistant = make_assistant("innkeeper", llm=llm)
+    owed = await _journal(assistant, "Bob owes Carol 20 gold", source_entity="Bob")
+    helped = await _journal(assistant, SELF_REFERENCE)
+    await assistant.sleep("closing time")
+    llm.enqueue(
+        tool_calls=[
+            {"name": "store_memory", "arguments": {"content": "Bob is in debt", "entry_id": owed}},
+            {"name": "noop", "arguments": {}},
+        ]
+    )
+
+    tick = await assistant.tick()
+
+    assert tick.sleep is not None
+    consolidation = tick.sleep.operations["run_sleep_consolidation"]
+    assert consolidation["extraction"] == "sleep_consolidate"
+    assert consolidation["by_rules"] == [helped]
+    memories = _memories(assistant)
+    assert set(memories) == {"Bob is in debt", "Alice needed help to find her lost sword"}
+    assert memories["Alice needed help to find her lost sword"].entry_id == helped

@@ -7,16 +7,16 @@ Alice find her lost sword"), so it is not copied: the model reads a batch of ent
 the ``sleep_consolidate`` context (spec 002 §1: system prompt and semantic memories, the
 memory and journal tools, at most 10 iterations) and stores each fact with
 ``store_memory(content, entry_id=...)``, which applies the persona guard and copies the
-entry's metadata. When the model fails, the rules of
-:func:`~mindspace.memory.extraction.persona_safe_facts` extract the facts instead, so
-the night still finishes.
+entry's metadata. For an entry the model stored no fact from (and for all of them when
+the model fails) the rules of :func:`~mindspace.memory.extraction.persona_safe_facts`
+extract the facts, so the night finishes and no knowledge is lost.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from mindspace.clock import Clock
@@ -78,10 +78,10 @@ async def run_sleep_consolidation(
     The entries come from the journal's pending index, so a call costs O(batch).
 
     With ``sessions`` the model extracts the facts in the ``sleep_consolidate`` context
-    (the session is appended to ``ran``); without it, when the model fails, or when it
-    answers without any tool call, the rules of
-    :func:`~mindspace.memory.extraction.persona_safe_facts` do. Every batch entry is
-    marked consolidated, whether or not it gave a fact.
+    (the session is appended to ``ran``); the rules of
+    :func:`~mindspace.memory.extraction.persona_safe_facts` extract those of every entry
+    the model stored no fact from (all of them without ``sessions`` or when the model
+    fails), listed in ``by_rules``. Every batch entry is marked consolidated.
     """
     guard = guard or PersonaGuard()
     pending = pending_entries(unit, "consolidation", max_entries_per_tick)
@@ -94,9 +94,11 @@ async def run_sleep_consolidation(
         "processed": len(batch),
         "entry_ids": [e.id for e in batch],
         "memory_ids": [],
-        "extraction": "none",
+        "extraction": "rules",
         "rejected": [],
+        "by_rules": [],
     }
+    covered: set[int] = set()
     if batch and sessions is not None:
         try:
             session = await _extract_in_context(unit, sessions, batch)
@@ -106,29 +108,28 @@ async def run_sleep_consolidation(
         else:
             if ran is not None:
                 ran.append(session)
+            result["extraction"] = "sleep_consolidate"
             result["iterations"] = session.loop.iterations
-            if session.loop.calls:
-                result["extraction"] = "sleep_consolidate"
-            else:
-                # Not even noop: the model did not take up the task (a plain-text answer),
-                # so the rules keep the facts rather than losing the batch.
-                result["error"] = "the model answered without a tool call"
             for call in session.loop.calls:
                 if call.name != "store_memory":
                     continue
                 if call.ok and call.result.get("memory_id"):
                     result["memory_ids"].append(call.result["memory_id"])
+                    entry_id = call.result.get("metadata", {}).get("entry_id")
+                    if isinstance(entry_id, int):
+                        covered.add(entry_id)
                 elif "rejected_content" in call.result:
                     result["rejected"].append(call.result["rejected_content"])
-    if batch and result["extraction"] == "none":
-        result["extraction"] = "rules"
-        drafts = [
-            journal_draft(unit, e, fact)
-            for e in batch
-            for fact in persona_safe_facts(e.content, guard)
-        ]
-        stored = await memory.astore_many(drafts) if drafts else []
-        result["memory_ids"] = [m.id for m in stored]
+    # An entry the model gave no fact for (it failed, skipped the entry or did not take
+    # up the task) is extracted by the rules: the journal's knowledge is never lost, and
+    # what the rules keep passes the same guard.
+    rest = [e for e in batch if e.id not in covered]
+    drafts = [
+        journal_draft(unit, e, fact) for e in rest for fact in persona_safe_facts(e.content, guard)
+    ]
+    stored = await memory.astore_many(drafts) if drafts else []
+    result["memory_ids"] += [m.id for m in stored]
+    result["by_rules"] = [e.id for e in rest]
     JournalBook(unit, clock, settings).mark_consolidated(e.id for e in batch)
     remaining = pending.total - len(batch)
     result["remaining"] = remaining
