@@ -11,9 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from rich.console import Console
+
 from mindspace import Assistant, ManualClock
 from mindspace.context.contexts import SLEEP_TOOLS
 from mindspace.context.patterns import ExecutionConfig
+from mindspace.hosts.cli.night_report import night_table
 from mindspace.hosts.http.ticks import tick_record
 from mindspace.llm import ScriptedLLM
 from mindspace.memory.prompts import ASSISTANT_FACT_EXTRACTION_PROMPT
@@ -106,6 +109,12 @@ async def test_the_model_extracts_facts_in_the_sleep_consolidate_context(
     keys = [c["key"] for c in record["prompt"]["components"]]
     assert keys[:2] == ["system_prompt", "semantic_memories"]
     assert [c["name"] for c in record["loop"]["calls"]] == ["store_memory", "store_memory", "noop"]
+    # The night report says how the facts were extracted.
+    console = Console(width=300, record=True)
+    console.print(night_table([tick.sleep]))
+    text = " ".join(console.export_text().split())
+    assert "1 entry consolidated into 1 memory" in text
+    assert "facts from 1 by the model, 0 by rule, 1 self-reference rejected" in text
 
 
 async def test_without_a_model_the_rules_extract_third_person_facts(
