@@ -51,3 +51,18 @@ def test_a_rejection_names_the_phrase_outside_the_quoted_words(content: str, phr
     assert match.phrase == phrase
     assert content[match.start :].startswith(phrase)
     assert match.start > 10  # the numeral, the quote and the speaker's line are skipped
+
+
+@pytest.mark.parametrize(
+    ("content", "is_self"),
+    [
+        ("Note to self: I promised Bob a room.", True),
+        ("Self note: my cellar leaks", True),
+        ("Barkeep says: I am tired", True),
+        ("Guard captain: I want the gate closed", False),
+    ],
+)
+def test_a_label_or_the_assistant_before_a_colon_is_no_other_speaker(
+    content: str, is_self: bool
+) -> None:
+    assert PersonaGuard(["Barkeep"]).is_clean(content) is not is_self

@@ -172,7 +172,8 @@ class PersonaGuard:
         """``text`` with the words of others blanked: attributed quotes, speakers' lines."""
         for found in reversed(list(_SPEAKER.finditer(text))):
             speaker = found.group("speaker")
-            if speaker.lower() in _LABELS or any(p.search(speaker) for p in self._names):
+            labelled = any(word in _LABELS for word in speaker.lower().split())
+            if labelled or any(p.search(speaker) for p in self._names):
                 continue
             if _CAPITAL_I.search(speaker) or _SELF_WORDS.search(speaker):
                 continue  # "Today I learned: ..." is a note, not a speaker
