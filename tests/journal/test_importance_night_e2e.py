@@ -72,6 +72,16 @@ def test_a_night_repairs_one_loose_score_and_keeps_the_heuristic_for_another(
         server.reply("8")  # entry 1: the repair
         server.reply("I'd say 3 out of 10.")  # entry 2: refused
         server.reply("Three.")  # entry 2: the repair, refused too -> heuristic stays
+        # Entry 1, scored, is consolidated in the sleep_consolidate context (issue 13).
+        server.reply(
+            tool_calls=[
+                {
+                    "name": "store_memory",
+                    "arguments": {"content": "Alice lost her ring in the well", "entry_id": 1},
+                },
+                {"name": "noop", "arguments": {}},
+            ]
+        )
         env.update(
             MINDSPACE_LLM_BASE_URL=server.url,
             MINDSPACE_LLM_MODEL="scripted",
@@ -93,7 +103,9 @@ def test_a_night_repairs_one_loose_score_and_keeps_the_heuristic_for_another(
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     assert left == 0
-    assert len(requests) == 4  # one question and one repair per entry, nothing more
+    # One question and one repair per entry, then one consolidation request, nothing more.
+    assert len(requests) == 5
+    assert "Consolidate these journal entries" in requests[4]["messages"][-1]["content"]
     first_repair = requests[1]["messages"]
     assert first_repair[-2] == {
         "role": "assistant",

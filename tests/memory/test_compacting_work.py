@@ -16,12 +16,12 @@ from typing import Any
 from mindspace import Assistant, ManualClock, Settings
 from mindspace.clock import format_time
 from mindspace.embeddings import HashingEmbedder
-from mindspace.engine.sleep import _conversation_context
 from mindspace.journal import JournalBook, JournalEntry, JournalMeta
 from mindspace.journal.importance import BATCH_IMPORTANCE_HEAD
 from mindspace.journal.pending import MAX_SCORING_ATTEMPTS, pending_index
 from mindspace.llm import FunctionLLM
 from mindspace.llm.port import Message, ToolSchema
+from mindspace.memory.extraction import _conversation_context
 from mindspace.memory.records import Memory
 from mindspace.testing.inspect import stored_records
 

@@ -16,6 +16,7 @@ from mindspace.context.components import (
     COMPONENT_SYSTEM_PROMPT,
     COMPONENT_TOOL_RESULT,
 )
+from mindspace.memory.prompts import SLEEP_CONSOLIDATION_PROMPT
 
 __all__ = [
     "DEFAULT_CONTEXT_CONFIGS",
@@ -149,6 +150,7 @@ DEFAULT_CONTEXT_CONFIGS: dict[str, ContextConfig] = {
         name="Sleep consolidation",
         description="Memory consolidation while asleep.",
         enabled_components=[COMPONENT_SYSTEM_PROMPT, COMPONENT_SEMANTIC_MEMORIES],
+        component_overrides={"system_prompt": {"content": SLEEP_CONSOLIDATION_PROMPT}},
         tool_filter=list(SLEEP_TOOLS),
         execution_mode="react_loop",
         max_iterations=10,

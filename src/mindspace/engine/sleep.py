@@ -16,7 +16,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import RootModel, field_validator
 
-from mindspace.clock import Clock, parse_time
+from mindspace.clock import Clock
 from mindspace.config import Settings
 from mindspace.context.contexts import get_context_config
 from mindspace.engine.compaction import (
@@ -25,6 +25,7 @@ from mindspace.engine.compaction import (
     split_for_compaction,
     thread_messages,
 )
+from mindspace.engine.consolidation import run_sleep_consolidation
 from mindspace.engine.core import EngineCore
 from mindspace.engine.modes import (
     OperatingMode,
@@ -36,12 +37,10 @@ from mindspace.engine.session import Sessions
 from mindspace.engine.sleep_result import SleepProgress, SleepTickResult
 from mindspace.engine.unmined import unmined_for_tick
 from mindspace.errors import LLMError, MindspaceError
-from mindspace.journal.book import JournalBook, prune_low_importance_entries
+from mindspace.journal.book import prune_low_importance_entries
 from mindspace.journal.episodic import EpisodicWeights
 from mindspace.journal.evidence import Evidence, JournalEvidence
 from mindspace.journal.importance import score_pending_entries
-from mindspace.journal.pending import pending_entries
-from mindspace.journal.records import JournalEntry
 from mindspace.journal.reflection import reflect_if_due
 from mindspace.journal.vectors import embed_pending_entries
 from mindspace.llm.port import LLM, Message
@@ -54,8 +53,7 @@ from mindspace.memory.linking import (
 )
 from mindspace.memory.mining import MiningResult, MiningState, Utterance, mine_conversations
 from mindspace.memory.prompts import ENTITY_CONSOLIDATION_PROMPT
-from mindspace.memory.records import memory_key
-from mindspace.memory.semantic import MemoryDraft, SemanticMemory
+from mindspace.memory.semantic import SemanticMemory
 from mindspace.memory.working import WorkingMemoryBook
 from mindspace.state.unit import Unit
 from mindspace.workspace.persona import PersonaGuard
@@ -81,60 +79,6 @@ PRE_COMPACTION_TASK = (
     "any facts about the world, the people and their preferences that are worth keeping "
     "(add_journal_entry, update_entity_observation). Call noop when nothing is left."
 )
-
-
-async def run_sleep_consolidation(
-    unit: Unit,
-    clock: Clock,
-    settings: Settings,
-    memory: SemanticMemory,
-    max_entries_per_tick: int = 5,
-    *,
-    scoring_failed: bool = False,
-) -> dict[str, Any]:
-    """Move up to ``max_entries_per_tick`` unconsolidated journal entries into semantic memory.
-
-    Only entries whose importance is settled (scored by the LLM, set by hand, or given up
-    on by the scorer) move, so memories carry the accurate score; when the LLM is failing
-    outright (``scoring_failed``) heuristic scores are accepted so the night can finish.
-    The entries come from the journal's pending index
-    (:func:`~mindspace.journal.pending.pending_entries`), so a call costs O(batch).
-    """
-    # The pending index gives the head of the queue and its size without listing the
-    # journal: a tick costs O(batch), whatever the journal's length.
-    pending = pending_entries(unit, "consolidation", max_entries_per_tick)
-    batch = (
-        pending.entries
-        if scoring_failed
-        else pending_entries(unit, "ready", max_entries_per_tick).entries
-    )
-    drafts = [
-        MemoryDraft(
-            content=e.content,
-            tags=e.tags,
-            source_type=e.source_type,
-            source_trust=e.source_trust,
-            source_entity=e.source_entity,
-            importance=e.importance,
-            importance_method=e.importance_method,
-            source="journal",
-            entry_id=e.id,
-            occurred_at=e.timestamp,
-            ref=next((t[4:] for t in e.tags if t.startswith("ref:")), None),
-            context=_conversation_context(e, _entry(unit, e.id - 1), _entry(unit, e.id + 1)),
-        )
-        for e in batch
-    ]
-    stored = await memory.astore_many(drafts) if drafts else []
-    JournalBook(unit, clock, settings).mark_consolidated(e.id for e in batch)
-    remaining = pending.total - len(batch)
-    return {
-        "processed": len(batch),
-        "entry_ids": [e.id for e in batch],
-        "memory_ids": [m.id for m in stored],
-        "remaining": remaining,
-        "completed": remaining == 0,
-    }
 
 
 async def run_entity_consolidation_batch(
@@ -209,33 +153,6 @@ class EntityAttributes(RootModel[dict[str, str]]):
 
 
 ATTRIBUTES_EXPECTED = 'one JSON object mapping attribute names to text, e.g. {"drink": "dark ale"}'
-
-
-CONTEXT_WINDOW = timedelta(minutes=10)
-
-
-def _conversation_context(
-    entry: JournalEntry, previous: JournalEntry | None, following: JournalEntry | None
-) -> str | None:
-    """The entries around this one that belong to the same exchange (minutes apart).
-
-    A line is often found by what surrounds it: an answer ("Yes, last Tuesday!") by the
-    question before it, a question by the answer after it. Keeping the neighbours with
-    the memory lets a search reach it through them.
-    """
-    parts = []
-    for before, after in ((previous, entry), (entry, following)):
-        other = previous if before is previous else following
-        if other is None or other.is_synthesis or before is None or after is None:
-            continue
-        gap = parse_time(after.timestamp) - parse_time(before.timestamp)
-        if timedelta(0) <= gap <= CONTEXT_WINDOW:
-            parts.append(memory_key(other.content, other.source_entity)[:300])
-    return "\n".join(parts) or None
-
-
-def _entry(unit: Unit, entry_id: int) -> JournalEntry | None:
-    return unit.get(JournalEntry, str(entry_id)) if entry_id >= 1 else None
 
 
 class MemoryEvidence:
@@ -331,7 +248,10 @@ class SleepCycle:
             a.settings,
             self._memory(unit),
             a.settings.sleep_consolidation_per_tick,
+            guard=a.guard,
+            sessions=self.sessions,
             scoring_failed=scoring.error is not None,
+            ran=result.sessions,
         )
         result.operations["run_sleep_consolidation"] = consolidation
         mining = await self._mine(unit)

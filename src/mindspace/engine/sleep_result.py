@@ -5,9 +5,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from mindspace.context.assembly import AssembledPrompt
+from mindspace.context.patterns import ExecutionPattern
+from mindspace.engine.loop import LoopResult
 from mindspace.engine.modes import SleepPhase
 
-__all__ = ["SleepProgress", "SleepTickResult"]
+__all__ = ["ContextSession", "SleepProgress", "SleepTickResult"]
+
+
+@dataclass(frozen=True)
+class ContextSession:
+    """One LLM session a sleep tick ran in a context, as the context-window viewer shows it."""
+
+    context_type: str
+    pattern: ExecutionPattern
+    prompt: AssembledPrompt
+    loop: LoopResult
 
 
 @dataclass(frozen=True)
@@ -69,6 +82,8 @@ class SleepTickResult:
     deferred_wake: str | None = None
     """Why the assistant would have woken, when the wake waits for compacting to finish."""
     progress: SleepProgress = field(default_factory=SleepProgress)
+    sessions: list[ContextSession] = field(default_factory=list)
+    """The context sessions the tick ran (``sleep_consolidate``...), in order."""
 
     @property
     def finished(self) -> bool:

@@ -144,7 +144,16 @@ class Ticker:
                 if sleep.woke:
                     a.notify("mode_changed", mode="awake", reason=sleep.wake_reason)
                 a.notify("tick_finished", tick="sleep", phase=sleep.phase_after)
-                return self._finish(TickResult(kind="sleep", status="done", sleep=sleep))
+                result = TickResult(kind="sleep", status="done", sleep=sleep)
+                if sleep.sessions:  # the context-window viewer shows the last session
+                    last = sleep.sessions[-1]
+                    result.context_type = last.context_type
+                    result.pattern, result.prompt, result.loop = (
+                        last.pattern,
+                        last.prompt,
+                        last.loop,
+                    )
+                return self._finish(result)
             a.notify("tick_started", mode="awake", pending_events=len(events))
             buffered = self._buffer_ambient([e for e in events if e.ambient])
             actionable = [e for e in events if not e.ambient]

@@ -11,11 +11,14 @@ import re
 from collections.abc import Sequence
 
 from mindspace.llm.port import LLMResponse, Message, ToolCall, ToolSchema
+from mindspace.memory.extraction import persona_safe_facts
+from mindspace.workspace.persona import PersonaGuard
 
 __all__ = [
     "MEMORY_SKILLS",
     "consolidation_skill",
     "fact_mining_skill",
+    "journal_consolidation_skill",
     "pre_compaction_skill",
     "summary_skill",
     "third_person",
@@ -307,4 +310,43 @@ def fact_mining_skill(messages: Sequence[Message], tools: Sequence[ToolSchema]) 
     return json.dumps(facts)
 
 
-MEMORY_SKILLS = (consolidation_skill, summary_skill, pre_compaction_skill, fact_mining_skill)
+# -- journal consolidation (the sleep_consolidate context) ----------------------------------
+_JOURNAL_TASK = "Consolidate these journal entries into long-term memory."
+_JOURNAL_LINE = re.compile(r"^\[(?P<id>\d+)\] \([^)]*\) (?P<text>.+)$", re.MULTILINE)
+
+
+def journal_consolidation_skill(
+    messages: Sequence[Message], tools: Sequence[ToolSchema]
+) -> LLMResponse | None:
+    """Store each entry's persona-safe facts with ``store_memory``, then stop.
+
+    The facts are those of :func:`~mindspace.memory.extraction.persona_safe_facts`: an
+    entry without self-reference word for word, otherwise its clean sentences and the
+    known first-person shapes rewritten in the third person.
+    """
+    task = next((m.content for m in messages if m.content and _JOURNAL_TASK in m.content), None)
+    if task is None:
+        return None
+    offered = {str(t.get("function", {}).get("name")) for t in tools}
+    if any(m.role == "tool" for m in messages) or "store_memory" not in offered:
+        return LLMResponse(tool_calls=(ToolCall("offline_noop", "noop", "{}"),))
+    guard = PersonaGuard()
+    calls = [
+        ToolCall(
+            f"offline_store_{found.group('id')}_{n}",
+            "store_memory",
+            json.dumps({"content": fact, "entry_id": int(found.group("id"))}),
+        )
+        for found in _JOURNAL_LINE.finditer(task)
+        for n, fact in enumerate(persona_safe_facts(found.group("text"), guard))
+    ]
+    return LLMResponse(tool_calls=tuple(calls) or (ToolCall("offline_noop", "noop", "{}"),))
+
+
+MEMORY_SKILLS = (
+    journal_consolidation_skill,
+    consolidation_skill,
+    summary_skill,
+    pre_compaction_skill,
+    fact_mining_skill,
+)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-__all__ = ["ASSISTANT_FACT_EXTRACTION_PROMPT", "ENTITY_CONSOLIDATION_PROMPT"]
+__all__ = [
+    "ASSISTANT_FACT_EXTRACTION_PROMPT",
+    "ENTITY_CONSOLIDATION_PROMPT",
+    "SLEEP_CONSOLIDATION_PROMPT",
+]
 
 ASSISTANT_FACT_EXTRACTION_PROMPT = """
 Extract only objective facts about the world, users, and events.
@@ -28,4 +32,15 @@ Existing attributes (JSON): {attributes}
 
 Return one JSON object mapping short attribute names to values, e.g.
 {{"preferred_address": "formal", "drink": "dark ale"}}."""
+)
+
+# The system prompt of the sleep_consolidate context (spec 002 §1): journal entries are
+# the assistant's own notes, so facts are extracted from them, never copied.
+SLEEP_CONSOLIDATION_PROMPT = (
+    "You are asleep, consolidating your journal into long-term memory.\n"
+    + ASSISTANT_FACT_EXTRACTION_PROMPT
+    + """
+Store each fact with store_memory, giving the journal entry it comes from as entry_id.
+A fact that mentions you ("I", "me", "my", "the assistant") is rejected: rephrase it
+about the world, the people or the events, or leave it out."""
 )

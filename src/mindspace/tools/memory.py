@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from mindspace.errors import InvalidArgumentsError
+from mindspace.journal.records import JournalEntry
+from mindspace.memory.extraction import journal_draft
 from mindspace.memory.semantic import MemoryDraft
 from mindspace.tools.base import Tool, ToolArgs, ToolCategory, ToolContext
 from mindspace.tools.limits import Identifier, Labels, Limit, ShortText
@@ -26,6 +30,14 @@ class StoreMemoryArgs(ToolArgs):
     )
     source_entity: Identifier | None = Field(default=None, description="Who it came from.")
     importance: int = Field(default=5, ge=1, le=10)
+    entry_id: int | None = Field(
+        default=None,
+        ge=1,
+        description=(
+            "The journal entry the fact comes from; its source, trust, entity and "
+            "importance are kept with the memory (the arguments above are then ignored)."
+        ),
+    )
 
 
 class StoreMemory(Tool[StoreMemoryArgs]):
@@ -36,16 +48,27 @@ class StoreMemory(Tool[StoreMemoryArgs]):
 
     async def execute(self, ctx: ToolContext, args: StoreMemoryArgs) -> dict[str, Any]:
         ctx.guard.check(args.content)
-        memory = await ctx.semantic.astore(
-            MemoryDraft(
-                content=args.content,
-                tags=args.tags,
-                source_type=args.source_type,
-                source_trust=args.source_trust,
-                source_entity=args.source_entity,
-                importance=args.importance,
+        if args.entry_id is not None:
+            entry = ctx.unit.get(JournalEntry, str(args.entry_id))
+            if entry is None:
+                raise InvalidArgumentsError(
+                    f"No journal entry has entry_id {args.entry_id!r}",
+                    "Use the number of an entry from the list, or leave entry_id out.",
+                )
+            draft = journal_draft(ctx.unit, entry, args.content)
+            tags = tuple(dict.fromkeys([*draft.tags, *args.tags]))
+            memory = await ctx.semantic.astore(replace(draft, tags=tags))
+        else:
+            memory = await ctx.semantic.astore(
+                MemoryDraft(
+                    content=args.content,
+                    tags=args.tags,
+                    source_type=args.source_type,
+                    source_trust=args.source_trust,
+                    source_entity=args.source_entity,
+                    importance=args.importance,
+                )
             )
-        )
         return {
             "success": True,
             "memory_id": memory.id,

@@ -90,11 +90,19 @@ def _describe_scoring(runs: Sequence[Mapping[str, Any]]) -> Text:
 
 
 def _describe_consolidation(runs: Sequence[Mapping[str, Any]]) -> Text:
+    # How the facts were extracted: by the model in the sleep_consolidate context, or by
+    # the rules (for entries it gave no fact for, or when it failed).
+    by_model = _sum(runs, "processed") - _lengths(runs, "by_rules")
+    rejected = _lengths(runs, "rejected")
+    how = f"; facts from {by_model} by the model, {_lengths(runs, 'by_rules')} by rule"
+    if rejected:
+        how += f", {counted(rejected, 'self-reference', 'self-references')} rejected"
     return Text(
         f"{counted(_sum(runs, 'processed'), 'entry', 'entries')} consolidated into "
         f"{counted(_lengths(runs, 'memory_ids'), 'memory', 'memories')}, "
         f"{runs[-1].get('remaining', 0)} left"
         + (" (phase complete)" if runs[-1].get("completed") else "")
+        + how
     )
 
 
