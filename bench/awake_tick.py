@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import statistics
 import tempfile
 import time
@@ -170,7 +171,15 @@ def main() -> None:
     path = workdir / f"awake-{args.memories}-{args.journal}.db"
     if not path.exists():
         _fill(path, args.memories, args.journal)
-    result = asyncio.run(_run(path, args.ticks, args.warmup))
+    # Each run ticks on a fresh copy: the ticks append to the conversation, and a
+    # history grown by earlier runs would make later runs build longer prompts.
+    run_path = workdir / f"run-{os.getpid()}.db"
+    shutil.copyfile(path, run_path)
+    try:
+        result = asyncio.run(_run(run_path, args.ticks, args.warmup))
+    finally:
+        for leftover in workdir.glob(f"{run_path.name}*"):
+            leftover.unlink()
     print(
         json.dumps(
             {
