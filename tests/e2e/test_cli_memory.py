@@ -200,6 +200,7 @@ def test_sleep_without_run_and_a_tick_limit(cli: Cli, db: Path, tmp_path: Path) 
 
     asleep = _ok(cli("sleep", "--deep"))
     assert "deep sleep, compacting phase" in asleep
+    assert "; wakes at " in asleep  # no schedule: MINDSPACE_SLEEP_DEFAULT_HOURS from now
     assert "30 journal entries to consolidate" in asleep
     assert "mindspace sleep --run" in asleep
 

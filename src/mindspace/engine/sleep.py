@@ -272,7 +272,9 @@ class SleepCycle:
         unit = a.state.begin()
         state = unit.doc(OperatingMode)
         result = SleepTickResult(phase=state.sleep_phase, phase_after=state.sleep_phase)
-        should_wake, reason, deferred = check_wake_conditions(unit, a.clock, pending)
+        should_wake, reason, deferred = check_wake_conditions(
+            unit, a.clock, pending, default_hours=a.settings.sleep_default_hours
+        )
         if should_wake:
             perform_wake_transition(
                 unit, a.clock, reason, cooldown_minutes=a.settings.wake_cooldown_minutes
