@@ -302,6 +302,13 @@ class Settings(BaseSettings):
     compact_emergency_threshold: float = Field(
         default=80.0, gt=0, le=100, description="Usage (%) at which an awake tick compacts."
     )
+    pre_compaction_per_tick: int = Field(
+        default=3,
+        ge=1,
+        le=100,
+        description="Most pre-compaction extraction sessions (one per conversation) per "
+        "tick; a compaction goes on over the next ticks until every conversation is done.",
+    )
 
     # Writes that lose an optimistic-concurrency race to another process
     conflict_retries: int = Field(

@@ -18,19 +18,13 @@ from pydantic import RootModel, field_validator
 
 from mindspace.clock import Clock, parse_time
 from mindspace.config import Settings
-from mindspace.context.contexts import get_context_config
-from mindspace.engine.compaction import (
-    compact_conversation_history,
-    context_usage_percent,
-    split_for_compaction,
-    thread_messages,
-)
 from mindspace.engine.core import EngineCore
 from mindspace.engine.modes import (
     OperatingMode,
     check_wake_conditions,
     perform_wake_transition,
 )
+from mindspace.engine.precompaction import PRE_COMPACTION_TASK, extract_then_compact
 from mindspace.engine.records import ConversationMessage, Event
 from mindspace.engine.session import Sessions
 from mindspace.engine.sleep_result import SleepProgress, SleepTickResult
@@ -72,13 +66,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger("mindspace.engine")
-
-PRE_COMPACTION_TASK = (
-    "Before the conversation history with {entity} is compacted into a summary, journal "
-    "any facts about the world, the people and their preferences that are worth keeping "
-    "(add_journal_entry, update_entity_observation). Call noop when nothing is left."
-)
-
 
 async def run_sleep_consolidation(
     unit: Unit,
@@ -392,32 +379,6 @@ class SleepCycle:
         )
         ops["clear_stale_conversations"] = {"cleared": stale}
         threshold = a.settings.compact_sleep_threshold
-        due = context_usage_percent(unit, a.settings) >= threshold
-        ops["run_pre_compaction_extraction"] = (
-            await self._pre_compaction(unit) if due else {"ran": False, "reason": "below threshold"}
-        )
-        compaction = await compact_conversation_history(
-            unit, a.clock, a.settings, a.llm, threshold=threshold
-        )
-        ops["compact_conversation_history"] = compaction.to_dict()
-
-    async def _pre_compaction(self, unit: Unit) -> dict[str, Any]:
-        config = get_context_config("pre_compaction")
-        ran: dict[str, Any] = {"ran": True, "threads": {}}
-        for entity, messages in list(thread_messages(unit).items())[:3]:
-            old, _ = split_for_compaction(messages)
-            if not old:
-                continue
-            try:
-                task = PRE_COMPACTION_TASK.format(entity=entity or "no one")
-                _, _, loop = await self.sessions.run(
-                    unit, config, entity, task=task, record_usage=False
-                )
-            except LLMError as exc:
-                ran["threads"][entity] = {"error": str(exc)}
-                continue
-            ran["threads"][entity] = {
-                "tool_calls": [(c.name, c.ok) for c in loop.calls],
-                "iterations": loop.iterations,
-            }
-        return ran
+        done = await extract_then_compact(unit, a, self.sessions, threshold=threshold)
+        ops["run_pre_compaction_extraction"] = done.extraction
+        ops["compact_conversation_history"] = done.compaction.to_dict()

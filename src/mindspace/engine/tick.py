@@ -19,7 +19,6 @@ from mindspace.context.contexts import get_context_config
 from mindspace.context.patterns import (
     ExecutionPattern,
 )
-from mindspace.engine.compaction import compact_conversation_history
 from mindspace.engine.core import EngineCore
 from mindspace.engine.events import EventQueue
 from mindspace.engine.loop import CutHandling, LoopResult
@@ -31,6 +30,7 @@ from mindspace.engine.modes import (
     transition_mode,
 )
 from mindspace.engine.outcome import ReplyOutcome, is_addressed, reply_outcome, tick_tool_use
+from mindspace.engine.precompaction import extract_then_compact
 from mindspace.engine.records import (
     BufferedMessage,
     ContextBuffer,
@@ -308,9 +308,12 @@ class Ticker:
             )
         emergency = None
         if kind in ("event", "autonomous"):
-            emergency = await compact_conversation_history(
-                unit, a.clock, a.settings, a.llm, threshold=a.settings.compact_emergency_threshold
-            )
+            # Every thread is read by pre-compaction extraction before it is compacted.
+            emergency = (
+                await extract_then_compact(
+                    unit, a, self.sessions, threshold=a.settings.compact_emergency_threshold
+                )
+            ).compaction
         try:
             pattern, prompt, loop = await self.sessions.run(
                 unit, config, entity, event=event, task=task, assessment=assessment
