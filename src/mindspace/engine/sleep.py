@@ -67,6 +67,7 @@ __all__ = [
 
 logger = logging.getLogger("mindspace.engine")
 
+
 async def run_sleep_consolidation(
     unit: Unit,
     clock: Clock,
