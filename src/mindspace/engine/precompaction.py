@@ -13,12 +13,11 @@ compacted, whatever the usage meanwhile: no thread is ever compacted unread.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from pydantic import Field
 
-from mindspace.context.contexts import get_context_config
 from mindspace.engine.compaction import (
     CompactionResult,
     compact_conversation_history,
@@ -28,7 +27,7 @@ from mindspace.engine.compaction import (
     thread_messages,
 )
 from mindspace.engine.core import EngineCore
-from mindspace.engine.session import Sessions
+from mindspace.engine.session import Sessions, SideSession
 from mindspace.errors import LLMError
 from mindspace.state.models import Document
 from mindspace.state.unit import Unit
@@ -61,6 +60,8 @@ class RoundResult:
 
     extraction: dict[str, Any]
     compaction: CompactionResult
+    sessions: list[SideSession] = field(default_factory=list)
+    """The extraction sessions, for the context-window viewer."""
 
 
 async def extract_then_compact(
@@ -86,7 +87,7 @@ async def extract_then_compact(
     report: dict[str, Any] = {"ran": True, "threads": {}}
     ready: dict[str, int] = {}
     still: list[str] = []
-    config = get_context_config("pre_compaction")
+    done: list[SideSession] = []
     for entity in queued:
         old, _ = split_for_compaction(threads.get(entity, []))
         if not old:
@@ -99,14 +100,15 @@ async def extract_then_compact(
             budget -= 1
             task = PRE_COMPACTION_TASK.format(entity=entity or "no one")
             try:
-                _, _, loop = await sessions.run(unit, config, entity, task=task, record_usage=False)
+                session = await sessions.side(unit, "pre_compaction", task, entity=entity)
             except LLMError as exc:
                 report["threads"][entity] = {"error": str(exc)}
                 still.append(entity)
                 continue
+            done.append(session)
             report["threads"][entity] = {
-                "tool_calls": [(c.name, c.ok) for c in loop.calls],
-                "iterations": loop.iterations,
+                "tool_calls": [(c.name, c.ok) for c in session.loop.calls],
+                "iterations": session.loop.iterations,
             }
             marks[entity] = last
         ready[entity] = marks[entity]
@@ -122,4 +124,4 @@ async def extract_then_compact(
     still += [e for e in ready if e not in compaction.threads]
     report["queued"] = still
     unit.put_doc(CompactionRound(queued=tuple(still), extracted_through=marks))
-    return RoundResult(report, compaction)
+    return RoundResult(report, compaction, done)

@@ -7,12 +7,14 @@ commits.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from mindspace.clock import format_time
 from mindspace.context.assembly import AssembledPrompt
-from mindspace.context.contexts import ContextConfig
+from mindspace.context.components import COMPONENT_PENDING_EVENT
+from mindspace.context.contexts import ContextConfig, get_context_config
 from mindspace.context.patterns import (
     ExecutionConfig,
     ExecutionPattern,
@@ -26,10 +28,27 @@ from mindspace.engine.hygiene import ReplyPolicy
 from mindspace.engine.loop import LoopResult, offered_tools, run_react_loop
 from mindspace.engine.prompting import PromptInputs
 from mindspace.engine.records import EngineState, Event
+from mindspace.llm.port import Message
 from mindspace.state.unit import Unit
 from mindspace.workspace.records import ContextUsage
 
-__all__ = ["Sessions"]
+__all__ = ["Sessions", "SideSession"]
+
+
+@dataclass
+class SideSession:
+    """A session run inside another tick (reflection while asleep, pre-compaction
+    extraction...): what the context-window viewer shows of it."""
+
+    context_type: str
+    pattern: ExecutionPattern
+    prompt: AssembledPrompt
+    loop: LoopResult
+
+    @property
+    def reply(self) -> str:
+        """The model's final text ("" when it ended without one)."""
+        return self.loop.reply or ""
 
 
 class Sessions:
@@ -54,11 +73,15 @@ class Sessions:
         task: str | None = None,
         assessment: dict[str, Any] | None = None,
         record_usage: bool = True,
+        tool_result: str | None = None,
     ) -> tuple[ExecutionPattern, AssembledPrompt, LoopResult]:
         """Compose, assemble and run the loop inside ``unit`` (the caller commits).
 
         ``record_usage`` is off for side sessions (pre-compaction extraction), whose
-        prompt is not the assistant's context window.
+        prompt is not the assistant's context window. ``tool_result`` fills the
+        tool_result component instead of the last awake tool result ("" leaves it empty).
+        A ``task`` in a context without the pending_event component (reflection_cont)
+        is sent as the closing user turn, so the model has something to answer.
 
         Raises:
             LLMError: the model failed after the adapter's retries.
@@ -84,8 +107,12 @@ class Sessions:
             task=task,
             present_entities=event.meta.present if event is not None else (),
             reserved_tokens=tool_tokens,
+            tool_result=tool_result,
         )
         prompt = await a.prompt_builder.build(inputs)
+        messages = list(prompt.messages)
+        if task and COMPONENT_PENDING_EVENT not in config.enabled_components:
+            messages.append(Message("user", task))
         if record_usage:
             unit.put_doc(
                 ContextUsage(
@@ -96,7 +123,7 @@ class Sessions:
             )
         loop = await run_react_loop(
             llm=a.llm,
-            messages=list(prompt.messages),
+            messages=messages,
             registry=a.tools,
             config=config,
             pattern=pattern,
@@ -120,6 +147,33 @@ class Sessions:
         )
         loop.tool_tokens = tool_tokens
         return pattern, prompt, loop
+
+    async def side(
+        self,
+        unit: Unit,
+        context_type: str,
+        task: str,
+        *,
+        entity: str = "",
+        tool_result: str | None = None,
+    ) -> SideSession:
+        """Run a session of ``context_type`` inside another tick's ``unit``.
+
+        Its prompt is not the assistant's context window, so the recorded usage stays;
+        the caller keeps the returned :class:`SideSession` for the viewer.
+
+        Raises:
+            LLMError: the model failed after the adapter's retries.
+        """
+        pattern, prompt, loop = await self.run(
+            unit,
+            get_context_config(context_type),
+            entity,
+            task=task,
+            record_usage=False,
+            tool_result=tool_result,
+        )
+        return SideSession(context_type, pattern, prompt, loop)
 
     def compose(
         self, unit: Unit, config: ContextConfig, assessment: dict[str, Any] | None

@@ -36,7 +36,7 @@ from mindspace.journal.evidence import Evidence, JournalEvidence
 from mindspace.journal.importance import score_pending_entries
 from mindspace.journal.pending import pending_entries
 from mindspace.journal.records import JournalEntry
-from mindspace.journal.reflection import reflect_if_due
+from mindspace.journal.reflection import ContextAsk, reflect_if_due
 from mindspace.llm.port import LLM, Message
 from mindspace.llm.structured import ask_structured
 from mindspace.memory.entities import EntityBook
@@ -347,6 +347,16 @@ class SleepCycle:
                 said.append(Utterance(int(number), m.entity, role, m.content, m.created_at))
         return await mine_conversations(unit, a.settings, a.llm, a.guard, memory, said)
 
+    def _asker(self, unit: Unit, result: SleepTickResult) -> ContextAsk:
+        """Runs reflection's steps as sessions in their contexts, kept for the viewer."""
+
+        async def ask(context_type: str, task: str, tool_result: str | None) -> str:
+            session = await self.sessions.side(unit, context_type, task, tool_result=tool_result)
+            result.sessions.append(session)
+            return session.reply
+
+        return ask
+
     async def _dreaming(self, unit: Unit, result: SleepTickResult) -> None:
         a = self.core
         ops = result.operations
@@ -368,7 +378,9 @@ class SleepCycle:
             JournalEvidence(unit, a.clock, EpisodicWeights.from_settings(a.settings)),
         )
         try:
-            outcome = await reflect_if_due(unit, a.clock, a.settings, a.llm, a.guard, evidence)
+            outcome = await reflect_if_due(
+                unit, a.clock, a.settings, a.llm, a.guard, evidence, self._asker(unit, result)
+            )
             ops["run_reflection"] = outcome.to_dict() if outcome else {"triggered": False}
         except MindspaceError as exc:
             ops["run_reflection"] = {"triggered": True, "error": str(exc)}
@@ -381,5 +393,6 @@ class SleepCycle:
         ops["clear_stale_conversations"] = {"cleared": stale}
         threshold = a.settings.compact_sleep_threshold
         done = await extract_then_compact(unit, a, self.sessions, threshold=threshold)
+        result.sessions += done.sessions
         ops["run_pre_compaction_extraction"] = done.extraction
         ops["compact_conversation_history"] = done.compaction.to_dict()

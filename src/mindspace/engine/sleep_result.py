@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mindspace.engine.modes import SleepPhase
+from mindspace.engine.session import SideSession
 
 __all__ = ["SleepProgress", "SleepTickResult"]
 
@@ -68,6 +69,8 @@ class SleepTickResult:
     wake_reason: str | None = None
     deferred_wake: str | None = None
     """Why the assistant would have woken, when the wake waits for compacting to finish."""
+    sessions: list[SideSession] = field(default_factory=list)
+    """The LLM sessions the tick ran (reflection, pre-compaction...), for the viewer."""
     progress: SleepProgress = field(default_factory=SleepProgress)
 
     @property

@@ -39,7 +39,7 @@ from mindspace.engine.records import (
     Event,
     StoredToolCall,
 )
-from mindspace.engine.session import Sessions
+from mindspace.engine.session import Sessions, SideSession
 from mindspace.engine.sleep import SleepCycle, SleepTickResult
 from mindspace.errors import ConcurrencyError, LLMError
 from mindspace.llm.port import Message
@@ -91,6 +91,8 @@ class TickResult:
     """The operating mode after the tick."""
     rate: float = 0.0
     """Seconds until the next tick should run, by the mode after this one."""
+    sessions: list[SideSession] = field(default_factory=list)
+    """Sessions run before the tick's own (pre-compaction extraction), for the viewer."""
 
     @property
     def cut(self) -> CutHandling | None:
@@ -307,13 +309,13 @@ class Ticker:
                 event.source_entity, event.content, topic=event.meta.topic
             )
         emergency = None
+        side: list[SideSession] = []
         if kind in ("event", "autonomous"):
             # Every thread is read by pre-compaction extraction before it is compacted.
-            emergency = (
-                await extract_then_compact(
-                    unit, a, self.sessions, threshold=a.settings.compact_emergency_threshold
-                )
-            ).compaction
+            done = await extract_then_compact(
+                unit, a, self.sessions, threshold=a.settings.compact_emergency_threshold
+            )
+            emergency, side = done.compaction, done.sessions
         try:
             pattern, prompt, loop = await self.sessions.run(
                 unit, config, entity, event=event, task=task, assessment=assessment
@@ -365,6 +367,7 @@ class Ticker:
             prompt=prompt,
             loop=loop,
             outcome=outcome,
+            sessions=side,
         )
 
     def _remember(self, unit: Unit, entity: str, event: Event | None, loop: LoopResult) -> None:

@@ -13,6 +13,8 @@ from collections import deque
 from dataclasses import asdict
 from typing import Any
 
+from mindspace.context.assembly import AssembledPrompt
+from mindspace.engine.loop import LoopResult
 from mindspace.engine.tick import TickResult
 
 __all__ = ["MAX_CONTENT_CHARS", "TickLog", "tick_record", "tick_summary"]
@@ -49,42 +51,24 @@ def tick_record(number: int, at: str, result: TickResult) -> dict[str, Any]:
         "sleep": result.sleep.to_dict() if result.sleep is not None else None,
     }
     if result.prompt is not None:
-        components = [
-            {
-                "id": c.id,
-                "key": c.key,
-                "tokens": c.tokens,
-                "truncated": c.truncated,
-                "content": _clip(c.content),
-            }
-            for c in result.prompt.components
-        ]
-        record["prompt"] = {
-            "estimated_tokens": result.prompt.estimated_tokens,
-            "component_tokens": sum(c.tokens for c in result.prompt.components),
-            "message_count": len(result.prompt.messages),
-            "components": components,
-        }
+        record["prompt"] = _prompt(result.prompt)
     if result.pattern is not None:
         record["pattern"] = asdict(result.pattern)
     if result.loop is not None:
-        record["loop"] = {
-            "stopped_by": result.loop.stopped_by,
-            "iterations": result.loop.iterations,
-            "recent_errors": result.loop.recent_errors,
-            "calls": [
-                {
-                    "iteration": c.iteration,
-                    "call_id": c.call_id,
-                    "name": c.name,
-                    "arguments": _clip(c.arguments),
-                    "ok": c.ok,
-                    "status": c.status,
-                    "result": c.result,
-                }
-                for c in result.loop.calls
-            ],
+        record["loop"] = _loop(result.loop)
+    # Sessions run inside the tick (pre-compaction extraction, reflection while asleep)
+    # in their own context types, each with its prompt components.
+    side = [*result.sessions, *(result.sleep.sessions if result.sleep is not None else [])]
+    record["sessions"] = [
+        {
+            "context_type": s.context_type,
+            "reply": _clip(s.loop.reply),
+            "pattern": asdict(s.pattern),
+            "prompt": _prompt(s.prompt),
+            "loop": _loop(s.loop),
         }
+        for s in side
+    ]
     return record
 
 
@@ -105,6 +89,7 @@ def tick_summary(record: dict[str, Any]) -> dict[str, Any]:
         "tokens": prompt["estimated_tokens"] if prompt else None,
         "tool_calls": [{"name": c["name"], "ok": c["ok"]} for c in loop["calls"]] if loop else [],
         "sleep_phase": (record["sleep"] or {}).get("phase"),
+        "sessions": [s["context_type"] for s in record.get("sessions", [])],
     }
 
 
@@ -137,3 +122,42 @@ class TickLog:
     def get(self, key: str, number: int) -> dict[str, Any] | None:
         """One kept tick by its number, or None when it is gone or never existed."""
         return next((r for r in self._rings.get(key, ()) if r["number"] == number), None)
+
+
+def _prompt(prompt: AssembledPrompt) -> dict[str, Any]:
+    components = [
+        {
+            "id": c.id,
+            "key": c.key,
+            "tokens": c.tokens,
+            "truncated": c.truncated,
+            "content": _clip(c.content),
+        }
+        for c in prompt.components
+    ]
+    return {
+        "estimated_tokens": prompt.estimated_tokens,
+        "component_tokens": sum(c.tokens for c in prompt.components),
+        "message_count": len(prompt.messages),
+        "components": components,
+    }
+
+
+def _loop(loop: LoopResult) -> dict[str, Any]:
+    return {
+        "stopped_by": loop.stopped_by,
+        "iterations": loop.iterations,
+        "recent_errors": loop.recent_errors,
+        "calls": [
+            {
+                "iteration": c.iteration,
+                "call_id": c.call_id,
+                "name": c.name,
+                "arguments": _clip(c.arguments),
+                "ok": c.ok,
+                "status": c.status,
+                "result": c.result,
+            }
+            for c in loop.calls
+        ],
+    }

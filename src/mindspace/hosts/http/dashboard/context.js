@@ -111,5 +111,22 @@ export function tickDetail(tick) {
     parts.push(h("h3", {}, `Sleep tick: ${tick.sleep.phase || "–"} → ${tick.sleep.phase_after || "awake"}`));
     parts.push(h("pre", {}, JSON.stringify(tick.sleep.operations, null, 2)));
   }
+  // Sessions the tick ran in other context types (reflection, pre-compaction extraction).
+  for (const s of tick.sessions || []) {
+    parts.push(
+      h(
+        "details",
+        { class: "session", dataset: { context: s.context_type } },
+        h("summary", {}, h("strong", {}, "Session "), badge(s.context_type, "subtle"), h("span", { class: "muted" }, ` ${s.prompt.estimated_tokens} tokens · stopped by ${s.loop.stopped_by}`)),
+        s.reply ? h("blockquote", { class: "reply" }, s.reply) : null,
+        h("h4", {}, "Execution pattern"),
+        patternTable(s.pattern),
+        h("h4", {}, "Tool calls"),
+        toolCalls(s.loop),
+        h("h4", {}, "Prompt components"),
+        components(s.prompt),
+      ),
+    );
+  }
   return parts;
 }
