@@ -155,6 +155,7 @@ def test_sleep_run_consolidates_the_whole_journal_then_wake(
         assert operation in out
     assert "attribute updated on 1 entity: Alice" in out
     assert "The night is done after" in out
+    assert "is still asleep (dreaming) until " in out  # and says until when
 
     with _opened(db, tmp_path) as assistant:
         unit = assistant.core.read()

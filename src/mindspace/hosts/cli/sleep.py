@@ -327,9 +327,12 @@ async def _tick_until_stop(
             return
         if sleep.finished:
             night.stop = "done"
+            wake_at = opened.views.mode().wake_at
             night.message = (
                 f"The night is done after {ticks}: compacting finished and every memory is "
-                f"linked. {key!r} is still asleep (dreaming); wake it with: mindspace wake"
+                f"linked. {key!r} is still asleep (dreaming)"
+                + (f" until {when(wake_at)}" if wake_at else "")
+                + "; wake it sooner with: mindspace wake"
             )
             return
     state = opened.views.mode()
