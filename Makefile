@@ -20,7 +20,7 @@ $(RUN_STAMP): pyproject.toml | $(BIN)/python
 	touch $@
 
 $(DEV_STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev,evennia,server,postgres,fleet]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,evennia,server,postgres,fleet,mcp,anthropic,otel,mem0]'
 	# The browser tests drive Debian's Chromium (needs root, as in CI).
 	test -x /usr/bin/chromium || { apt-get update && \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver; }

@@ -106,7 +106,7 @@ def test_a_plugin_llm_is_selected_by_name(plugin_dir: Path) -> None:
     )
     assert result["model"] == "acme-1"
     assert result["text"] == "hello from acme"
-    assert result["names"] == ["acme", "offline", "openai"]
+    assert result["names"] == ["acme", "anthropic", "offline", "openai"]
 
 
 def test_a_plugin_embedder_and_store_are_selected_by_name(plugin_dir: Path, tmp_path: Path) -> None:
@@ -163,7 +163,7 @@ def test_an_unknown_provider_lists_the_installed_names(plugin_dir: Path) -> None
     )
     error = str(result["error"])
     assert "MINDSPACE_LLM_PROVIDER is 'acmee'" in error
-    assert "available: 'acme', 'offline', 'openai'" in error
+    assert "available: 'acme', 'anthropic', 'offline', 'openai'" in error
     assert "'mindspace.llm'" in error
 
 
@@ -224,6 +224,6 @@ def test_the_cli_reports_an_unknown_provider_as_one_error_line(tmp_path: Path) -
     assert done.returncode == 1
     assert done.stderr.splitlines() == [
         "error: MINDSPACE_LLM_PROVIDER is 'nope', but no LLM provider has that name; "
-        "available: 'offline', 'openai'. Pick one of them, or install the package that "
-        "registers 'nope' under the entry-point group 'mindspace.llm'."
+        "available: 'anthropic', 'offline', 'openai'. Pick one of them, or install the "
+        "package that registers 'nope' under the entry-point group 'mindspace.llm'."
     ]

@@ -74,18 +74,38 @@ class Settings(BaseSettings):
     assistant_key: str = Field(
         default="default", description="Assistant opened when a command names none."
     )
+    semantic_backend: Literal["store", "mem0"] = Field(
+        default="store",
+        description=(
+            "Where memory search runs: 'store' (the store's own: the embedded index on "
+            "SQLite, pgvector on PostgreSQL) or 'mem0' (Mem0 with an embedded Qdrant; "
+            "needs the mem0 extra, see docs/mem0.md)."
+        ),
+    )
+    mem0_path: Path | None = Field(
+        default=None,
+        description=(
+            "Directory of the Mem0 tier's embedded Qdrant and history database; unset: "
+            "kept in memory and rebuilt from the store when a process starts."
+        ),
+    )
 
     # LLM (any OpenAI-compatible endpoint; none configured means the offline model)
     llm_provider: str | None = Field(
         default=None,
         description=(
-            "LLM provider by name: 'openai' (any OpenAI-compatible endpoint), 'offline' "
-            "(the built-in offline model) or one an installed package registers under the "
+            "LLM provider by name: 'openai' (any OpenAI-compatible endpoint), 'anthropic' "
+            "(Anthropic's Messages API), 'offline' (the built-in offline model) or one an "
+            "installed package registers under the "
             "entry-point group 'mindspace.llm'. Default: 'openai' when llm_base_url is "
             "set, else 'offline'."
         ),
     )
-    llm_base_url: str | None = Field(default=None, description="Chat-completions base URL.")
+    llm_base_url: str | None = Field(
+        default=None,
+        description="Chat-completions base URL (for 'anthropic': the API root, by default "
+        "https://api.anthropic.com).",
+    )
     llm_model: str | None = Field(default=None, description="Model name sent to the provider.")
     llm_api_key: SecretStr | None = Field(default=None, description="Provider API key.")
     llm_timeout: float = Field(
@@ -296,6 +316,24 @@ class Settings(BaseSettings):
             "imported store in fewer ticks)."
         ),
     )
+    sleep_journal_vectors_per_tick: int = Field(
+        default=64,
+        ge=1,
+        le=10_000,
+        description=(
+            "Journal entries embedded and their vectors stored per sleep tick (semantic "
+            "journal search embeds the rest at query time)."
+        ),
+    )
+    journal_min_similarity: float = Field(
+        default=0.2,
+        ge=-1,
+        le=1,
+        description=(
+            "Semantic search_journal: entries less similar (cosine) to the query are not "
+            "matches. Calibrated for the default MiniLM embedder (bench/journal_cutoff.py)."
+        ),
+    )
     compact_sleep_threshold: float = Field(
         default=70.0, gt=0, le=100, description="Usage (%) at which sleep compacts history."
     )
@@ -326,6 +364,22 @@ class Settings(BaseSettings):
     # Tools
     tool_cache_ttl: float = Field(
         default=60.0, gt=0, description="Seconds a cacheable tool's result is reused."
+    )
+
+    # Layer-3 assessment and sub-agents (spec 002 §3); see docs/delegation.md
+    task_assessment_enabled: bool = Field(
+        default=False,
+        description="Ask the model for a short assessment that may narrow each tick's pattern.",
+    )
+    sub_agents_enabled: bool = Field(
+        default=False,
+        description="Offer delegate_subtask where the context allows sub-agents (tick_event).",
+    )
+    sub_agent_budget: int = Field(
+        default=3, ge=1, le=10, description="Most sub-agents running at once."
+    )
+    sub_agent_max_iterations: int = Field(
+        default=3, ge=1, le=10, description="Most loop iterations of one sub-agent."
     )
 
     # Limits on what tools accept (bad input gets a clear error, nothing is stored)
@@ -376,10 +430,21 @@ class Settings(BaseSettings):
         default=None, description="API key for the embeddings endpoint."
     )
 
+    # Observability (the 'otel' extra; exporters follow the standard OTEL_* variables)
+    otel: bool = Field(
+        default=False,
+        description="Emit OpenTelemetry traces and metrics (docs/observability.md).",
+    )
+
     @field_validator("embedding_base_url", "embedding_model", mode="before")
     @classmethod
     def _blank_embedding_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("semantic_backend", mode="before")
+    @classmethod
+    def _backend_name(cls, value: object) -> object:
+        return value.strip().casefold() if isinstance(value, str) else value
 
     @field_validator("embedder", mode="before")
     @classmethod

@@ -12,6 +12,8 @@ so that a process that never talks to a model never pays for loading its SDK.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -29,6 +31,12 @@ from mindspace.providers import (
     Registry,
     StoreFactory,
 )
+from mindspace.telemetry import (
+    build_tracer,
+    instrument_llm,
+    metrics_page,
+    use_telemetry,
+)
 
 if TYPE_CHECKING:
     from mindspace.clock import Clock
@@ -43,8 +51,11 @@ __all__ = [
     "EndpointLLM",
     "build_embedder",
     "build_llm",
+    "build_tracer",
     "database_file",
+    "instrument_llm",
     "is_offline",
+    "metrics_page",
     "offline_llm",
     "offline_notice",
     "open_assistant",
@@ -54,10 +65,12 @@ __all__ = [
     "require_queue_database",
     "run_worker",
     "shown_url",
+    "use_telemetry",
 ]
 
 LLMS: Registry[LLMFactory] = Registry("LLM provider", LLM_GROUP, "MINDSPACE_LLM_PROVIDER")
-"""LLM providers by name (``MINDSPACE_LLM_PROVIDER``): ``offline``, ``openai``, plugins."""
+"""LLM providers by name (``MINDSPACE_LLM_PROVIDER``): ``offline``, ``openai``, ``anthropic``,
+plugins."""
 
 EMBEDDERS: Registry[EmbedderFactory] = Registry("embedder", EMBEDDER_GROUP, "MINDSPACE_EMBEDDER")
 """Embedders by name (``MINDSPACE_EMBEDDER``): ``minilm``, ``hashing``, ``openai``, ``none``."""
@@ -100,6 +113,41 @@ def _openai_llm(settings: Settings) -> LLM:
         connect_timeout=settings.llm_connect_timeout,
         max_retries=settings.llm_max_retries,
         tool_choice=settings.llm_tool_choice,
+    )
+
+
+def _anthropic_llm(settings: Settings) -> LLM:
+    if not settings.llm_model:
+        raise ConfigError(
+            "The LLM provider is 'anthropic' but MINDSPACE_LLM_MODEL is not set; set it "
+            "to a Claude model name (e.g. 'claude-sonnet-4-5')."
+        )
+    secret = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+    key = secret or os.environ.get("ANTHROPIC_API_KEY")
+    if not key:
+        raise ConfigError(
+            "The LLM provider is 'anthropic' but no API key is set; set "
+            "MINDSPACE_LLM_API_KEY (or ANTHROPIC_API_KEY), any value for a local server."
+        )
+    # Imported here: only a process that talks to Claude loads the anthropic SDK.
+    try:
+        from mindspace.llm.anthropic_messages import DEFAULT_BASE_URL, AnthropicLLM
+    except ModuleNotFoundError as exc:
+        if exc.name != "anthropic":
+            raise
+        raise ConfigError(
+            "The LLM provider is 'anthropic' but the anthropic SDK is not installed; "
+            "install it with: pip install 'mindspace[anthropic]'"
+        ) from exc
+    return AnthropicLLM(
+        model=settings.llm_model,
+        api_key=key,
+        base_url=settings.llm_base_url or DEFAULT_BASE_URL,
+        timeout=settings.llm_timeout,
+        connect_timeout=settings.llm_connect_timeout,
+        max_retries=settings.llm_max_retries,
+        tool_choice=settings.llm_tool_choice,
+        default_max_tokens=settings.llm_max_tokens,
     )
 
 
@@ -148,13 +196,21 @@ def _openai_embedder(settings: Settings) -> Embedder:
 
 
 def _sql_store(url: str, settings: Settings, create: bool) -> Store:
-    from mindspace.storage.sql import SqlStore  # loads SQLAlchemy
+    from mindspace.storage.sql import SemanticFactory, SqlStore  # loads SQLAlchemy
 
-    return SqlStore(url, create=create)
+    semantic: SemanticFactory | None = None
+    if settings.semantic_backend == "mem0":
+        from mindspace.storage.mem0_semantic import mem0_semantic  # loads Mem0 on first use
+
+        # One set of Qdrant collections per database when several share MINDSPACE_MEM0_PATH.
+        namespace = "mindspace_" + hashlib.sha256(url.encode()).hexdigest()[:12]
+        semantic = mem0_semantic(settings, lambda: build_embedder(settings), namespace=namespace)
+    return SqlStore(url, create=create, semantic=semantic)
 
 
 LLMS.register("offline", _offline_llm)
 LLMS.register("openai", _openai_llm)
+LLMS.register("anthropic", _anthropic_llm)
 EMBEDDERS.register("minilm", _minilm_embedder)
 EMBEDDERS.register("hashing", _hashing_embedder)
 EMBEDDERS.register("openai", _openai_embedder)
@@ -245,10 +301,11 @@ def offline_notice() -> str:
 
 
 def is_offline(llm: LLM) -> bool:
-    """Whether ``llm`` is the offline stand-in."""
+    """Whether ``llm`` is the offline stand-in (traced or not)."""
     from mindspace.llm.offline import OfflineLLM
+    from mindspace.llm.traced import unwrap_llm
 
-    return isinstance(llm, OfflineLLM)
+    return isinstance(unwrap_llm(llm), OfflineLLM)
 
 
 class EndpointLLM(LLM, Protocol):
@@ -298,12 +355,13 @@ def probe_llm(
 
 def build_llm(settings: Settings) -> LLM:
     """The LLM ``MINDSPACE_LLM_PROVIDER`` names (by default: the OpenAI-compatible
-    endpoint when ``MINDSPACE_LLM_BASE_URL`` is set, else the offline model).
+    endpoint when ``MINDSPACE_LLM_BASE_URL`` is set, else the offline model), its calls
+    traced when OpenTelemetry is on (``MINDSPACE_OTEL``).
 
     Raises:
         ConfigError: no provider has that name, or its settings are incomplete.
     """
-    return LLMS.get(settings.resolved_llm_provider)(settings)
+    return instrument_llm(LLMS.get(settings.resolved_llm_provider)(settings), settings)
 
 
 def open_assistant(
@@ -320,7 +378,8 @@ def open_assistant(
 
     The embedder is the one ``MINDSPACE_EMBEDDER`` names (the offline MiniLM model by
     default) unless one is passed. With ``create=False`` nothing is created: neither the
-    database file nor the assistant.
+    database file nor the assistant. When OpenTelemetry is on (``MINDSPACE_OTEL=1``,
+    or :func:`use_telemetry`), its ticks, model and tool calls are traced.
 
     Raises:
         StorageError: ``create`` is False and the SQLite file does not exist.
@@ -332,10 +391,11 @@ def open_assistant(
         store,
         key or settings.assistant_key,
         create=create,
-        llm=llm or build_llm(settings),
+        llm=instrument_llm(llm or build_llm(settings), settings),
         clock=clock,
         settings=settings,
         embedder=embedder if embedder is not None else build_embedder(settings),
+        tracer=build_tracer(settings),
     )
 
 
@@ -377,6 +437,7 @@ class _StoreAssistants:
             llm=self.llm,
             settings=self.settings,
             embedder=self.embedder,
+            tracer=build_tracer(self.settings),
         )
 
     def close(self) -> None:

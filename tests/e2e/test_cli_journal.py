@@ -102,16 +102,24 @@ def test_listing_filters_and_search(cli: Cli, db: Path, tmp_path: Path) -> None:
     limited = cli("journal", "--limit", "1")
     assert "1 of 3 entries shown" in limited.stdout
 
-    found = cli("journal", "search", "MINE", "--json")
+    found = cli("journal", "search", "MINE", "--text", "--json")
     assert found.returncode == 0, found.stderr
     result = json.loads(found.stdout)
     assert result["mode"] == "text"
     assert [e["id"] for e in result["results"]] == [2, 1]
 
-    shown = cli("journal", "search", "mine", "--days", "1")
+    shown = cli("journal", "search", "mine", "--days", "1", "--text")
     assert "Alice opened a shop" in shown.stdout
     assert "silver mine" not in shown.stdout
-    assert "No embedder is configured" in shown.stdout
+
+    # By meaning (the configured embedder), as the search_journal tool does.
+    meant = json.loads(cli("journal", "search", "rumour about the silver mine", "--json").stdout)
+    assert meant["mode"] == "semantic"
+    assert meant["results"][0]["id"] == 1
+    assert meant["total_matches"] == len(meant["results"])
+    nothing = cli("journal", "search", "purple elephants dancing")
+    assert nothing.returncode == 0, nothing.stderr
+    assert "No journal entries match." in nothing.stdout
 
     none = cli("journal", "search", "dragon")
     assert none.returncode == 0

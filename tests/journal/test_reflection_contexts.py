@@ -96,10 +96,10 @@ async def test_sleep_reflection_runs_in_the_reflection_contexts(
 
     # The context-window viewer's record of the tick shows both sessions' components.
     record = tick_record(1, "2025-12-06T23:00:00Z", TickResult(kind="sleep", sleep=night))
-    shown = {s["context_type"]: s for s in record["sessions"]}
+    shown = {s["context_type"]: s for s in record["side_sessions"]}
     assert {"reflection", "reflection_cont"} <= set(shown)
     keys = [c["key"] for c in shown["reflection"]["prompt"]["components"]]
     assert keys == ["system_prompt", "pending_event", "tool_result"]
     keys = [c["key"] for c in shown["reflection_cont"]["prompt"]["components"]]
     assert keys == ["system_prompt", "tool_result"]
-    assert {"reflection", "reflection_cont"} <= set(tick_summary(record)["sessions"])
+    assert {"reflection", "reflection_cont"} <= set(tick_summary(record)["side_sessions"])

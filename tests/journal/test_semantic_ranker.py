@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from mindspace import Assistant
+from mindspace.config import Settings
 from mindspace.embeddings import HashingEmbedder
 from mindspace.embeddings.port import Vectors
 from mindspace.journal import ranker
@@ -41,8 +42,14 @@ def _expected(
     return [(entries[i].id, float(scores[i])) for i in order]
 
 
-def _got(ranked: list[tuple[JournalEntry, float]]) -> list[tuple[int, float]]:
-    return [(e.id, s) for e, s in ranked]
+async def _rank(
+    ranking: EmbeddingRanker, query: str, entries: Sequence[JournalEntry], limit: int
+) -> list[tuple[int, float]]:
+    """The ranker's scores for ``entries``, best ``limit`` first (ties keep their order)."""
+    vector = ranking.embedder.embed([query])[0]
+    scores = await ranking.scores(vector, [e.content for e in entries])
+    order = np.argsort(-scores, kind="stable")[:limit]
+    return [(entries[i].id, float(scores[i])) for i in order]
 
 
 def _assert_same(got: list[tuple[int, float]], expected: list[tuple[int, float]]) -> None:
@@ -64,7 +71,7 @@ async def test_more_candidates_than_the_cache_limit_rank_correctly(
         ("river map", everything, 30),
         ("river map", everything[:3], 2),  # a small subset of the cached rows
     ]:
-        got = _got(await ranking.rank(query, entries, limit))
+        got = await _rank(ranking, query, entries, limit)
         _assert_same(got, _expected(embedder, query, entries, limit))
 
 
@@ -72,7 +79,8 @@ async def test_search_journal_past_the_cache_limit(
     monkeypatch: pytest.MonkeyPatch, make_assistant: Callable[..., Assistant]
 ) -> None:
     monkeypatch.setattr(ranker, "_CACHE_LIMIT", 3)
-    assistant = make_assistant("semantic-many", embedder=HashingEmbedder(88))
+    everything = Settings(journal_min_similarity=-1.0)  # no cut-off: every entry matches
+    assistant = make_assistant("semantic-many", embedder=HashingEmbedder(88), settings=everything)
     for entry in _entries(10):
         await assistant.call_tool("add_journal_entry", {"content": entry.content})
     await assistant.call_tool("add_journal_entry", {"content": "the harvest festival at noon"})
@@ -81,6 +89,7 @@ async def test_search_journal_past_the_cache_limit(
     assert found["mode"] == "semantic"
     assert found["results"][0]["content"] == "the harvest festival at noon"
     assert found["count"] == 4
+    assert found["total_matches"] == 11
 
 
 class _Gated(HashingEmbedder):
@@ -103,17 +112,19 @@ async def test_a_compaction_during_an_embedding_does_not_lose_rows(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(ranker, "_CACHE_LIMIT", 6)
-    embedder = _Gated(96, hold="slow river sword")
+    held = JournalEntry(id=99, timestamp="2025-12-06T11:00:00+00:00", content="slow", importance=5)
+    embedder = _Gated(96, hold=held.content)
     ranking = EmbeddingRanker(embedder)
-    first, second = _entries(6), _entries(6, start=100)
-    await ranking.rank("warm up", first, 1)  # the first six fill the cache
-    slow = asyncio.create_task(ranking.rank("slow river sword", first, 6))
-    await asyncio.sleep(0)  # the slow call now awaits its query's embedding
-    # Six new texts overflow the cache: it is compacted to the second call's rows.
-    quick = _got(await ranking.rank("forge map", second, 6))
+    first, second = _entries(5), _entries(6, start=100)
+    await _rank(ranking, "warm up", first, 1)  # the first five are cached
+    # This call finds the five cached and awaits the embedding of the sixth...
+    slow = asyncio.create_task(_rank(ranking, "river sword", [*first, held], 6))
+    await asyncio.sleep(0)
+    # ...while six new texts overflow the cache: it is compacted to this call's rows.
+    quick = await _rank(ranking, "forge map", second, 6)
     embedder.gate.set()
-    slow_got = _got(await slow)
+    slow_got = await slow
     _assert_same(quick, _expected(embedder, "forge map", second, 6))
-    _assert_same(slow_got, _expected(embedder, "slow river sword", first, 6))
+    _assert_same(slow_got, _expected(embedder, "river sword", [*first, held], 6))
     # The slow call re-embedded the rows the compaction dropped, instead of failing.
     assert embedder.batches[-1] == [e.content for e in first]

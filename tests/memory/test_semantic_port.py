@@ -1,9 +1,10 @@
-"""The semantic-store port's contract, on both implementations.
+"""The semantic-store port's contract, on every implementation.
 
-Each test runs on SQLite (the embedded exact :class:`MemoryIndex`) and on PostgreSQL
-(:class:`PgSemanticIndex`: pgvector HNSW and full-text search) through
-``SqlStore.semantic_index``, over a small corpus of hand-made unit vectors whose
-expected order is clear.
+Each test runs on SQLite (the embedded exact :class:`MemoryIndex`), on PostgreSQL
+(:class:`PgSemanticIndex`: pgvector HNSW and full-text search) and on Mem0
+(:class:`Mem0SemanticIndex`: an embedded Qdrant on disk, shared by the assistants of the
+database) through ``SqlStore.semantic_index``, over a small corpus of hand-made unit
+vectors whose expected order is clear.
 """
 
 from __future__ import annotations
@@ -15,13 +16,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mindspace.config import Settings
 from mindspace.embeddings import HashingEmbedder
 from mindspace.memory.index import MemoryIndex
 from mindspace.memory.records import Memory
 from mindspace.state.semantic import Hit, SemanticIndex, SemanticStore
 from mindspace.state.unit import StateCache
 from mindspace.storage import SqlStore
+from mindspace.storage.mem0_semantic import Mem0SemanticIndex, mem0_semantic
 from mindspace.storage.pg_semantic import PgSemanticIndex
+from mindspace.storage.sql import SemanticFactory
 
 WHEN = "2025-12-06T10:00:00Z"
 DIM = 8
@@ -85,22 +89,41 @@ class Setup:
         self.cache.commit(unit)
 
 
-def open_setup(url: str, key: str = "keeper") -> Setup:
-    store = SqlStore(url)
+@dataclass(frozen=True)
+class Backend:
+    name: str
+    url: str
+    semantic: SemanticFactory | None = None
+
+
+@pytest.fixture(params=["sqlite", "postgresql", "mem0"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
+    """Each implementation in turn; Mem0 keeps its Qdrant files beside the SQLite store."""
+    if request.param == "postgresql":
+        return Backend("postgresql", request.getfixturevalue("pg_url"))
+    url = f"sqlite:///{tmp_path / 'mindspace.db'}"
+    if request.param == "mem0":
+        return Backend("mem0", url, mem0_semantic(Settings(mem0_path=tmp_path / "mem0")))
+    return Backend("sqlite", url)
+
+
+def open_setup(backend: Backend, key: str = "keeper") -> Setup:
+    store = SqlStore(backend.url, semantic=backend.semantic)
     info = store.open_assistant(key, create=True)
     cache = StateCache(store, info.id, info.revision)
     return Setup(store, cache, store.semantic_index(cache, "hand"))
 
 
 @pytest.fixture
-def setup(backend_url: str) -> Iterator[Setup]:
+def setup(backend: Backend) -> Iterator[Setup]:
     """The corpus for 'keeper', and a rival assistant with look-alike memories."""
-    rival = open_setup(backend_url, "rival")
+    rival = open_setup(backend, "rival")
     rival.write(
         memory("mem_90", "Alice keeps bees and sells honey", unit_vector(0)),
         memory("mem_91", "Bob repairs clocks", unit_vector(1)),
     )
-    found = open_setup(backend_url)
+    rival.index.count()  # the rival's vectors are in Mem0's collection too
+    found = open_setup(backend)
     found.write(*CORPUS)
     yield found
     found.store.close()
@@ -111,11 +134,11 @@ def keys(hits: Sequence[object]) -> list[str]:
     return [getattr(h, "key") for h in hits]  # noqa: B009 - Hit and Neighbour alike
 
 
-def test_each_backend_gives_its_own_implementation(backend_url: str, setup: Setup) -> None:
+def test_each_backend_gives_its_own_implementation(backend: Backend, setup: Setup) -> None:
     assert isinstance(setup.store, SemanticStore)
     assert isinstance(setup.index, SemanticIndex)
-    expected = MemoryIndex if backend_url.startswith("sqlite") else PgSemanticIndex
-    assert isinstance(setup.index, expected)
+    expected = {"sqlite": MemoryIndex, "postgresql": PgSemanticIndex, "mem0": Mem0SemanticIndex}
+    assert isinstance(setup.index, expected[backend.name])
     assert setup.index.count() == len(CORPUS)
 
 
@@ -228,7 +251,7 @@ QUERIES = [
 ]
 
 
-def test_both_backends_give_the_same_top_hits(tmp_path: Path, pg_url: str) -> None:
+def test_every_backend_gives_the_same_top_hits(tmp_path: Path, pg_url: str) -> None:
     embedder = HashingEmbedder(64)
     texts = [
         f"{subject} {deed}"
@@ -240,8 +263,13 @@ def test_both_backends_give_the_same_top_hits(tmp_path: Path, pg_url: str) -> No
         memory(f"mem_{n}", text, vectors[n], embedder=embedder.name) for n, text in enumerate(texts)
     ]
     found: dict[str, list[list[tuple[float, list[str]]]]] = {}
-    for name, url in [("sqlite", f"sqlite:///{tmp_path / 'same.db'}"), ("postgresql", pg_url)]:
-        store = SqlStore(url)
+    mem0 = mem0_semantic(Settings(mem0_path=None))
+    for name, url, semantic in [
+        ("sqlite", f"sqlite:///{tmp_path / 'same.db'}", None),
+        ("postgresql", pg_url, None),
+        ("mem0", f"sqlite:///{tmp_path / 'mem0.db'}", mem0),
+    ]:
+        store = SqlStore(url, semantic=semantic)
         info = store.open_assistant("keeper", create=True)
         cache = StateCache(store, info.id, info.revision)
         index = store.semantic_index(cache, embedder.name)
@@ -253,14 +281,15 @@ def test_both_backends_give_the_same_top_hits(tmp_path: Path, pg_url: str) -> No
         ]
         store.close()
     assert all(row for row in found["sqlite"])
-    # Every memory is a candidate on PostgreSQL here, so the fused scores are the
-    # embedded ones (up to the embedded index's int8-quantized similarities); memories
-    # with equal scores may come in either order.
-    for pg_row, sqlite_row in zip(found["postgresql"], found["sqlite"], strict=True):
-        assert [group for _, group in pg_row] == [group for _, group in sqlite_row]
-        assert [score for score, _ in pg_row] == pytest.approx(
-            [score for score, _ in sqlite_row], abs=0.005
-        )
+    # Every memory is a candidate on PostgreSQL and Mem0 here, so the fused scores are
+    # the embedded ones (up to the embedded index's int8-quantized similarities);
+    # memories with equal scores may come in either order.
+    for other in ("postgresql", "mem0"):
+        for other_row, sqlite_row in zip(found[other], found["sqlite"], strict=True):
+            assert [group for _, group in other_row] == [group for _, group in sqlite_row]
+            assert [score for score, _ in other_row] == pytest.approx(
+                [score for score, _ in sqlite_row], abs=0.005
+            )
 
 
 def top_groups(hits: Sequence[Hit], least: int = 3) -> list[tuple[float, list[str]]]:

@@ -65,6 +65,12 @@ Review your recent performance and journal entries. Consider:
 
 Use the journal tools to record your insights."""
 
+GOAL_DECOMPOSE_PROMPT = """You are planning your own work: break one goal into subtasks.
+
+The goal tree below shows what you already track; the task says which goal to break
+down. Answer with one JSON array of 3-7 short, actionable subtask descriptions and
+nothing else."""
+
 
 @dataclass(frozen=True)
 class ContextConfig:
@@ -152,6 +158,7 @@ DEFAULT_CONTEXT_CONFIGS: dict[str, ContextConfig] = {
         name="Goal decomposition",
         description="Break a goal into subtasks.",
         enabled_components=[COMPONENT_SYSTEM_PROMPT, COMPONENT_GOALS, COMPONENT_PENDING_EVENT],
+        component_overrides={"system_prompt": {"content": GOAL_DECOMPOSE_PROMPT}},
         tool_filter=[],
         execution_mode="single_action",
         max_iterations=1,

@@ -22,7 +22,7 @@ from typing import Any, Literal
 from mindspace.clock import Clock, SystemClock
 from mindspace.config import Settings
 from mindspace.embeddings.port import Embedder
-from mindspace.engine.approvals import Approvals
+from mindspace.engine.approvals import Approvals, request_approval
 from mindspace.engine.core import EngineCore
 from mindspace.engine.executor import ToolExecutor
 from mindspace.engine.memory_context import install_memory_providers
@@ -41,14 +41,22 @@ from mindspace.engine.sleep import SleepCycle
 from mindspace.engine.tick import Ticker, TickResult
 from mindspace.engine.views import AssistantViews
 from mindspace.engine.world import World, world_tools
-from mindspace.errors import InvalidInputError, RecordNotFoundError, ToolExecutionError
+from mindspace.errors import (
+    InvalidInputError,
+    RecordNotFoundError,
+    ToolError,
+    ToolExecutionError,
+)
+from mindspace.journal.vectors import EntryVectorIndex
 from mindspace.llm.port import LLM
 from mindspace.memory.index import MemoryIndex
 from mindspace.state.port import AssistantInfo, Store
-from mindspace.state.semantic import SemanticIndex, SemanticStore
+from mindspace.state.semantic import JournalIndex, SemanticIndex, SemanticStore
 from mindspace.state.unit import StateCache, Unit
 from mindspace.tools import ToolRegistry, default_registry
+from mindspace.tools.delegation import DelegateSubtask
 from mindspace.tools.runner import ToolOutcome
+from mindspace.tracing import NO_TRACER, Tracer
 from mindspace.workspace.persona import PersonaGuard
 from mindspace.workspace.prompts import PromptDesk
 from mindspace.workspace.records import ContextUsage, SessionMetrics
@@ -66,10 +74,24 @@ def _memory_index(store: Store, state: StateCache, embedder: Embedder | None) ->
     return MemoryIndex(state, name)
 
 
+def _journal_index(
+    store: Store, state: StateCache, embedder: Embedder | None
+) -> JournalIndex | None:
+    """The store's journal vector ranking when it has one (PostgreSQL), else the embedded one."""
+    if embedder is None:
+        return None
+    if isinstance(store, SemanticStore):
+        return store.journal_index(state, embedder.name)
+    return EntryVectorIndex(state, embedder.name)
+
+
 def assistant_tools() -> ToolRegistry:
-    """The tools every assistant starts with: the built-in ones and ``go_to_sleep``."""
+    """The tools every assistant starts with: the built-in ones, ``go_to_sleep`` and
+    ``delegate_subtask``."""
     registry = default_registry()
     registry.register(GoToSleep())
+    # Offered only where the execution pattern allows sub-agents (docs/delegation.md).
+    registry.register(DelegateSubtask())
     return registry
 
 
@@ -87,6 +109,8 @@ class Assistant:
         tools: The tools it can call (every built-in tool by default).
         self_names: Names the assistant goes by, for the persona guard.
         embedder: The embedder for semantic memory (None: lexical search only).
+        tracer: Where spans of ticks, tool calls and sleep operations go (none by
+            default; :mod:`mindspace.runtime` passes the OpenTelemetry one when enabled).
     """
 
     def __init__(
@@ -100,6 +124,7 @@ class Assistant:
         tools: ToolRegistry | None = None,
         self_names: tuple[str, ...] = (),
         embedder: Embedder | None = None,
+        tracer: Tracer = NO_TRACER,
     ) -> None:
         settings = settings or Settings()
         registry = tools or assistant_tools()
@@ -117,7 +142,9 @@ class Assistant:
             guard=PersonaGuard(self_names),
             embedder=embedder,
             memory_index=_memory_index(store, state, embedder),
+            journal_index=_journal_index(store, state, embedder),
             prompt_builder=PromptBuilder(settings),
+            tracer=tracer,
         )
         """The engine's shared state and ports (for the engine and tests; hosts use
         :attr:`views` and the methods below)."""
@@ -142,6 +169,7 @@ class Assistant:
         tools: ToolRegistry | None = None,
         self_names: tuple[str, ...] = (),
         embedder: Embedder | None = None,
+        tracer: Tracer = NO_TRACER,
     ) -> Assistant:
         """Open the assistant ``key``, creating it when absent (unless ``create`` is False).
 
@@ -160,6 +188,7 @@ class Assistant:
             tools=tools,
             self_names=self_names,
             embedder=embedder,
+            tracer=tracer,
         )
 
     # -- identity and ports --------------------------------------------------------------
@@ -374,6 +403,39 @@ class Assistant:
         await self.core.retrying(body)
 
     # -- approvals -----------------------------------------------------------------------
+    async def request_approval(
+        self, name: str, args: Mapping[str, Any] | str | None = None, *, requested_by: str
+    ) -> dict[str, Any]:
+        """Record a call of ``name`` as pending approval instead of running it.
+
+        For hosts whose callers must not run DANGEROUS tools directly (the MCP server):
+        the call is checked first (an unknown tool or invalid arguments come back as the
+        spec's error result and nothing is stored), then waits like the ReAct loop's
+        DANGEROUS calls until :meth:`approve` runs it or :meth:`reject` drops it.
+
+        Returns:
+            ``{"success": True, "status": "awaiting_approval", "approval_id", "message"}``,
+            or the error result.
+        """
+        try:
+            tool = self.tools.get(name)
+            parsed = self.tools.parse_arguments(tool, args, self.settings)
+        except ToolError as exc:
+            return exc.to_result()
+        arguments = parsed.model_dump(mode="json")
+
+        async def body(unit: Unit) -> dict[str, Any]:
+            return request_approval(
+                unit,
+                self.core.clock,
+                name,
+                arguments,
+                reason=f"is DANGEROUS; called by {requested_by}, it awaits approval by a host "
+                "or an admin",
+            )
+
+        return await self.core.retrying(body)
+
     async def approve(self, approval_id: str, decided_by: str) -> Approval:
         """Approve a pending call: it runs now, its outcome is stored, the model is told.
 

@@ -28,10 +28,12 @@ from mindspace.engine.world import World
 from mindspace.errors import ConcurrencyError
 from mindspace.llm.port import LLM
 from mindspace.state.port import AssistantInfo, Store
-from mindspace.state.semantic import SemanticIndex
+from mindspace.state.semantic import JournalIndex, SemanticIndex
 from mindspace.state.unit import StateCache, Unit
 from mindspace.tools.base import ToolContext
 from mindspace.tools.registry import ToolRegistry
+from mindspace.tools.side import SideSessions
+from mindspace.tracing import NO_TRACER, Tracer
 from mindspace.workspace.persona import PersonaGuard
 from mindspace.workspace.status import LoopSnapshot
 
@@ -65,6 +67,10 @@ class EngineCore:
     notifier: Notifier = field(default_factory=Notifier)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     world: World | None = None
+    journal_index: JournalIndex | None = None
+    """Ranks journal entries by their stored vectors (None: no embedder)."""
+    tracer: Tracer = NO_TRACER
+    """Spans around ticks, tool calls and sleep operations (none by default)."""
 
     @property
     def key(self) -> str:
@@ -130,7 +136,12 @@ class EngineCore:
         return random.uniform(low, high) / 1000
 
     def tool_context(
-        self, unit: Unit, loop: LoopSnapshot, *, approved_by: str | None = None
+        self,
+        unit: Unit,
+        loop: LoopSnapshot,
+        *,
+        approved_by: str | None = None,
+        side: SideSessions | None = None,
     ) -> ToolContext:
         """What a tool may use while it runs in ``unit``."""
         return ToolContext(
@@ -143,5 +154,7 @@ class EngineCore:
             loop=loop,
             embedder=self.embedder,
             memory_index=self.memory_index,
+            journal_index=self.journal_index,
             approved_by=approved_by,
+            side=side,
         )

@@ -7,13 +7,15 @@ The ReAct loop, a host's direct tool call and an approved call all run tools thr
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from mindspace.engine.core import EngineCore
 from mindspace.errors import ToolExecutionError
 from mindspace.state.unit import Unit
 from mindspace.tools.runner import ToolOutcome, ToolResultCache, ToolRunner
+from mindspace.tools.side import SideSessions
+from mindspace.tracing import AttributeValue
 from mindspace.workspace.records import SessionMetrics
 from mindspace.workspace.status import LoopSnapshot
 
@@ -34,6 +36,8 @@ class ToolExecutor:
         self.runner = ToolRunner(
             core.tools, ToolResultCache(core.clock, core.settings.tool_cache_ttl)
         )
+        self.side_factory: Callable[[Unit], SideSessions] | None = None
+        """Side sessions for a call made outside a loop (set by the engine's sessions)."""
 
     async def run(
         self,
@@ -43,19 +47,42 @@ class ToolExecutor:
         loop: LoopSnapshot | None = None,
         *,
         approved_by: str | None = None,
+        side: SideSessions | None = None,
     ) -> ToolOutcome:
         """Run ``name`` inside ``unit`` (the caller commits) and count the call.
+
+        ``side`` runs the tool's side sessions (the loop's own runner); without it a
+        runner for a call outside any loop is made.
 
         Raises:
             ToolExecutionError: the tool crashed (a bug); nothing it wrote is kept.
         """
+        with self.core.tracer.span(
+            "tool_call", f"execute_tool {name}", _tool_attributes(self.core, name)
+        ) as span:
+            outcome = await self._run(unit, name, args, loop, approved_by=approved_by, side=side)
+            span.set("mindspace.tool.success", outcome.ok)
+            return outcome
+
+    async def _run(
+        self,
+        unit: Unit,
+        name: str,
+        args: Mapping[str, Any] | str | None,
+        loop: LoopSnapshot | None,
+        *,
+        approved_by: str | None,
+        side: SideSessions | None,
+    ) -> ToolOutcome:
         snapshot = loop or LoopSnapshot()
+        if side is None and self.side_factory is not None:
+            side = self.side_factory(unit)
         try:
             outcome = await self.runner.run(
                 unit,
                 name,
                 args,
-                lambda u: self.core.tool_context(u, snapshot, approved_by=approved_by),
+                lambda u: self.core.tool_context(u, snapshot, approved_by=approved_by, side=side),
             )
         except Exception:
             _count(unit, ok=False, now=self.core.now())
@@ -64,11 +91,17 @@ class ToolExecutor:
         return outcome
 
     async def for_loop(
-        self, name: str, arguments: str, unit: Unit, loop: LoopSnapshot
+        self,
+        name: str,
+        arguments: str,
+        unit: Unit,
+        loop: LoopSnapshot,
+        *,
+        side: SideSessions | None = None,
     ) -> tuple[bool, dict[str, Any]]:
         """Run a call of the ReAct loop; a crash becomes an error result for the model."""
         try:
-            outcome = await self.run(unit, name, arguments, loop)
+            outcome = await self.run(unit, name, arguments, loop, side=side)
         except ToolExecutionError as exc:
             logger.exception("Tool %r crashed during a tick", name)
             return False, {
@@ -78,6 +111,18 @@ class ToolExecutor:
             }
         self.core.notify("tool_called", tool=name, ok=outcome.ok, iteration=loop.iteration)
         return outcome.ok, outcome.result
+
+
+def _tool_attributes(core: EngineCore, name: str) -> dict[str, AttributeValue]:
+    """A tool call's span attributes (GenAI conventions' ``execute_tool``, and its category)."""
+    attributes: dict[str, AttributeValue] = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": name,
+        "mindspace.assistant": core.key,
+    }
+    if name in core.tools:
+        attributes["mindspace.tool.category"] = str(core.tools.get(name).category)
+    return attributes
 
 
 def _count(unit: Unit, *, ok: bool, now: str) -> None:

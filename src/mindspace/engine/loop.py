@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from mindspace.clock import Clock, format_time
+from mindspace.context.assembly import AssembledPrompt
 from mindspace.context.contexts import ContextConfig
 from mindspace.context.patterns import ExecutionPattern
 from mindspace.engine.approval_request import request_approval
@@ -51,6 +52,7 @@ __all__ = [
     "CONTINUE_PROMPT",
     "CallStatus",
     "LoopResult",
+    "SideSession",
     "ToolCallRecord",
     "ToolRunnerFn",
     "offered_tools",
@@ -101,6 +103,8 @@ class LoopResult:
     recent_errors: int = 0
     last_tool_result: str | None = None
     offered_tools: int = 0
+    offered_names: tuple[str, ...] = ()
+    """The names of the tools offered."""
     text_only: int = 0
     """Model answers with no tool call at all (native or written as text)."""
     cut: CutHandling | None = None
@@ -109,6 +113,12 @@ class LoopResult:
     """What hygiene removed from the reply."""
     tool_tokens: int = 0
     """Estimated tokens of the offered tools' definitions, sent with every request."""
+    side_sessions: list[SideSession] = field(default_factory=list)
+    """Sessions its tools ran (``goal_decompose``, sub-agents), in order."""
+    assessment: dict[str, Any] | None = None
+    """The layer-3 assessment the model gave (the spec's ``llm_assessment`` keys)."""
+    assessment_problem: str | None = None
+    """Why the model's assessment was ignored (malformed), when it was."""
 
     @property
     def valid_calls(self) -> int:
@@ -131,6 +141,17 @@ class LoopResult:
         return sum(1 for c in self.calls if c.from_text)
 
 
+@dataclass
+class SideSession:
+    """A session a tool ran inside the loop, kept for the context-window viewer."""
+
+    context_type: str
+    task: str
+    pattern: ExecutionPattern
+    prompt: AssembledPrompt
+    loop: LoopResult
+
+
 ToolRunnerFn = Callable[[str, str, Unit, LoopSnapshot], Awaitable[tuple[bool, dict[str, Any]]]]
 """Runs one tool call inside the loop's unit; returns (ok, result)."""
 
@@ -146,6 +167,8 @@ def offered_tools(
     if pattern.allowed_categories is not None:
         categories = set(pattern.allowed_categories)
         tools = [t for t in tools if t.category.value in categories]
+    if not pattern.sub_agents_enabled:
+        tools = [t for t in tools if not t.needs_sub_agents]
     return tools
 
 
@@ -193,7 +216,11 @@ async def run_react_loop(
     tools = offered_tools(registry, config, pattern)
     by_name = {t.name: t for t in tools}
     schemas = [t.schema() for t in tools]
-    result = LoopResult(recent_errors=unit.doc(EngineState).recent_errors, offered_tools=len(tools))
+    result = LoopResult(
+        recent_errors=unit.doc(EngineState).recent_errors,
+        offered_tools=len(tools),
+        offered_names=tuple(t.name for t in tools),
+    )
     conversation = list(messages)
     names_this_cycle: list[str] = []
     seen: dict[str, ToolCallRecord] = {}

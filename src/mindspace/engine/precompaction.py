@@ -27,7 +27,8 @@ from mindspace.engine.compaction import (
     thread_messages,
 )
 from mindspace.engine.core import EngineCore
-from mindspace.engine.session import Sessions, SideSession
+from mindspace.engine.loop import SideSession
+from mindspace.engine.session import Sessions
 from mindspace.errors import LLMError
 from mindspace.state.models import Document
 from mindspace.state.unit import Unit

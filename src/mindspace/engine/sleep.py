@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from datetime import timedelta
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import RootModel, field_validator
 
@@ -37,6 +37,7 @@ from mindspace.journal.importance import score_pending_entries
 from mindspace.journal.pending import pending_entries
 from mindspace.journal.records import JournalEntry
 from mindspace.journal.reflection import ContextAsk, reflect_if_due
+from mindspace.journal.vectors import embed_pending_entries
 from mindspace.llm.port import LLM, Message
 from mindspace.llm.structured import ask_structured
 from mindspace.memory.entities import EntityBook
@@ -66,6 +67,8 @@ __all__ = [
 ]
 
 logger = logging.getLogger("mindspace.engine")
+
+T = TypeVar("T")
 
 
 async def run_sleep_consolidation(
@@ -274,9 +277,9 @@ class SleepCycle:
             result.deferred_wake = reason
             unit.put_doc(unit.doc(OperatingMode).model_copy(update={"wake_deferred": reason}))
         if state.sleep_phase == "compacting":
-            await self._compacting(unit, result)
+            await self._traced("compacting", self._compacting(unit, result))
         else:
-            await self._dreaming(unit, result)
+            await self._traced("dreaming", self._dreaming(unit, result))
         state = unit.doc(OperatingMode)
         unit.put_doc(state.model_copy(update={"sleep_ticks": state.sleep_ticks + 1}))
         result.progress = SleepProgress.of(result.operations)
@@ -295,6 +298,12 @@ class SleepCycle:
             result.phase_after = unit.doc(OperatingMode).sleep_phase
         a.state.commit(unit)
         return result
+
+    async def _traced(self, operation: str, work: Awaitable[T]) -> T:
+        """Await ``work`` in a ``sleep_operation`` span (a phase, or one operation)."""
+        attributes = {"mindspace.assistant": self.core.key, "mindspace.sleep.operation": operation}
+        with self.core.tracer.span("sleep_operation", f"mindspace.sleep {operation}", attributes):
+            return await work
 
     def _memory(self, unit: Unit) -> SemanticMemory:
         a = self.core
@@ -353,7 +362,7 @@ class SleepCycle:
         async def ask(context_type: str, task: str, tool_result: str | None) -> str:
             session = await self.sessions.side(unit, context_type, task, tool_result=tool_result)
             result.sessions.append(session)
-            return session.reply
+            return session.loop.reply or ""
 
         return ask
 
@@ -378,14 +387,17 @@ class SleepCycle:
             JournalEvidence(unit, a.clock, EpisodicWeights.from_settings(a.settings)),
         )
         try:
-            outcome = await reflect_if_due(
-                unit, a.clock, a.settings, a.llm, a.guard, evidence, self._asker(unit, result)
+            ask = self._asker(unit, result)
+            outcome = await self._traced(
+                "run_reflection",
+                reflect_if_due(unit, a.clock, a.settings, a.llm, a.guard, evidence, ask),
             )
             ops["run_reflection"] = outcome.to_dict() if outcome else {"triggered": False}
         except MindspaceError as exc:
             ops["run_reflection"] = {"triggered": True, "error": str(exc)}
         pruned = prune_low_importance_entries(unit, a.clock, a.settings)
         ops["prune_low_importance_entries"] = {"pruned": [e.id for e in pruned]}
+        ops["embed_journal_entries"] = await self._embed_journal(unit)
         working = WorkingMemoryBook(unit, a.clock)
         stale = working.clear_stale_conversations(
             timedelta(minutes=a.settings.stale_conversation_minutes)
@@ -396,3 +408,15 @@ class SleepCycle:
         result.sessions += done.sessions
         ops["run_pre_compaction_extraction"] = done.extraction
         ops["compact_conversation_history"] = done.compaction.to_dict()
+
+    async def _embed_journal(self, unit: Unit) -> dict[str, Any]:
+        """Store a batch of journal entry vectors (semantic search_journal reads them)."""
+        a = self.core
+        if a.embedder is None or a.journal_index is None:
+            return {"embedded": 0, "dropped": 0}
+        batch = a.settings.sleep_journal_vectors_per_tick
+        try:
+            return await embed_pending_entries(unit, a.journal_index, a.embedder, batch=batch)
+        except MindspaceError as exc:
+            # Search embeds what has no stored vector, so the night goes on without them.
+            return {"embedded": 0, "dropped": 0, "error": str(exc)}

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from mindspace.engine.loop import SideSession
 from mindspace.engine.modes import SleepPhase
-from mindspace.engine.session import SideSession
 
 __all__ = ["SleepProgress", "SleepTickResult"]
 

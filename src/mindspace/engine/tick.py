@@ -21,7 +21,7 @@ from mindspace.context.patterns import (
 )
 from mindspace.engine.core import EngineCore
 from mindspace.engine.events import EventQueue
-from mindspace.engine.loop import CutHandling, LoopResult
+from mindspace.engine.loop import CutHandling, LoopResult, SideSession
 from mindspace.engine.modes import (
     Mode,
     OperatingMode,
@@ -39,13 +39,14 @@ from mindspace.engine.records import (
     Event,
     StoredToolCall,
 )
-from mindspace.engine.session import Sessions, SideSession
+from mindspace.engine.session import Sessions
 from mindspace.engine.sleep import SleepCycle, SleepTickResult
 from mindspace.errors import ConcurrencyError, LLMError
 from mindspace.llm.port import Message
 from mindspace.memory.entities import EntityBook
 from mindspace.memory.working import WorkingMemoryBook
 from mindspace.state.unit import Unit
+from mindspace.tracing import Span
 from mindspace.workspace.records import Counters, Goal
 from mindspace.workspace.status import record_tick_tool_use
 
@@ -126,11 +127,20 @@ class Ticker:
 
     async def tick(self) -> TickResult:
         """One tick: asleep, a sleep tick; awake, an event if pending, else goals, else idle."""
+        with self.core.tracer.span(
+            "tick", "mindspace.tick", {"mindspace.assistant": self.core.key}
+        ) as span:
+            result = await self._tick()
+            _trace_tick(span, result)
+            return result
+
+    async def _tick(self) -> TickResult:
         a = self.core
         async with a.lock:
             a.state.refresh_if_stale()
             events = self.queue.open()
-            if a.read().doc(OperatingMode).mode == "sleep":
+            # Just refreshed under the lock: read the cache without asking the store again.
+            if a.state.begin().doc(OperatingMode).mode == "sleep":
                 a.notify("tick_started", mode="sleep")
                 sleep = await self.sleep_cycle.tick(events)
                 if sleep.woke:
@@ -165,7 +175,9 @@ class Ticker:
 
     def _finish(self, result: TickResult) -> TickResult:
         """Note the mode after the tick and the seconds until the next one."""
-        unit = self.core.read()
+        # The tick's own commits are in the cache; a write from elsewhere since then only
+        # shifts the next tick's time, which the next tick's own refresh corrects.
+        unit = self.core.state.begin()
         state = unit.doc(OperatingMode)
         result.mode = state.mode
         result.rate = tick_rate(unit, self.core.settings)
@@ -173,8 +185,7 @@ class Ticker:
 
     def _after_awake_tick(self, result: TickResult) -> None:
         a = self.core
-        unit = a.read()
-        if not unit.doc(SleepSchedule).enabled:
+        if not a.state.begin().doc(SleepSchedule).enabled:
             return  # awake ticks are only counted for the schedule's min_awake_ticks
         with a.transaction() as unit:
             state = unit.doc(OperatingMode)
@@ -404,6 +415,19 @@ class Ticker:
             await world.say(result.reply, target=result.reply_target)
         except Exception:  # the host failed; the reply is kept on the event
             logger.exception("The host could not deliver the reply to %r", result.reply_target)
+
+
+def _trace_tick(span: Span, result: TickResult) -> None:
+    """Put what the tick did on its span: mode, kind, status, and the error if it failed."""
+    span.set("mindspace.mode", "sleep" if result.kind == "sleep" else "awake")
+    span.set("mindspace.tick.kind", result.kind)
+    span.set("mindspace.tick.status", result.status)
+    if result.event_id is not None:
+        span.set("mindspace.event.id", result.event_id)
+    if result.error is not None:
+        # "LLMError: ..." names the exception; other failures get one bounded name.
+        kind = result.error.partition(":")[0]
+        span.fail(kind if kind.isidentifier() else "TickFailed", result.error)
 
 
 def _reply_target(event: Event | None) -> str | None:

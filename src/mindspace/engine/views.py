@@ -20,7 +20,7 @@ from mindspace.engine.modes import OperatingMode, SleepSchedule
 from mindspace.engine.records import Approval, Event
 from mindspace.engine.tick import tick_rate
 from mindspace.journal.records import JournalEntry, JournalMeta, ReflectionState
-from mindspace.journal.search import JournalFilter, JournalSearch, filter_entries
+from mindspace.journal.search import JournalFilter, JournalSearch, SemanticJournal, filter_entries
 from mindspace.journal.search import search_journal as run_journal_search
 from mindspace.memory.entities import EntityBook
 from mindspace.memory.records import EntityProfile, WorkingMemory
@@ -227,15 +227,27 @@ class AssistantViews:
         }
 
     async def search_journal(
-        self, query: str, where: JournalFilter, *, limit: int = 10
+        self, query: str, where: JournalFilter, *, limit: int = 10, semantic: bool = True
     ) -> JournalSearch:
-        """The ``search_journal`` tool's text search, without counting a tool call.
+        """What the ``search_journal`` tool finds, without counting a tool call.
 
-        It does not rank by meaning (no ranker is passed), so its ``note`` says the
-        search used text matching; the tool ranks by meaning when an embedder is set.
+        By meaning when an embedder is configured and ``semantic`` is on (entries below
+        ``journal_min_similarity`` are no match), else a case-insensitive text match.
         """
+        core = self.core
+        meaning = None
+        if core.embedder is not None:
+            meaning = SemanticJournal(
+                core.embedder, core.journal_index, core.settings.journal_min_similarity
+            )
         return await run_journal_search(
-            self.core.read(), self.core.clock.now(), query, where, limit=limit
+            core.read(),
+            core.clock.now(),
+            query,
+            where,
+            limit=limit,
+            semantic=semantic,
+            meaning=meaning,
         )
 
     def reflection_state(self) -> ReflectionState:

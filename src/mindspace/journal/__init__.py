@@ -46,7 +46,7 @@ from mindspace.journal.reflection_state import (
     set_reflection_threshold,
     update_reflection_state,
 )
-from mindspace.journal.search import JournalFilter, JournalSearch, SemanticRanker, search_journal
+from mindspace.journal.search import JournalFilter, JournalSearch, SemanticJournal, search_journal
 
 __all__ = [
     "DEFAULT_TRUST",
@@ -73,7 +73,7 @@ __all__ = [
     "PendingScoring",
     "ReflectionOutcome",
     "ReflectionState",
-    "SemanticRanker",
+    "SemanticJournal",
     "SourceType",
     "check_reflection_trigger",
     "parse_importance",

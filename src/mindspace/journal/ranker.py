@@ -1,4 +1,4 @@
-"""Semantic ranking of journal entries with an embedder (``search_journal``'s semantic mode).
+"""Journal entries scored by embedding them at query time (entries with no stored vector yet).
 
 Entry vectors live in one growing matrix per embedder (:class:`_EntryMatrix`), a row per
 distinct entry text, shared by every assistant in the process. A query embeds only the
@@ -21,7 +21,6 @@ import numpy as np
 import numpy.typing as npt
 
 from mindspace.embeddings.port import Embedder, Vectors, embed_async
-from mindspace.journal.records import JournalEntry
 
 __all__ = ["EmbeddingRanker"]
 
@@ -114,19 +113,11 @@ def _absent(texts: Sequence[str], rows: _Rows) -> list[str]:
     return list(dict.fromkeys(texts[i] for i in np.flatnonzero(rows < 0).tolist()))
 
 
-def _top(scores: npt.NDArray[np.float32], limit: int) -> _Rows:
-    """Positions of the ``limit`` best scores, best first, ties in candidate order."""
-    if limit < len(scores):
-        # Everything tied with the limit-th best survives, so the stable sort below
-        # breaks ties exactly as a full stable sort would.
-        threshold = np.partition(-scores, limit - 1)[limit - 1]
-        chosen = np.flatnonzero(-scores <= threshold)
-        return chosen[np.argsort(-scores[chosen], kind="stable")[:limit]]
-    return np.argsort(-scores, kind="stable")
-
-
 class EmbeddingRanker:
-    """Ranks entries by cosine similarity to the query; each text is embedded once.
+    """Scores entry texts against a query vector; each text is embedded once per process.
+
+    The fallback for entries whose vectors are not stored yet (written since the last
+    sleep, or with no journal index at all).
 
     Args:
         embedder: The embedder; its vectors are unit length, so a dot product is a cosine.
@@ -135,31 +126,19 @@ class EmbeddingRanker:
     def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
 
-    async def rank(
-        self, query: str, entries: Sequence[JournalEntry], limit: int
-    ) -> list[tuple[JournalEntry, float]]:
-        """The ``limit`` entries most similar to ``query``, best first.
+    async def scores(self, query: Vectors, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Cosine similarity of ``query`` to each of ``texts``, in order.
 
-        The query and the entries not seen before go in one embedding batch, awaited
-        off the event loop; the ranking itself runs on the caller's thread.
+        The texts not seen before go in one embedding batch, awaited off the event loop.
         """
-        if not entries or limit <= 0:
-            return []
+        if not texts:
+            return np.zeros(0, dtype=np.float32)
         matrix = _matrix_for(self.embedder)
-        texts = [e.content for e in entries]
         rows = matrix.lookup(texts)
-        missing = _absent(texts, rows)
-        generation = matrix.generation
-        vectors = await embed_async(self.embedder, [*missing, query])
-        query_vector = vectors[len(missing)]
-        if missing or matrix.generation != generation:
-            matrix.add(missing, vectors[: len(missing)], keep=texts)
-            rows = matrix.lookup(texts)
         while (rows < 0).any():
-            # Another call compacted the matrix while this one awaited its embedding;
-            # embed what it dropped (rare) rather than read a row that is gone.
-            again = _absent(texts, rows)
-            matrix.add(again, await embed_async(self.embedder, again), keep=texts)
+            # Embed what has no row; another call may compact the matrix while this one
+            # awaits (rare), so look again rather than read a row that is gone.
+            missing = _absent(texts, rows)
+            matrix.add(missing, await embed_async(self.embedder, missing), keep=texts)
             rows = matrix.lookup(texts)
-        scores = matrix.scores(rows, query_vector)
-        return [(entries[i], float(scores[i])) for i in _top(scores, limit)]
+        return matrix.scores(rows, np.asarray(query, dtype=np.float32))

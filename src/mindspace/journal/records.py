@@ -8,6 +8,7 @@ Spec 004 §1 keeps everything in ``db.journal``; mindspace stores each entry as 
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, ClassVar, Literal, Self
 
 from pydantic import Field
@@ -22,11 +23,13 @@ __all__ = [
     "SOURCE_TYPES",
     "SYNTHESIS_PREFIX",
     "SYNTHESIS_TAGS",
+    "EntryVector",
     "ImportanceMethod",
     "JournalEntry",
     "JournalMeta",
     "ReflectionState",
     "SourceType",
+    "text_digest",
 ]
 
 SourceType = Literal["direct", "observation", "inference", "environmental"]
@@ -105,6 +108,43 @@ class JournalEntry(Record):
     def to_spec(self) -> dict[str, Any]:
         """The entry in the spec's dict shape, with the consolidation and evidence fields."""
         return self.model_dump(mode="json", exclude={"consolidated_at", "scoring_attempts"})
+
+
+def text_digest(text: str) -> str:
+    """A short digest of an entry's text: a stored vector is current while it matches."""
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+class EntryVector(Record):
+    """The stored embedding of one journal entry (kind ``journal_vector``, keyed like it).
+
+    ``digest`` is :func:`text_digest` of the text that was embedded, so a vector whose
+    entry changed since is recognised as stale and embedded again. A lazy kind: vectors
+    are read by the journal's semantic index, never loaded whole into the state cache.
+    """
+
+    kind: ClassVar[str] = "journal_vector"
+    lazy: ClassVar[bool] = True
+
+    key: str
+    embedder: str
+    digest: str
+    embedding: bytes
+
+    def record_key(self) -> str:
+        """The entry's key (its id as text)."""
+        return self.key
+
+    def to_stored(self) -> StoredRecord:
+        """JSON fields plus the raw float32 vector bytes."""
+        data = self.model_dump(mode="json", exclude={"embedding"})
+        data["embedding"] = self.embedding
+        return data
+
+    @classmethod
+    def from_stored(cls, stored: StoredRecord) -> Self:
+        """Rebuild from the store (the vector stays as bytes)."""
+        return cls.model_validate(stored)
 
 
 class JournalMeta(Document):

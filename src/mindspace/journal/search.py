@@ -1,37 +1,53 @@
 """``search_journal``'s search: filters, then a semantic ranker or a text match.
 
 Text mode is the spec's fallback: a case-insensitive substring match, newest first.
-Semantic mode needs a :class:`SemanticRanker` (vector similarity over an embedder);
-until one is wired in, a semantic request falls back to text and says so.
+Semantic mode (an embedder is configured) ranks the filtered entries by cosine
+similarity to the query: entries with a stored vector through the
+:class:`~mindspace.state.semantic.JournalIndex` port (the semantic store's), the few
+not embedded yet at query time; entries below the calibrated cut-off
+(``journal_min_similarity``) are no match. Without an embedder a semantic request
+falls back to text and says so.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Literal, Protocol
+from typing import Literal
 
 from mindspace.clock import format_time
+from mindspace.embeddings.port import Embedder, embed_async
+from mindspace.journal.ranker import EmbeddingRanker
 from mindspace.journal.records import JournalEntry
+from mindspace.journal.vectors import entry_digest
+from mindspace.state.semantic import JournalIndex, Ranked, rank_candidates
 from mindspace.state.unit import Unit
 
-__all__ = ["JournalFilter", "JournalSearch", "SemanticRanker", "filter_entries", "search_journal"]
+__all__ = [
+    "JournalFilter",
+    "JournalSearch",
+    "SemanticJournal",
+    "filter_entries",
+    "search_journal",
+]
 
 SearchMode = Literal["text", "semantic"]
 
 
-class SemanticRanker(Protocol):
-    """Ranks entries by meaning (an embedder behind it); the journal's semantic mode."""
+@dataclass(frozen=True)
+class SemanticJournal:
+    """What semantic mode needs: the embedder, the stored vectors' index and the cut-off.
 
-    async def rank(
-        self, query: str, entries: Sequence[JournalEntry], limit: int
-    ) -> list[tuple[JournalEntry, float]]:
-        """The ``limit`` entries most similar to ``query``, best first, with similarities.
+    Attributes:
+        embedder: Embeds the query (and entries with no stored vector yet).
+        index: Ranks entries by their stored vectors (None: every entry is embedded at
+            query time, through the process-wide cache of :class:`EmbeddingRanker`).
+        min_similarity: Entries less similar than this to the query are no match.
+    """
 
-        Awaited on the event loop, so embedding must not block it (see ``embed_async``).
-        """
-        ...
+    embedder: Embedder
+    index: JournalIndex | None
+    min_similarity: float
 
 
 @dataclass(frozen=True)
@@ -95,22 +111,47 @@ async def search_journal(
     *,
     limit: int = 10,
     semantic: bool = True,
-    ranker: SemanticRanker | None = None,
+    meaning: SemanticJournal | None = None,
 ) -> JournalSearch:
-    """Search the filtered entries; semantic when asked and a ranker exists, else text.
+    """Search the filtered entries; semantic when asked and possible, else text.
 
-    An empty query matches every filtered entry (newest first).
+    Semantic mode returns the entries at least ``meaning.min_similarity`` similar to the
+    query, best first (ties newest first), and counts all of them in ``total_matches``;
+    it may find none. An empty query matches every filtered entry (newest first).
     """
     candidates = filter_entries(unit, now, where)
     text = query.strip()
-    if semantic and ranker is not None and text:
-        ranked = await ranker.rank(text, candidates, limit)
-        return JournalSearch(
-            "semantic", [e for e, _ in ranked], len(ranked), scores=[s for _, s in ranked]
-        )
+    if semantic and meaning is not None and text:
+        return await _by_meaning(text, candidates, limit, meaning)
     needle = text.casefold()
     matches = [e for e in candidates if needle in e.content.casefold()]
     note = None
-    if semantic and text and ranker is None:
+    if semantic and text and meaning is None:
         note = "No embedder is configured, so the search used text matching"
     return JournalSearch("text", matches[:limit], len(matches), note=note)
+
+
+async def _by_meaning(
+    text: str, candidates: list[JournalEntry], limit: int, meaning: SemanticJournal
+) -> JournalSearch:
+    query = (await embed_async(meaning.embedder, [text]))[0]
+    keys = [str(e.id) for e in candidates]  # JournalEntry.record_key, without the call
+    pairs = list(zip(keys, map(entry_digest, [e.content for e in candidates]), strict=True))
+    if meaning.index is not None:
+        ranked = meaning.index.rank(query, pairs, limit=limit, threshold=meaning.min_similarity)
+    else:
+        ranked = Ranked([], 0, keys)
+    at = dict(zip(keys, range(len(keys)), strict=True))
+    fresh = [candidates[at[key]] for key in ranked.unembedded]
+    fresh_scores = await EmbeddingRanker(meaning.embedder).scores(query, [e.content for e in fresh])
+    extra, extra_total = rank_candidates(
+        ranked.unembedded, fresh_scores, limit=limit, threshold=meaning.min_similarity
+    )
+    # Best first; ties keep the candidates' order (newest first), as within each list.
+    hits = sorted([*ranked.hits, *extra], key=lambda h: (-h.score, at[h.key]))[:limit]
+    return JournalSearch(
+        "semantic",
+        [candidates[at[h.key]] for h in hits],
+        ranked.total + extra_total,
+        scores=[h.score for h in hits],
+    )

@@ -20,7 +20,14 @@ from mindspace.llm.offline_memory import MEMORY_SKILLS
 from mindspace.llm.offline_workspace import WORKSPACE_SKILLS
 from mindspace.llm.port import LLMResponse, Message, ToolSchema
 
-__all__ = ["OFFLINE_MODEL_NAME", "OFFLINE_NOTICE", "OfflineLLM", "Skill", "decompose_skill"]
+__all__ = [
+    "OFFLINE_MODEL_NAME",
+    "OFFLINE_NOTICE",
+    "OfflineLLM",
+    "Skill",
+    "assessment_skill",
+    "decompose_skill",
+]
 
 logger = logging.getLogger("mindspace.llm.offline")
 
@@ -40,6 +47,7 @@ class OfflineLLM:
     Built-in skills, in the order they are tried (each recognises the prompt mindspace
     itself sends for that job):
 
+    * the layer-3 task assessment (:func:`assessment_skill`: it never narrows);
     * goal decomposition (:func:`decompose_skill`);
     * journal: importance ratings, reflection questions and insights
       (:mod:`mindspace.llm.offline_journal`);
@@ -70,6 +78,7 @@ class OfflineLLM:
     def __init__(self, skills: Iterable[Skill] = (), *, announce: bool = True) -> None:
         self.skills: list[Skill] = [
             *skills,
+            assessment_skill,
             decompose_skill,
             *JOURNAL_SKILLS,
             *MEMORY_SKILLS,
@@ -227,3 +236,25 @@ def _listed_parts(obj: str) -> list[str]:
     tail = obj.split(" with ", 1)[1] if " with " in obj else obj
     parts = [p.strip(" .") for p in _LIST_SPLIT.split(tail) if p.strip(" .")]
     return parts if 3 <= len(parts) <= 5 else []
+
+
+# -- layer-3 task assessment -----------------------------------------------------------
+
+_ASSESS_LIMITS = re.compile(r"at most (\d+) tool rounds in mode (\w+)")
+
+
+def assessment_skill(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> str | None:
+    """Answer the task assessment (docs/delegation.md) without narrowing anything.
+
+    The offline model cannot judge a task's size, so it recommends exactly the limits it
+    was given: a valid answer that leaves the pattern as layers 1-2 composed it.
+    """
+    system = (messages[0].content or "") if messages else ""
+    if not system.startswith("Before you act, assess the task"):
+        return None
+    found = _ASSESS_LIMITS.search(system)
+    if found is None:
+        return None
+    return json.dumps(
+        {"recommended_iterations": int(found.group(1)), "recommended_mode": found.group(2)}
+    )

@@ -45,6 +45,7 @@ __all__ = [
     "ask_structured_via",
     "extract_json",
     "parse_structured",
+    "repair_structured",
 ]
 
 M = TypeVar("M", bound=BaseModel)
@@ -198,11 +199,43 @@ async def ask_structured(
         LLMError: the model could not be reached (on either request).
     """
     response = await llm.complete(messages, max_tokens=max_tokens, temperature=temperature)
-    first = response.text or ""
+    return await repair_structured(
+        llm,
+        messages,
+        response.text or "",
+        model,
+        expected=expected,
+        finish_reason=response.finish_reason,
+        fallback=fallback,
+        max_tokens=max_tokens,
+        temperature=temperature,
+    )
+
+
+async def repair_structured(
+    llm: LLM,
+    messages: Sequence[Message],
+    first: str,
+    model: type[M],
+    *,
+    expected: str,
+    finish_reason: str | None = None,
+    fallback: M | None = None,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+) -> Structured[M]:
+    """:func:`ask_structured` for a first answer obtained elsewhere (e.g. a context session).
+
+    ``messages`` is the conversation that produced ``first``; the one repair request, if
+    needed, continues it.
+
+    Raises:
+        LLMError: the model could not be reached for the repair.
+    """
     try:
         return Structured(parse_structured(first, model), "parsed", (first,))
     except LLMResponseError as exc:
-        first_error = _with_cut(str(exc), response.finish_reason)
+        first_error = _with_cut(str(exc), finish_reason)
     repair = [
         *messages,
         Message("assistant", first),

@@ -34,7 +34,15 @@ import numpy.typing as npt
 
 from mindspace.state.unit import StateCache
 
-__all__ = ["Hit", "Neighbour", "SemanticIndex", "SemanticStore"]
+__all__ = [
+    "Hit",
+    "JournalIndex",
+    "Neighbour",
+    "Ranked",
+    "SemanticIndex",
+    "SemanticStore",
+    "rank_candidates",
+]
 
 Vector = npt.NDArray[np.float32]
 
@@ -111,6 +119,90 @@ class SemanticIndex(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class Ranked:
+    """What ranking journal entries by their stored vectors found.
+
+    Attributes:
+        hits: The best candidates with similarity >= the threshold, best first (ties in
+            candidate order), at most the limit asked for.
+        total: How many candidates reached the threshold (may exceed ``len(hits)``).
+        unembedded: Candidate keys with no current stored vector by the index's
+            embedder (never stored, stale since an edit, or made by another embedder),
+            in candidate order: the caller embeds and scores these itself.
+    """
+
+    hits: list[Neighbour]
+    total: int
+    unembedded: list[str]
+
+
+def rank_candidates(
+    keys: Sequence[str], scores: npt.NDArray[np.float32], *, limit: int, threshold: float
+) -> tuple[list[Neighbour], int]:
+    """The ``limit`` best of ``keys`` by ``scores`` (NaN: unscored) at or above ``threshold``.
+
+    Best first; ties keep the order of ``keys``. Both journal indexes rank through this,
+    so the embedded and PostgreSQL backends order and count alike.
+
+    Returns:
+        The hits and how many keys reached the threshold.
+    """
+    passing = np.flatnonzero(scores >= np.float32(threshold))  # NaN never passes
+    total = int(passing.size)
+    if not total or limit <= 0:
+        return [], total
+    negated = -scores[passing]
+    if limit < total:
+        # Everything tied with the limit-th best survives, so the stable sort below
+        # breaks ties exactly as a full stable sort would, over far fewer rows.
+        cut = np.partition(negated, limit - 1)[limit - 1]
+        near = np.flatnonzero(negated <= cut)
+        passing, negated = passing[near], negated[near]
+    chosen = passing[np.argsort(negated, kind="stable")[:limit]]
+    return [Neighbour(keys[i], float(scores[i])) for i in chosen.tolist()], total
+
+
+@runtime_checkable
+class JournalIndex(Protocol):
+    """Similarity search over the stored vectors of one assistant's journal entries.
+
+    ``search_journal``'s semantic mode filters the entries first (tags, days, project),
+    then ranks what passed here. Entry vectors are records (kind ``journal_vector``)
+    written by the sleep cycle; entries not embedded yet come back as ``unembedded``.
+    """
+
+    embedder: str
+    """The embedder whose vectors are ranked; vectors by another one count as unembedded."""
+
+    def rank(
+        self,
+        vector: Vector,
+        candidates: Sequence[tuple[str, str]],
+        *,
+        limit: int,
+        threshold: float,
+    ) -> Ranked:
+        """Rank ``candidates`` (entry key, text digest) by cosine similarity to ``vector``.
+
+        Args:
+            vector: The query's unit vector, made by :attr:`embedder`.
+            candidates: The entries to rank, in tie-breaking order, with the digest of
+                their current text (a vector of another text is stale).
+            limit: How many hits at most.
+            threshold: The least similarity of a hit.
+        """
+        ...
+
+    def unembedded(self, candidates: Sequence[tuple[str, str]], *, limit: int) -> list[str]:
+        """Up to ``limit`` keys of ``candidates`` without a current stored vector."""
+        ...
+
+    def stored_keys(self) -> set[str]:
+        """Keys of every stored entry vector (to drop those of deleted entries)."""
+        ...
+
+
 @runtime_checkable
 class SemanticStore(Protocol):
     """A store that provides its own :class:`SemanticIndex` for each assistant.
@@ -126,5 +218,14 @@ class SemanticStore(Protocol):
                 listens to it to stay in step with commits).
             embedder: The name of the embedder queries use (None: any vector of the
                 matching size).
+        """
+        ...
+
+    def journal_index(self, cache: StateCache, embedder: str) -> JournalIndex:
+        """The similarity search over the cache's assistant's journal entry vectors.
+
+        Args:
+            cache: The assistant's state cache in this process.
+            embedder: The name of the embedder whose vectors are ranked.
         """
         ...

@@ -22,17 +22,15 @@ These columns are not in ``tables.py``: records never read them, and SQLite has 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 from sqlalchemy import Column, Connection, Integer, MetaData, Table, text
 from sqlalchemy.dialects.postgresql import TSVECTOR
-from sqlalchemy.engine import Dialect
-from sqlalchemy.types import UserDefinedType
 
 from mindspace.memory.records import memory_key
 from mindspace.storage.tables import memories
+from mindspace.storage.vectors import Vector, vector_literal
 from mindspace.text import tokenize
 
 __all__ = [
@@ -55,30 +53,6 @@ PG_COLUMNS = ("vec", "lex", "lex_len")
 _MAX_POSITION = 16383  # tsvector positions stop there
 _MAX_LEXEME_BYTES = 2046  # Postgres refuses longer lexemes; such a "word" never matches a query
 MAX_POSTING_BYTES = 256  # a btree entry must stay small; no real word is longer
-
-
-class Vector(UserDefinedType[Any]):
-    """pgvector's ``vector`` without a fixed dimension, bound from float32 bytes or arrays."""
-
-    cache_ok = True
-
-    def get_col_spec(self, **_kw: Any) -> str:
-        """The column type."""
-        return "vector"
-
-    def bind_processor(self, dialect: Dialect) -> Callable[[Any], str | None]:
-        """Float32 bytes or a float sequence become pgvector's text form."""
-
-        def process(value: Any) -> str | None:
-            return None if value is None else vector_literal(value)
-
-        return process
-
-
-def vector_literal(value: bytes | Sequence[float] | np.ndarray[Any, Any]) -> str:
-    """pgvector's text form ``[x,y,...]`` of float32 bytes or a vector."""
-    array = np.frombuffer(value, dtype=np.float32) if isinstance(value, bytes) else value
-    return "[" + ",".join(repr(float(x)) for x in np.asarray(array, dtype=np.float32)) + "]"
 
 
 def _lexeme(term: str) -> str:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from functools import cache
@@ -46,13 +46,15 @@ from sqlalchemy.exc import SQLAlchemyError
 from mindspace.clock import format_time
 from mindspace.config import database_url
 from mindspace.errors import AssistantNotFoundError, ConcurrencyError, ConfigError, StorageError
+from mindspace.journal.vectors import EntryVectorIndex
 from mindspace.memory.index import MemoryIndex
 from mindspace.state.port import AssistantInfo, Change, StoredRecord
-from mindspace.state.semantic import SemanticIndex
+from mindspace.state.semantic import JournalIndex, SemanticIndex
 from mindspace.state.unit import StateCache
 from mindspace.storage.connection import begin_sqlite, file_of, parse_url, sqlite_file, tune_sqlite
 from mindspace.storage.feed import read_feed, record_feed
 from mindspace.storage.migrations import migrate
+from mindspace.storage.pg_journal import PgJournalIndex
 from mindspace.storage.pg_memory import (
     PG_COLUMNS,
     PG_MEMORIES,
@@ -64,7 +66,10 @@ from mindspace.storage.pg_memory import (
 from mindspace.storage.pg_semantic import PgSemanticIndex
 from mindspace.storage.tables import KINDS, KindTable, assistants, events, memories
 
-__all__ = ["SqlStore", "sqlite_file"]
+__all__ = ["SemanticFactory", "SqlStore", "sqlite_file"]
+
+SemanticFactory = Callable[[StateCache, str | None], SemanticIndex]
+"""Builds an assistant's memory search in place of the store's own (see ``semantic``)."""
 
 logger = logging.getLogger("mindspace.storage")
 
@@ -79,13 +84,23 @@ class SqlStore:
         migrate_schema: Bring the schema up to date on open (the default).
         create: Create a missing SQLite file and its directory (the default). With
             False, a missing file raises :class:`StorageError` and nothing is created.
+        semantic: Builds each assistant's memory search instead of the store's own
+            (the Mem0 tier: :func:`mindspace.storage.mem0_semantic.mem0_semantic`).
 
     Raises:
         ConfigError: ``url`` is not a database URL.
         StorageError: the database cannot be opened, or (``create=False``) does not exist.
     """
 
-    def __init__(self, url: str, *, migrate_schema: bool = True, create: bool = True) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        migrate_schema: bool = True,
+        create: bool = True,
+        semantic: SemanticFactory | None = None,
+    ) -> None:
+        self._semantic = semantic
         parsed = parse_url(url)
         self.url = parsed.render_as_string(hide_password=True)
         path = file_of(parsed)
@@ -356,11 +371,26 @@ class SqlStore:
 
         PostgreSQL searches in the database (pgvector HNSW and full-text, see
         :class:`~mindspace.storage.pg_semantic.PgSemanticIndex`); SQLite gets the
-        embedded exact index kept in step with the state cache.
+        embedded exact index kept in step with the state cache. A ``semantic`` factory
+        given to the constructor (the Mem0 tier, ``MINDSPACE_SEMANTIC_BACKEND=mem0``)
+        replaces both.
         """
+        if self._semantic is not None:
+            return self._semantic(cache, embedder)
         if self.postgres:
             return PgSemanticIndex(self._transaction, cache.assistant_id, embedder)
         return MemoryIndex(cache, embedder)
+
+    def journal_index(self, cache: StateCache, embedder: str) -> JournalIndex:
+        """The journal's vector ranking of the cache's assistant (the :class:`SemanticStore` port).
+
+        PostgreSQL ranks in the database (an exact pgvector scan over the candidates,
+        :class:`~mindspace.storage.pg_journal.PgJournalIndex`); SQLite gets the embedded
+        index kept in step with the state cache.
+        """
+        if self.postgres:
+            return PgJournalIndex(self._transaction, cache.assistant_id, embedder)
+        return EntryVectorIndex(cache, embedder)
 
     def changes_since(self, assistant_id: int, revision: int) -> list[tuple[int, str, str]] | None:
         """(revision, kind, key) of every change after ``revision``; None if trimmed away."""

@@ -26,6 +26,8 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
+from mindspace.storage.vectors import Embedding
+
 __all__ = ["KINDS", "KindTable", "assistants", "changes", "metadata", "schema_migrations"]
 
 metadata = MetaData()
@@ -171,6 +173,15 @@ journal_entries = _owned(
     Column("scoring_attempts", Integer, nullable=False),
 )
 
+journal_vectors = _owned(
+    "journal_vectors",
+    Column("key", String(16), nullable=False),
+    Column("embedder", String(64), nullable=False),
+    Column("digest", String(32), nullable=False),
+    # pgvector's vector on PostgreSQL (journal search ranks there), float32 bytes elsewhere.
+    Column("embedding", Embedding, nullable=False),
+)
+
 memories = _owned(
     "memories",
     Column("id", String(40), nullable=False),
@@ -228,6 +239,7 @@ KINDS: dict[str, KindTable] = {
     "project": KindTable(projects, "key"),
     "goal": KindTable(goals, "id"),
     "journal_entry": KindTable(journal_entries, "key"),
+    "journal_vector": KindTable(journal_vectors, "key"),
     "event": KindTable(events, "id"),
     "message": KindTable(messages, "id"),
     "approval": KindTable(approvals, "id"),

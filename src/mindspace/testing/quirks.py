@@ -1,7 +1,9 @@
 """Quirk modes of the test chat-completions server: how real servers misbehave.
 
 Each :class:`Quirk` emulates something a real OpenAI-compatible server does, so that
-the adapter, the ReAct loop and ``mindspace doctor`` can be tested against it:
+the adapter, the ReAct loop and ``mindspace doctor`` can be tested against it. The
+Messages-API server (:mod:`mindspace.testing.messages_server`) takes the same modes,
+in its own protocol's shapes (``length`` answers ``stop_reason: "max_tokens"``):
 
 * ``text_tool_calls_json``: a scripted tool call comes back as text in ``content``, a
   bare JSON object ``{"name": ..., "arguments": {...}}`` per call (one per line), with

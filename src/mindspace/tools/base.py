@@ -32,9 +32,10 @@ from mindspace.errors import ToolFailedError
 from mindspace.llm.port import LLM, ToolSchema
 from mindspace.memory.entities import EntityBook
 from mindspace.memory.semantic import SemanticMemory
-from mindspace.state.semantic import SemanticIndex
+from mindspace.state.semantic import JournalIndex, SemanticIndex
 from mindspace.state.unit import Unit
 from mindspace.tools.limits import Limit, limit_of
+from mindspace.tools.side import SideSessions
 from mindspace.validation import MAX_TEXT_CHARS, find_invalid_text
 from mindspace.workspace.goals import GoalBook
 from mindspace.workspace.persona import PersonaGuard
@@ -124,8 +125,11 @@ class ToolContext:
     loop: LoopSnapshot = field(default_factory=LoopSnapshot)
     embedder: Embedder | None = None
     memory_index: SemanticIndex | None = None
+    journal_index: JournalIndex | None = None
     approved_by: str | None = None
     """Who approved this call, when it runs because a host or an admin approved it."""
+    side: SideSessions | None = None
+    """Runs side sessions (a context of their own, sub-agents); None outside the engine."""
 
     @property
     def goals(self) -> GoalBook:
@@ -183,6 +187,8 @@ class Tool(ABC, Generic[A]):
     cacheable: ClassVar[bool] = False
     cache_ttl: ClassVar[float | None] = None
     reads: ClassVar[frozenset[str]] = frozenset()
+    needs_sub_agents: ClassVar[bool] = False
+    """Offered only where the execution pattern allows sub-agents (``delegate_subtask``)."""
 
     @abstractmethod
     async def execute(self, ctx: ToolContext, args: A) -> dict[str, Any]:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from mindspace.llm.port import Message
 from mindspace.tools.base import Tool, ToolArgs, ToolCategory, ToolContext
 from mindspace.tools.limits import Identifier, Limit
 
@@ -79,7 +81,18 @@ class DecomposeGoal(Tool[DecomposeGoalArgs]):
     args_model = DecomposeGoalArgs
 
     async def execute(self, ctx: ToolContext, args: DecomposeGoalArgs) -> dict[str, Any]:
-        done = await ctx.goals.decompose(args.goal_id, ctx.llm)
+        side = ctx.side
+        first = None
+        if side is not None:
+            # The question runs in the goal_decompose context (spec 002 §1): its
+            # components, its empty tool filter and its single iteration.
+            unit = ctx.unit
+
+            async def first(prompt: str) -> tuple[Sequence[Message], str]:
+                outcome = await side.run_context(unit, "goal_decompose", prompt)
+                return outcome.messages, outcome.reply or ""
+
+        done = await ctx.goals.decompose(args.goal_id, ctx.llm, first)
         return {
             "success": True,
             "goal_id": args.goal_id,

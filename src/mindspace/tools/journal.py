@@ -9,9 +9,13 @@ from pydantic import Field
 
 from mindspace.journal.book import JournalBook
 from mindspace.journal.episodic import EpisodicWeights, search_episodic_memory
-from mindspace.journal.ranker import EmbeddingRanker
 from mindspace.journal.records import JournalEntry
-from mindspace.journal.search import JournalFilter, filter_entries, search_journal
+from mindspace.journal.search import (
+    JournalFilter,
+    SemanticJournal,
+    filter_entries,
+    search_journal,
+)
 from mindspace.tools.base import Tool, ToolArgs, ToolCategory, ToolContext
 from mindspace.tools.limits import Identifier, Labels, Limit, ShortText
 from mindspace.workspace.limits import bounded_text
@@ -124,7 +128,11 @@ class SearchJournal(Tool[SearchJournalArgs]):
         where = JournalFilter(
             tags=tuple(args.tags), days_back=args.days_back, project=args.related_to_project
         )
-        ranker = EmbeddingRanker(ctx.embedder) if ctx.embedder is not None else None
+        meaning = None
+        if ctx.embedder is not None:
+            meaning = SemanticJournal(
+                ctx.embedder, ctx.journal_index, ctx.settings.journal_min_similarity
+            )
         found = await search_journal(
             ctx.unit,
             ctx.clock.now(),
@@ -132,7 +140,7 @@ class SearchJournal(Tool[SearchJournalArgs]):
             where,
             limit=args.limit,
             semantic=args.semantic,
-            ranker=ranker,
+            meaning=meaning,
         )
         result: dict[str, Any] = {
             "success": True,

@@ -10,7 +10,7 @@ Invariants kept after every operation (and checked by a property test):
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -26,7 +26,7 @@ from mindspace.errors import (
     ToolFailedError,
 )
 from mindspace.llm.port import LLM, Message
-from mindspace.llm.structured import ask_structured, parse_structured
+from mindspace.llm.structured import ask_structured, parse_structured, repair_structured
 from mindspace.state.unit import Unit
 from mindspace.workspace.limits import bounded_text
 from mindspace.workspace.records import Counters, Goal, GoalPriority, GoalStatus
@@ -38,11 +38,16 @@ __all__ = [
     "MAX_SUBTASKS",
     "MIN_SUBTASKS",
     "Decomposition",
+    "FirstAnswer",
     "GoalBook",
     "GoalUpdate",
     "Subtasks",
     "parse_subtasks",
 ]
+
+FirstAnswer = Callable[[str], Awaitable[tuple[Sequence[Message], str]]]
+"""Asks the decomposition prompt somewhere else (the ``goal_decompose`` context); returns
+the messages it sent and the model's answer."""
 
 MIN_SUBTASKS = 3
 MAX_SUBTASKS = 7
@@ -204,8 +209,13 @@ class GoalBook:
         record_completed_tasks(self.unit, newly, self.clock, self.settings.max_completed_tasks)
         return GoalUpdate(updated, ancestors, newly)
 
-    async def decompose(self, goal_id: str, llm: LLM) -> Decomposition:
+    async def decompose(
+        self, goal_id: str, llm: LLM, first: FirstAnswer | None = None
+    ) -> Decomposition:
         """Ask the LLM for 3-7 subtasks of ``goal_id`` and add them under it.
+
+        With ``first``, the question is asked through it (the engine runs it in the
+        ``goal_decompose`` context); ``llm`` then only makes the one repair request.
 
         Raises:
             InvalidStateError: the goal is not active, or already has subtasks.
@@ -229,12 +239,18 @@ class GoalBook:
             )
         prompt = DECOMPOSE_PROMPT.format(description=goal.description)
         try:
-            answer = await ask_structured(
-                llm,
-                [Message("system", DECOMPOSE_SYSTEM), Message("user", prompt)],
-                Subtasks,
-                expected=DECOMPOSE_EXPECTED,
-            )
+            if first is None:
+                answer = await ask_structured(
+                    llm,
+                    [Message("system", DECOMPOSE_SYSTEM), Message("user", prompt)],
+                    Subtasks,
+                    expected=DECOMPOSE_EXPECTED,
+                )
+            else:
+                sent, text = await first(prompt)
+                answer = await repair_structured(
+                    llm, sent, text, Subtasks, expected=DECOMPOSE_EXPECTED
+                )
         except LLMError as exc:
             raise ToolFailedError(
                 f"The language model could not decompose goal {goal_id!r}: {exc}",

@@ -98,12 +98,21 @@ def test_chat_gets_a_reply_and_the_goal_tree_updates(dashboard: str, page: Page)
     event_tick = page.locator("#tick-list li", has_text="decompose_goal").first
     event_tick.locator("button").click()
     expect(event_tick).to_have_class("selected")
-    components = page.locator("#tick-detail details.component")
+    # The tick's own components (a side session's are nested in its own section).
+    components = page.locator("#tick-detail > div.components > details.component")
     expect(components).to_have_count(9)
-    expect(page.locator("#tick-detail table.pattern")).to_contain_text("source layer")
-    expect(page.locator("#tick-detail .toolcalls")).to_contain_text("decompose_goal")
-    page.locator("#tick-detail details.component[data-component=pending_event] summary").click()
+    expect(page.locator("#tick-detail > table.pattern")).to_contain_text("source layer")
+    expect(page.locator("#tick-detail > .toolcalls")).to_contain_text("decompose_goal")
+    page.locator(
+        "#tick-detail > div.components > details.component[data-component=pending_event] summary"
+    ).click()
     expect(page.locator("#tick-detail")).to_contain_text("Can you build a tavern")
+    # decompose_goal asked in the goal_decompose context: a side session of the tick.
+    side = page.locator("#tick-detail details.side-session[data-context=goal_decompose]")
+    expect(side).to_have_count(1)
+    side.locator("summary").first.click()
+    expect(side.locator("details.component")).to_have_count(3)
+    expect(side.locator("table.pattern")).to_contain_text("single_action")
     page.screenshot(path=str(ARTIFACTS / "dashboard-context.png"), full_page=True)
 
 

@@ -34,6 +34,7 @@ from mindspace.hosts.cli.common import (
 )
 from mindspace.hosts.cli.doctor import doctor_command
 from mindspace.hosts.cli.journal import journal_app
+from mindspace.hosts.cli.mcp_server import mcp_command
 from mindspace.hosts.cli.memory import register_memory_commands
 from mindspace.hosts.cli.serve import HostOption, PortOption, serve_command, serve_demo
 from mindspace.hosts.cli.worker import worker_command
@@ -312,6 +313,7 @@ register_memory_commands(app)
 app.command("serve")(serve_command)
 app.command("worker")(worker_command)
 app.command("doctor")(doctor_command)
+app.command("mcp")(mcp_command)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

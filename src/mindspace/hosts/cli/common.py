@@ -144,14 +144,14 @@ def open_cli_assistant(
     """
     if key is not None and not key.strip():
         raise CliError(f"--assistant {key!r} is blank; pass a key such as 'barkeep', or omit it.")
-    from mindspace.runtime import build_embedder, build_llm, open_assistant
+    from mindspace.runtime import build_embedder, build_llm, instrument_llm, open_assistant
 
     if not create:
         _require_database(settings, db, key)
     try:  # first, so that a provider's ConfigError is not mistaken for a bad key
-        llm = offline_llm(settings) or build_llm(settings)
+        llm = instrument_llm(offline_llm(settings) or build_llm(settings), settings)
         embedder = build_embedder(settings)
-    except ConfigError as exc:  # a setting names no provider, or is incomplete
+    except ConfigError as exc:  # a setting names no provider, or is incomplete (or OTEL_*)
         raise CliError(str(exc)) from exc
     try:
         return open_assistant(

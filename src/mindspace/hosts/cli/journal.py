@@ -93,21 +93,30 @@ def journal_command(
 
 @journal_app.command("search")
 def search_command(
-    query: Annotated[str, typer.Argument(help="Text to find (case-insensitive).")],
+    query: Annotated[str, typer.Argument(help="What to find (by meaning, or text with --text).")],
     tag: TagOption = None,
     days: DaysOption = None,
     project: ProjectOption = None,
     limit: Annotated[
         int, typer.Option("--limit", "-n", min=1, metavar="N", help="Most entries shown.")
     ] = 10,
+    text_only: Annotated[
+        bool, typer.Option("--text", help="Case-insensitive text match instead of meaning.")
+    ] = False,
     as_json: JsonOption = False,
     db: DbOption = None,
     assistant: AssistantOption = None,
 ) -> None:
-    """Find journal entries containing QUERY (what the search_journal tool does)."""
+    """Find journal entries matching QUERY (what the search_journal tool does).
+
+    By meaning when an embedder is configured (entries below MINDSPACE_JOURNAL_MIN_SIMILARITY
+    are no match), else, or with --text, entries containing QUERY.
+    """
     opened = open_cli_assistant(load_settings(), db, assistant, create=False)
+    where = _filter(tag, days, project)
     found = run_once(
-        opened, opened.views.search_journal(query, _filter(tag, days, project), limit=limit)
+        opened,
+        opened.views.search_journal(query, where, limit=limit, semantic=not text_only),
     )
     if as_json:
         typer.echo(

@@ -111,6 +111,8 @@ def serve(
         dashboard = f"{url}/dashboard/" + (f"#assistant={key}" if key else "")
         console.print(Text.assemble("Dashboard: ", (dashboard, "bold cyan")))
         console.print(Text(f"API: {url}/v1 (schema at {url}/openapi.json)", style="dim"))
+        if importlib.util.find_spec("mcp") is not None:
+            console.print(Text(f"MCP: {url}/v1/assistants/<key>/mcp (docs/mcp.md)", style="dim"))
         if ticks == "queue":
             console.print(Text("Ticks: enqueued for `mindspace worker` processes", style="dim"))
         if getattr(hub.llm, "model", "") == "mindspace-offline":

@@ -43,7 +43,7 @@ from mindspace.hosts.evennia.perception import Perceived
 from mindspace.hosts.evennia.tools import register_evennia_tools
 from mindspace.hosts.evennia.world import EvenniaWorld
 from mindspace.llm.port import LLM
-from mindspace.runtime import build_embedder, build_llm, open_store
+from mindspace.runtime import build_embedder, build_llm, build_tracer, open_store
 from mindspace.state.port import Store
 
 __all__ = [
@@ -207,6 +207,7 @@ class AssistantRuntime:
             settings=settings,
             embedder=self._embedder if self._embedder is not None else build_embedder(settings),
             self_names=self.config.names,
+            tracer=build_tracer(settings),
         )
         assistant.attach_world(self.world)
         register_evennia_tools(assistant.tools, self.world)

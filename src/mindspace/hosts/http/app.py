@@ -10,13 +10,16 @@ clock and pass ``background_ticks=False``, then tick on demand with ``POST .../t
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 from fastapi.responses import RedirectResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mindspace import __version__
@@ -25,6 +28,7 @@ from mindspace.config import Settings
 from mindspace.engine.scheduler import AsyncTickDriver, TickDispatch, TickPolicy
 from mindspace.hosts.http.errors import BodyLimitMiddleware, install_error_handlers
 from mindspace.hosts.http.hub import AssistantHub
+from mindspace.hosts.http.metrics import metrics_router
 from mindspace.hosts.http.responses import SafeJSONResponse
 from mindspace.hosts.http.routes import (
     assistants_router,
@@ -36,7 +40,10 @@ from mindspace.hosts.http.routes import (
 )
 from mindspace.hosts.http.settings import ServerSettings, TokenPolicy
 from mindspace.llm.port import LLM
-from mindspace.runtime import build_embedder, build_llm, open_store
+from mindspace.runtime import build_embedder, build_llm, build_tracer, instrument_llm, open_store
+
+if TYPE_CHECKING:
+    from mindspace.hosts.http.mcp_mount import McpMount
 
 __all__ = ["DASHBOARD_DIR", "build_hub", "create_app"]
 
@@ -97,11 +104,12 @@ def build_hub(
     return AssistantHub(
         open_store(settings, db),
         settings,
-        llm=llm or build_llm(settings),
+        llm=instrument_llm(llm or build_llm(settings), settings),
         clock=clock,
         embedder=build_embedder(settings),
         tick_history=tick_history,
         owns_store=True,
+        tracer=build_tracer(settings),
     )
 
 
@@ -153,6 +161,7 @@ def create_app(
         else AsyncTickDriver(hub, TickPolicy(awake_rate=hub.settings.tick_rate_awake))
     )
     served = hub
+    mcp_mount = _mcp_mount(hub, policy)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -160,7 +169,10 @@ def create_app(
         if background_ticks:
             ticker.start()
         try:
-            yield
+            async with AsyncExitStack() as transports:
+                if mcp_mount is not None:
+                    await transports.enter_async_context(mcp_mount.run())
+                yield
         finally:
             await ticker.stop()
             served.close()
@@ -190,8 +202,15 @@ def create_app(
         state_router,
         control_router,
         stream_router,
+        metrics_router,
     ):
         app.include_router(router)
+
+    if mcp_mount is not None:
+        from mindspace.hosts.http.mcp_mount import MCP_PATH
+
+        # an ASGI endpoint (every method): the MCP transport answers POST, GET and DELETE
+        app.router.routes.append(Route(MCP_PATH, endpoint=mcp_mount, name="mcp"))
 
     @app.get("/", include_in_schema=False)
     async def root() -> RedirectResponse:
@@ -201,3 +220,12 @@ def create_app(
     app.add_middleware(BodyLimitMiddleware, limit=server.api_max_body_bytes)
     app.add_middleware(_SecurityHeaders)
     return app
+
+
+def _mcp_mount(hub: AssistantHub, policy: TokenPolicy) -> McpMount | None:
+    """Each assistant's MCP endpoint, when the ``mcp`` extra is installed."""
+    if importlib.util.find_spec("mcp") is None:
+        return None
+    from mindspace.hosts.http.mcp_mount import McpMount
+
+    return McpMount(hub, policy)

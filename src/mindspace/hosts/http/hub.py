@@ -25,6 +25,7 @@ from mindspace.hosts.http.ticks import TickLog
 from mindspace.llm.port import LLM
 from mindspace.state.port import Store
 from mindspace.tools.registry import ToolRegistry
+from mindspace.tracing import NO_TRACER, Tracer
 
 __all__ = ["AssistantHub", "StreamItem", "assistant_missing"]
 
@@ -56,6 +57,7 @@ class AssistantHub:
         tools: The tools every assistant has (the built-in ones by default); a host adds
             its own here (they are callable at ``POST .../tools/{name}`` too).
         owns_store: Close the store when the hub closes.
+        tracer: Where the assistants' spans go (none by default).
     """
 
     def __init__(
@@ -69,6 +71,7 @@ class AssistantHub:
         tick_history: int = 20,
         tools: ToolRegistry | None = None,
         owns_store: bool = False,
+        tracer: Tracer = NO_TRACER,
     ) -> None:
         self.store = store
         self.settings = settings
@@ -78,6 +81,7 @@ class AssistantHub:
         self.ticks = TickLog(tick_history)
         self.tools = tools
         self.owns_store = owns_store
+        self.tracer = tracer
         self._slots: dict[str, _Slot] = {}
 
     # -- assistants --------------------------------------------------------------------
@@ -142,6 +146,7 @@ class AssistantHub:
             settings=self.settings,
             embedder=self.embedder,
             tools=self.tools,
+            tracer=self.tracer,
         )
         slot = _Slot(assistant)
         slot.unsubscribes.append(assistant.subscribe(lambda notice: self._relay(key, notice)))

@@ -3,7 +3,10 @@
 A :class:`~mindspace.engine.tick.TickResult` lives only in memory, so the server keeps
 the last ``MINDSPACE_API_TICK_HISTORY`` (20) ticks it ran for each assistant, turned
 into JSON: each prompt component with its token count and content, the composed
-execution pattern with ``source_layers``, the tool calls, the reply. Idle ticks are not
+execution pattern with ``source_layers``, the tool calls, the reply, the layer-3
+assessment, and the side sessions its tools ran (``goal_decompose``, sub-agents) or the
+tick ran itself (``pre_compaction``; ``reflection`` and ``reflection_cont`` while
+asleep), each with its own prompt, pattern and calls. Idle ticks are not
 kept. The ring is lost when the server stops; ticks run by other processes are not in it.
 """
 
@@ -14,6 +17,7 @@ from dataclasses import asdict
 from typing import Any
 
 from mindspace.context.assembly import AssembledPrompt
+from mindspace.context.patterns import ExecutionPattern
 from mindspace.engine.loop import LoopResult
 from mindspace.engine.tick import TickResult
 
@@ -50,26 +54,75 @@ def tick_record(number: int, at: str, result: TickResult) -> dict[str, Any]:
         "loop": None,
         "sleep": result.sleep.to_dict() if result.sleep is not None else None,
     }
-    if result.prompt is not None:
-        record["prompt"] = _prompt(result.prompt)
-    if result.pattern is not None:
-        record["pattern"] = asdict(result.pattern)
-    if result.loop is not None:
-        record["loop"] = _loop(result.loop)
-    # Sessions run inside the tick (pre-compaction extraction, reflection while asleep)
-    # in their own context types, each with its prompt components.
-    side = [*result.sessions, *(result.sleep.sessions if result.sleep is not None else [])]
-    record["sessions"] = [
+    record.update(_session(result.prompt, result.pattern, result.loop))
+    # Sessions the tick itself ran in other context types (pre-compaction extraction,
+    # reflection while asleep), in the same shape as a loop's side sessions.
+    ran = [*result.sessions, *(result.sleep.sessions if result.sleep is not None else [])]
+    record["side_sessions"] = [
         {
-            "context_type": s.context_type,
-            "reply": _clip(s.loop.reply),
-            "pattern": asdict(s.pattern),
-            "prompt": _prompt(s.prompt),
-            "loop": _loop(s.loop),
+            "context_type": side.context_type,
+            "task": _clip(side.task),
+            **_session(side.prompt, side.pattern, side.loop),
         }
-        for s in side
+        for side in ran
     ]
     return record
+
+
+def _session(
+    prompt: AssembledPrompt | None, pattern: ExecutionPattern | None, loop: LoopResult | None
+) -> dict[str, Any]:
+    """The prompt, pattern and loop of one session (a tick's, or a side session's)."""
+    out: dict[str, Any] = {"prompt": None, "pattern": None, "loop": None}
+    if prompt is not None:
+        components = [
+            {
+                "id": c.id,
+                "key": c.key,
+                "tokens": c.tokens,
+                "truncated": c.truncated,
+                "content": _clip(c.content),
+            }
+            for c in prompt.components
+        ]
+        out["prompt"] = {
+            "estimated_tokens": prompt.estimated_tokens,
+            "component_tokens": sum(c.tokens for c in prompt.components),
+            "message_count": len(prompt.messages),
+            "components": components,
+        }
+    if pattern is not None:
+        out["pattern"] = asdict(pattern)
+    if loop is not None:
+        out["loop"] = {
+            "stopped_by": loop.stopped_by,
+            "iterations": loop.iterations,
+            "recent_errors": loop.recent_errors,
+            "calls": [
+                {
+                    "iteration": c.iteration,
+                    "call_id": c.call_id,
+                    "name": c.name,
+                    "arguments": _clip(c.arguments),
+                    "ok": c.ok,
+                    "status": c.status,
+                    "result": c.result,
+                }
+                for c in loop.calls
+            ],
+            "assessment": loop.assessment,
+            "assessment_problem": loop.assessment_problem,
+            # Sessions its tools ran: goal_decompose, sub-agents (docs/delegation.md).
+            "side_sessions": [
+                {
+                    "context_type": side.context_type,
+                    "task": _clip(side.task),
+                    **_session(side.prompt, side.pattern, side.loop),
+                }
+                for side in loop.side_sessions
+            ],
+        }
+    return out
 
 
 def tick_summary(record: dict[str, Any]) -> dict[str, Any]:
@@ -89,7 +142,7 @@ def tick_summary(record: dict[str, Any]) -> dict[str, Any]:
         "tokens": prompt["estimated_tokens"] if prompt else None,
         "tool_calls": [{"name": c["name"], "ok": c["ok"]} for c in loop["calls"]] if loop else [],
         "sleep_phase": (record["sleep"] or {}).get("phase"),
-        "sessions": [s["context_type"] for s in record.get("sessions", [])],
+        "side_sessions": [s["context_type"] for s in record.get("side_sessions", [])],
     }
 
 
@@ -122,42 +175,3 @@ class TickLog:
     def get(self, key: str, number: int) -> dict[str, Any] | None:
         """One kept tick by its number, or None when it is gone or never existed."""
         return next((r for r in self._rings.get(key, ()) if r["number"] == number), None)
-
-
-def _prompt(prompt: AssembledPrompt) -> dict[str, Any]:
-    components = [
-        {
-            "id": c.id,
-            "key": c.key,
-            "tokens": c.tokens,
-            "truncated": c.truncated,
-            "content": _clip(c.content),
-        }
-        for c in prompt.components
-    ]
-    return {
-        "estimated_tokens": prompt.estimated_tokens,
-        "component_tokens": sum(c.tokens for c in prompt.components),
-        "message_count": len(prompt.messages),
-        "components": components,
-    }
-
-
-def _loop(loop: LoopResult) -> dict[str, Any]:
-    return {
-        "stopped_by": loop.stopped_by,
-        "iterations": loop.iterations,
-        "recent_errors": loop.recent_errors,
-        "calls": [
-            {
-                "iteration": c.iteration,
-                "call_id": c.call_id,
-                "name": c.name,
-                "arguments": _clip(c.arguments),
-                "ok": c.ok,
-                "status": c.status,
-                "result": c.result,
-            }
-            for c in loop.calls
-        ],
-    }

@@ -24,6 +24,7 @@ from mindspace.storage.migrations import (
     v0004_memory,
     v0005_changes,
     v0006_pgvector,
+    v0007_journal_vectors,
 )
 from mindspace.storage.tables import schema_migrations
 
@@ -46,6 +47,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, v0004_memory.NAME, v0004_memory.upgrade),
     Migration(5, v0005_changes.NAME, v0005_changes.upgrade),
     Migration(6, v0006_pgvector.NAME, v0006_pgvector.upgrade),
+    Migration(7, v0007_journal_vectors.NAME, v0007_journal_vectors.upgrade),
 )
 
 

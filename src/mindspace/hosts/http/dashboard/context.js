@@ -90,6 +90,32 @@ function toolCalls(loop) {
   );
 }
 
+function assessment(loop) {
+  if (loop.assessment) return h("p", { class: "hint", dataset: { assessment: "applied" } }, "Layer-3 assessment: ", h("code", {}, JSON.stringify(loop.assessment)));
+  if (loop.assessment_problem) return h("p", { class: "hint", dataset: { assessment: "ignored" } }, `Layer-3 assessment ignored: ${loop.assessment_problem}`);
+  return null;
+}
+
+// Sessions a tick's tools ran (goal_decompose, sub-agents), each with its own prompt,
+// pattern and calls; a sub-agent's own side sessions nest inside it.
+function sideSessions(loop) {
+  const sides = loop.side_sessions || [];
+  if (!sides.length) return [];
+  return [
+    h("h3", {}, `Side sessions (${sides.length})`),
+    sides.map((side) =>
+      h(
+        "details",
+        { class: "side-session", dataset: { context: side.context_type } },
+        h("summary", {}, badge(side.context_type, "subtle"), " ", h("span", { class: "muted" }, side.task || "")),
+        side.pattern ? patternTable(side.pattern) : null,
+        side.loop ? [h("h4", {}, `Tool calls (stopped by ${side.loop.stopped_by}, ${side.loop.iterations} iterations)`), toolCalls(side.loop), sideSessions(side.loop)] : null,
+        side.prompt ? [h("h4", {}, "Prompt components"), components(side.prompt)] : null,
+      ),
+    ),
+  ];
+}
+
 export function tickDetail(tick) {
   const parts = [
     h(
@@ -105,28 +131,18 @@ export function tickDetail(tick) {
   if (tick.reply) parts.push(h("blockquote", { class: "reply" }, tick.reply));
   if (tick.error) parts.push(h("p", { class: "error" }, tick.error));
   if (tick.pattern) parts.push(h("h3", {}, "Execution pattern"), patternTable(tick.pattern));
-  if (tick.loop) parts.push(h("h3", {}, `Tool calls (stopped by ${tick.loop.stopped_by}, ${tick.loop.iterations} iterations)`), toolCalls(tick.loop));
+  if (tick.loop) {
+    parts.push(h("h3", {}, `Tool calls (stopped by ${tick.loop.stopped_by}, ${tick.loop.iterations} iterations)`), toolCalls(tick.loop));
+    const assessed = assessment(tick.loop);
+    if (assessed) parts.push(assessed);
+    parts.push(...sideSessions(tick.loop));
+  }
   if (tick.prompt) parts.push(h("h3", {}, "Prompt components"), components(tick.prompt));
   if (tick.sleep) {
     parts.push(h("h3", {}, `Sleep tick: ${tick.sleep.phase || "–"} → ${tick.sleep.phase_after || "awake"}`));
     parts.push(h("pre", {}, JSON.stringify(tick.sleep.operations, null, 2)));
   }
-  // Sessions the tick ran in other context types (reflection, pre-compaction extraction).
-  for (const s of tick.sessions || []) {
-    parts.push(
-      h(
-        "details",
-        { class: "session", dataset: { context: s.context_type } },
-        h("summary", {}, h("strong", {}, "Session "), badge(s.context_type, "subtle"), h("span", { class: "muted" }, ` ${s.prompt.estimated_tokens} tokens · stopped by ${s.loop.stopped_by}`)),
-        s.reply ? h("blockquote", { class: "reply" }, s.reply) : null,
-        h("h4", {}, "Execution pattern"),
-        patternTable(s.pattern),
-        h("h4", {}, "Tool calls"),
-        toolCalls(s.loop),
-        h("h4", {}, "Prompt components"),
-        components(s.prompt),
-      ),
-    );
-  }
+  // Sessions the tick itself ran in other contexts (reflection, pre-compaction extraction).
+  parts.push(...sideSessions({ side_sessions: tick.side_sessions }));
   return parts;
 }
