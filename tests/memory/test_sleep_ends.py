@@ -65,8 +65,11 @@ async def test_without_a_schedule_a_sleep_lasts_the_default_hours(
     state = await assistant.sleep("maintenance", deep=True)
     assert state.wake_at == "2025-12-06T16:00:00Z"  # MINDSPACE_SLEEP_DEFAULT_HOURS = 4
     await assistant.tick()
-    clock.set(datetime(2025, 12, 6, 15, 59, tzinfo=UTC))
-    assert (await assistant.tick()).sleep.woke is False  # type: ignore[union-attr]
+    clock.set(datetime(2025, 12, 6, 15, 59, 30, tzinfo=UTC))
+    last = await assistant.tick()
+    assert last.sleep is not None
+    assert last.sleep.woke is False
+    assert last.rate == 30  # the next sleep tick is due at the wake time, not 60 s on
     clock.set(datetime(2025, 12, 6, 16, 0, tzinfo=UTC))
     assert (await assistant.tick()).sleep.woke is True  # type: ignore[union-attr]
     assert assistant.views.mode().mode == "awake"

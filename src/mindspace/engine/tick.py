@@ -181,6 +181,11 @@ class Ticker:
         state = unit.doc(OperatingMode)
         result.mode = state.mode
         result.rate = tick_rate(unit, self.core.settings)
+        if state.mode == "sleep" and state.wake_at is not None:
+            # A slow sleep rate must not overshoot the wake time by most of a tick.
+            until = (parse_time(state.wake_at) - self.core.clock.now()).total_seconds()
+            if until > 0:
+                result.rate = min(result.rate, until)
         return result
 
     def _after_awake_tick(self, result: TickResult) -> None:
