@@ -289,6 +289,13 @@ class Settings(BaseSettings):
     wake_cooldown_minutes: float = Field(
         default=60.0, ge=0, description="Minutes a woken assistant stays awake before it may sleep."
     )
+    sleep_default_hours: float = Field(
+        default=4.0,
+        gt=0,
+        le=168,
+        description="Hours a sleep lasts when no sleep schedule sets its end "
+        "(go_to_sleep, Assistant.sleep, the API and the CLI without a schedule).",
+    )
     sleep_scoring_per_tick: int = Field(
         default=10, ge=1, description="Journal entries given an LLM importance score per tick."
     )
@@ -332,6 +339,13 @@ class Settings(BaseSettings):
     )
     compact_emergency_threshold: float = Field(
         default=80.0, gt=0, le=100, description="Usage (%) at which an awake tick compacts."
+    )
+    pre_compaction_per_tick: int = Field(
+        default=3,
+        ge=1,
+        le=100,
+        description="Most pre-compaction extraction sessions (one per conversation) per "
+        "tick; a compaction goes on over the next ticks until every conversation is done.",
     )
 
     # Writes that lose an optimistic-concurrency race to another process

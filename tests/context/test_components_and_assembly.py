@@ -52,8 +52,14 @@ def test_collisions_and_bad_slots_are_clear_errors() -> None:
     registry.register(_plug("weather"), after_static_id=1000, component_id=1200)
     with pytest.raises(ComponentError, match="Slot 1200 is taken by 'weather'"):
         registry.register(_plug("mood"), after_static_id=1000, component_id=1200)
-    with pytest.raises(ComponentError, match="not a pluggable slot"):
+    # 1500 lies between 1001 and 1999 but is static: the message names the real ranges.
+    with pytest.raises(
+        ComponentError,
+        match=r"Slot 1500 is the static component 'entity_context'; use 1001-1499 or 1501-1999",
+    ):
         registry.register(_plug("mood"), after_static_id=1000, component_id=1500)
+    with pytest.raises(ComponentError, match=r"Slot 2500 is not a pluggable slot after 1000"):
+        registry.register(_plug("mood"), after_static_id=1000, component_id=2500)
     with pytest.raises(ComponentError, match="not a static component id"):
         registry.register(_plug("mood"), after_static_id=1234)
     with pytest.raises(ComponentError, match="key 'weather' already exists"):

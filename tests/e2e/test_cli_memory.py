@@ -155,6 +155,7 @@ def test_sleep_run_consolidates_the_whole_journal_then_wake(
         assert operation in out
     assert "attribute updated on 1 entity: Alice" in out
     assert "The night is done after" in out
+    assert "is still asleep (dreaming) until " in out  # and says until when
 
     with _opened(db, tmp_path) as assistant:
         unit = assistant.core.read()
@@ -200,6 +201,7 @@ def test_sleep_without_run_and_a_tick_limit(cli: Cli, db: Path, tmp_path: Path) 
 
     asleep = _ok(cli("sleep", "--deep"))
     assert "deep sleep, compacting phase" in asleep
+    assert "; wakes at " in asleep  # no schedule: MINDSPACE_SLEEP_DEFAULT_HOURS from now
     assert "30 journal entries to consolidate" in asleep
     assert "mindspace sleep --run" in asleep
 

@@ -91,7 +91,8 @@ class TestAssistantCommand(AssistantTestMixin, BaseEvenniaCommandTest):
         assert "Char likes dark" in entities  # (the column wraps at 78 characters)
 
     def test_sleep_and_wake(self) -> None:
-        assert "is asleep (deep sleep)" in self.admin("Barkeep sleep deep")
+        asleep = self.admin("Barkeep sleep deep")
+        assert "is asleep (deep sleep) until " in asleep  # every sleep says when it ends
         assert "sleep: deep sleep" in self.admin("Barkeep status")
         assert self.on_loop(lambda a: a.views.mode().mode) == "sleep"
         assert self.assistant.mindspace.next_due <= self.assistant.mindspace.seconds()

@@ -363,7 +363,7 @@ def test_the_offline_extractor_answers_only_with_the_speakers_own_statements() -
 WORKER = textwrap.dedent(
     """
     import asyncio, sys
-    from mindspace import Assistant, Settings
+    from mindspace import Assistant, ManualClock, Settings
     from mindspace.embeddings import HashingEmbedder
     from mindspace.llm import OfflineLLM
     from mindspace.storage import SqlStore
@@ -375,6 +375,7 @@ WORKER = textwrap.dedent(
         assistant = Assistant.open(
             SqlStore.from_path(sys.argv[1]), "miner", settings=settings,
             llm=OfflineLLM(announce=False), embedder=HashingEmbedder(256),
+            clock=ManualClock(),  # the test's time: the night ends hours after it began
         )
         n = 0
         while True:

@@ -148,7 +148,7 @@ async def test_a_whole_night(make_assistant: Callable[..., Assistant], clock: Ma
 WORKER = textwrap.dedent(
     """
     import asyncio, sys
-    from mindspace import Assistant
+    from mindspace import Assistant, ManualClock
     from mindspace.embeddings import HashingEmbedder
     from mindspace.llm import OfflineLLM
     from mindspace.storage import SqlStore
@@ -157,6 +157,7 @@ WORKER = textwrap.dedent(
         assistant = Assistant.open(
             SqlStore.from_path(sys.argv[1]), "innkeeper",
             llm=OfflineLLM(announce=False), embedder=HashingEmbedder(256),
+            clock=ManualClock(),  # the test's time: the night ends hours after it began
         )
         n = 0
         while True:

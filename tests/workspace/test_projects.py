@@ -170,3 +170,26 @@ async def test_malformed_keys_and_oversized_text_are_refused(
     assert "'summary' is empty" in empty["error"]
     assert "100,000 characters" in huge["error"]
     assert stored() == before
+
+
+async def test_swap_to_the_active_project_saves_the_update_and_keeps_it_active(
+    assistant: Assistant, clock: ManualClock
+) -> None:
+    # Spec 001's steps with old == target: the update is saved, the project stays active.
+    await _two_projects(assistant)
+    clock.advance(hours=1)
+    result = await assistant.call_tool(
+        "swap_project", {"project_key": "build_tavern", "current_project_update": "Roof on"}
+    )
+    assert result == {
+        "success": True,
+        "old_project": "build_tavern",
+        "new_project": "build_tavern",
+        "new_project_summary": "Construct a tavern in the north district",
+        "new_project_context": "Roof on",
+    }
+    assert _slots(assistant) == {
+        "build_tavern": ("active", "Roof on"),
+        "quest_design": ("paused", "Act 1 complete"),
+    }
+    assert assistant.views.projects().active_key() == "build_tavern"

@@ -165,10 +165,12 @@ class ComponentRegistry:
                 )
             component_id = free[0]
         elif component_id not in slots:
-            raise ComponentError(
-                f"Slot {component_id!r} is not a pluggable slot after {after_static_id!r}; "
-                f"use {slots[0]!r}-{slots[-1]!r}."
+            what = (
+                f"the static component {self._by_id[component_id].key!r}"
+                if component_id in self.static_ids
+                else f"not a pluggable slot after {after_static_id!r}"
             )
+            raise ComponentError(f"Slot {component_id!r} is {what}; use {_ranges(slots)}.")
         elif component_id in self._by_id:
             taken = self._by_id[component_id]
             raise ComponentError(
@@ -190,3 +192,14 @@ class ComponentRegistry:
         static = set(self.static_ids)
         end = after_static_id + SLOTS_PER_STATIC
         return [i for i in range(after_static_id + 1, end + 1) if i not in static]
+
+
+def _ranges(ids: list[int]) -> str:
+    """``1001-1499 or 1501-1999``: ascending ids as runs of consecutive numbers."""
+    runs: list[list[int]] = []
+    for i in ids:
+        if runs and i == runs[-1][1] + 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    return " or ".join(f"{a}-{b}" if a != b else str(a) for a, b in runs)

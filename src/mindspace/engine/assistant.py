@@ -336,14 +336,38 @@ class Assistant:
         return await self.ticker.run_context(context_type, task=task, entity=entity)
 
     # -- operating modes -----------------------------------------------------------------
-    async def sleep(self, reason: str = "put to sleep", *, deep: bool = False) -> OperatingMode:
-        """Put the assistant to sleep now (a host, an admin or the CLI)."""
+    async def sleep(
+        self, reason: str = "put to sleep", *, deep: bool = False, hours: float | None = None
+    ) -> OperatingMode:
+        """Put the assistant to sleep now (a host, an admin or the CLI).
+
+        It wakes by itself at ``wake_at`` on the returned state: ``hours`` from now when
+        given, else at the sleep schedule's wake hour, else after
+        ``MINDSPACE_SLEEP_DEFAULT_HOURS``. Deep sleep ignores urgent events, not that time.
+
+        Raises:
+            InvalidInputError: ``hours`` is not a positive number of at most 168 (a week).
+        """
+        if hours is not None and not 0 < hours <= 168:
+            raise InvalidInputError(
+                f"Sleep hours must be more than 0 and at most 168, got {hours!r}",
+                "Pass e.g. hours=8, or leave it out for the schedule's wake hour.",
+            )
 
         async def body(unit: Unit) -> tuple[OperatingMode, bool]:
             if unit.doc(OperatingMode).mode == "sleep":
                 return unit.doc(OperatingMode), False
             depth: Literal["light", "deep"] = "deep" if deep else "light"
-            return transition_mode(unit, self.core.clock, "sleep", reason, depth=depth), True
+            state = transition_mode(
+                unit,
+                self.core.clock,
+                "sleep",
+                reason,
+                depth=depth,
+                default_hours=self.core.settings.sleep_default_hours,
+                hours=hours,
+            )
+            return state, True
 
         state, changed = await self.core.retrying(body)
         if changed:
@@ -368,10 +392,13 @@ class Assistant:
         return state
 
     async def set_sleep_schedule(self, schedule: SleepSchedule) -> None:
-        """Replace the sleep schedule."""
+        """Replace the sleep schedule (waking no longer turns a paused one back on)."""
 
         async def body(unit: Unit) -> None:
             unit.put_doc(schedule)
+            state = unit.doc(OperatingMode)
+            if state.schedule_suspended:  # the operator's schedule wins over the pause
+                unit.put_doc(state.model_copy(update={"schedule_suspended": False}))
 
         await self.core.retrying(body)
 

@@ -8,7 +8,7 @@ between a tool call and its results.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +28,7 @@ __all__ = [
     "CompactionResult",
     "compact_conversation_history",
     "context_usage_percent",
+    "message_number",
     "split_for_compaction",
     "thread_messages",
 ]
@@ -72,9 +73,13 @@ def thread_messages(unit: Unit) -> dict[str, list[ConversationMessage]]:
     return threads
 
 
-def _order(message: ConversationMessage) -> int:
+def message_number(message: ConversationMessage) -> int:
+    """The message's place in the history (``m12`` is 12; 0 for an unnumbered id)."""
     digits = message.id.lstrip("m")
     return int(digits) if digits.isdigit() else 0
+
+
+_order = message_number
 
 
 def context_usage_percent(unit: Unit, settings: Settings) -> float:
@@ -107,15 +112,27 @@ async def compact_conversation_history(
     threshold: float,
     force: bool = False,
     keep: int = KEEP_MESSAGES,
+    through: Mapping[str, int] | None = None,
 ) -> CompactionResult:
-    """Compact every thread when usage reaches ``threshold`` percent (or when forced)."""
+    """Compact every thread when usage reaches ``threshold`` percent (or when forced).
+
+    ``through`` limits the work to the threads it names, each up to (and including) the
+    message numbered by its value: the part pre-compaction extraction has read.
+    """
     usage = context_usage_percent(unit, settings)
     result = CompactionResult(False, usage, threshold)
     if not force and usage < threshold:
         return result
     journal = JournalBook(unit, clock, settings)
     for entity, messages in thread_messages(unit).items():
+        if through is not None and entity not in through:
+            continue
         old, kept = split_for_compaction(messages, keep)
+        if through is not None:
+            # A prefix of a valid cut: the message after it was there when it was read.
+            limit = through[entity]
+            kept = [m for m in old if message_number(m) > limit] + kept
+            old = [m for m in old if message_number(m) <= limit]
         if not old:
             continue
         transcript = "\n".join(f"{m.role}: {m.content}" for m in old if m.content)

@@ -23,7 +23,7 @@ from mindspace.clock import Clock
 from mindspace.config import Settings
 from mindspace.context.components import COMPONENT_PENDING_EVENT
 from mindspace.context.contexts import get_context_config
-from mindspace.engine.sleep_result import ContextSession
+from mindspace.engine.loop import SideSession
 from mindspace.errors import LLMError
 from mindspace.journal.book import JournalBook
 from mindspace.journal.pending import pending_entries
@@ -68,7 +68,7 @@ async def run_sleep_consolidation(
     guard: PersonaGuard | None = None,
     sessions: Sessions | None = None,
     scoring_failed: bool = False,
-    ran: list[ContextSession] | None = None,
+    ran: list[SideSession] | None = None,
 ) -> dict[str, Any]:
     """Extract persona-safe facts from up to ``max_entries_per_tick`` journal entries.
 
@@ -139,7 +139,7 @@ async def run_sleep_consolidation(
 
 async def _extract_in_context(
     unit: Unit, sessions: Sessions, batch: Sequence[JournalEntry]
-) -> ContextSession:
+) -> SideSession:
     config = get_context_config("sleep_consolidate")
     # The spec's two components (system prompt, semantic memories) carry no input: the
     # batch of entries is this session's task, shown where a task goes, the pending event.
@@ -148,4 +148,4 @@ async def _extract_in_context(
     )
     task = CONSOLIDATION_TASK.format(entries="\n".join(_entry_line(e) for e in batch))
     pattern, prompt, loop = await sessions.run(unit, config, "", task=task, record_usage=False)
-    return ContextSession("sleep_consolidate", pattern, prompt, loop)
+    return SideSession("sleep_consolidate", task, pattern, prompt, loop)

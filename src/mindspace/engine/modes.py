@@ -24,6 +24,7 @@ __all__ = [
     "check_wake_conditions",
     "in_sleep_window",
     "perform_wake_transition",
+    "planned_wake_time",
     "transition_mode",
 ]
 
@@ -33,6 +34,8 @@ Mode = Literal["awake", "sleep"]
 SleepPhase = Literal["compacting", "dreaming"]
 SleepDepth = Literal["light", "deep"]
 DIRECT_MESSAGE_TYPES = frozenset({"whisper", "direct_message", "tell", "page"})
+DEFAULT_SLEEP_HOURS = 4.0
+"""How long a sleep lasts when no schedule sets its end (``MINDSPACE_SLEEP_DEFAULT_HOURS``)."""
 
 
 class OperatingMode(Document):
@@ -50,6 +53,10 @@ class OperatingMode(Document):
     sleep_ticks: int = 0
     scheduled: bool = False
     wake_deferred: str | None = None
+    wake_at: str | None = None
+    """When this sleep ends by itself (set on falling asleep, whoever started it)."""
+    schedule_suspended: bool = False
+    """``go_to_sleep`` paused the sleep schedule for this sleep; waking turns it back on."""
 
 
 class SleepSchedule(Document):
@@ -74,6 +81,23 @@ def in_sleep_window(when: datetime, start_hour: float, duration_hours: float) ->
     return (hour - start_hour) % 24 < duration_hours
 
 
+def planned_wake_time(
+    now: datetime, schedule: SleepSchedule, default_hours: float = DEFAULT_SLEEP_HOURS
+) -> datetime:
+    """When a sleep that starts at ``now`` ends by itself.
+
+    With the schedule on, at its next wake hour (the end of its window: 02:00 for
+    22:00 + 4 h, today or tomorrow); with it off, ``default_hours`` after ``now``
+    (``MINDSPACE_SLEEP_DEFAULT_HOURS``).
+    """
+    if not schedule.enabled:
+        return now + timedelta(hours=default_hours)
+    wake_hour = (schedule.sleep_start_hour + schedule.sleep_duration_hours) % 24
+    hour = now.hour + now.minute / 60 + now.second / 3600 + now.microsecond / 3_600_000_000
+    ahead = (wake_hour - hour) % 24 or 24.0
+    return now + timedelta(hours=ahead)
+
+
 def transition_mode(
     unit: Unit,
     clock: Clock,
@@ -82,11 +106,22 @@ def transition_mode(
     *,
     depth: SleepDepth = "light",
     scheduled: bool = False,
+    default_hours: float = DEFAULT_SLEEP_HOURS,
+    hours: float | None = None,
 ) -> OperatingMode:
-    """Switch to ``target`` (entering sleep starts in the compacting phase)."""
+    """Switch to ``target`` (entering sleep starts in the compacting phase).
+
+    Every sleep gets its wake time (:func:`planned_wake_time`, or ``hours`` from now
+    when given), whether the schedule, a tool, the API or the CLI started it.
+    """
     current = unit.doc(OperatingMode)
     now = format_time(clock.now())
     if target == "sleep":
+        wake_at = (
+            clock.now() + timedelta(hours=hours)
+            if hours is not None
+            else planned_wake_time(clock.now(), unit.doc(SleepSchedule), default_hours)
+        )
         state = current.model_copy(
             update={
                 "mode": "sleep",
@@ -97,6 +132,7 @@ def transition_mode(
                 "sleep_ticks": 0,
                 "scheduled": scheduled,
                 "wake_deferred": None,
+                "wake_at": format_time(wake_at),
             }
         )
     else:
@@ -133,11 +169,17 @@ def check_sleep_schedule(unit: Unit, clock: Clock) -> tuple[bool, Mode | None, s
 
 
 def check_wake_conditions(
-    unit: Unit, clock: Clock, pending: Sequence[Event]
+    unit: Unit,
+    clock: Clock,
+    pending: Sequence[Event],
+    *,
+    default_hours: float = DEFAULT_SLEEP_HOURS,
 ) -> tuple[bool, str, bool]:
     """``(should_wake, reason, deferred)`` for a sleeping assistant.
 
-    Wakes on the schedule, or on an urgent event when sleeping lightly: a direct
+    Wakes at its wake time (``wake_at``; a sleep stored without one, from an older
+    version, ends ``default_hours`` after it began), whatever the depth; on the
+    schedule; or on an urgent event when sleeping lightly: a direct
     message, ``metadata.urgent``, priority >= 8, or classification ``direct_addressing``
     or ``direct_message``. While compacting, a wake is deferred until it completes:
     ``deferred`` is True and ``reason`` says why it would wake.
@@ -147,8 +189,11 @@ def check_wake_conditions(
         return False, "awake", False
     reason = ""
     due, target, why = check_sleep_schedule(unit, clock)
+    wake_at = _wake_at(state, default_hours)
     if due and target == "awake":
         reason = why
+    elif wake_at is not None and clock.now() >= wake_at:
+        reason = f"scheduled wake time {format_time(wake_at)} reached"
     elif state.sleep_depth == "light":
         urgent = [
             e for e in pending if not e.ambient and (e.urgent or e.type in DIRECT_MESSAGE_TYPES)
@@ -163,10 +208,21 @@ def check_wake_conditions(
     return True, reason, False
 
 
+def _wake_at(state: OperatingMode, default_hours: float) -> datetime | None:
+    if state.wake_at is not None:
+        return parse_time(state.wake_at)
+    if state.scheduled or state.since is None:
+        return None  # the schedule's window ends it
+    return parse_time(state.since) + timedelta(hours=default_hours)
+
+
 def perform_wake_transition(
     unit: Unit, clock: Clock, reason: str, *, cooldown_minutes: float = 60
 ) -> OperatingMode:
-    """Wake: set the cooldown, reset the activity counter, clear the sleep state."""
+    """Wake (spec 003 §6): set the cooldown, reset the activity counter, clear the sleep
+    state, restore the sleep schedule if ``go_to_sleep`` paused it, then go awake."""
+    if unit.doc(OperatingMode).schedule_suspended:
+        unit.put_doc(unit.doc(SleepSchedule).model_copy(update={"enabled": True}))
     transition_mode(unit, clock, "awake", reason)
     state = unit.doc(OperatingMode)
     until = clock.now() + timedelta(minutes=cooldown_minutes)
@@ -179,6 +235,8 @@ def perform_wake_transition(
             "sleep_ticks": 0,
             "scheduled": False,
             "wake_deferred": None,
+            "wake_at": None,
+            "schedule_suspended": False,
         }
     )
     unit.put_doc(woke)

@@ -60,6 +60,8 @@ class PromptInputs:
     reserved_tokens: int = 0
     """Tokens of the request outside the messages (the tool definitions), taken off the
     budget before the history gets its share."""
+    tool_result: str | None = None
+    """The tool_result component's text for a side session; None: the last awake result."""
 
     @property
     def now(self) -> str:
@@ -144,7 +146,9 @@ def _tool_result(inputs: PromptInputs) -> str:
     # With the conversation history in the prompt the result is already there, in place.
     if COMPONENT_CONVERSATION_HISTORY in inputs.config.enabled_components:
         return ""
-    last = inputs.unit.doc(EngineState).last_tool_result
+    last = inputs.tool_result
+    if last is None:
+        last = inputs.unit.doc(EngineState).last_tool_result
     return f"Result of your previous action:\n{last}" if last else ""
 
 

@@ -23,6 +23,7 @@ from mindspace.context.assessment import (
     combine_assessments,
     read_assessment,
 )
+from mindspace.context.components import COMPONENT_PENDING_EVENT
 from mindspace.context.contexts import ContextConfig, get_context_config
 from mindspace.context.patterns import (
     ExecutionConfig,
@@ -34,16 +35,18 @@ from mindspace.context.tokens import estimate_tokens
 from mindspace.engine.core import EngineCore
 from mindspace.engine.executor import ToolExecutor
 from mindspace.engine.hygiene import ReplyPolicy
-from mindspace.engine.loop import LoopResult, offered_tools, run_react_loop
+from mindspace.engine.loop import LoopResult, SideSession, offered_tools, run_react_loop
 from mindspace.engine.prompting import PromptInputs
 from mindspace.engine.records import EngineState, Event
 from mindspace.engine.side import SideRunner, SubAgentCount
 from mindspace.errors import LLMError
+from mindspace.llm.port import Message
 from mindspace.state.unit import Unit
 from mindspace.tools.base import Tool
 from mindspace.workspace.records import ContextUsage
 
 __all__ = ["Sessions"]
+
 
 logger = logging.getLogger("mindspace.engine")
 
@@ -74,6 +77,7 @@ class Sessions:
         assessment: dict[str, Any] | None = None,
         record_usage: bool = True,
         side_of: SideRunner | None = None,
+        tool_result: str | None = None,
     ) -> tuple[ExecutionPattern, AssembledPrompt, LoopResult]:
         """Compose, assemble and run the loop inside ``unit`` (the caller commits).
 
@@ -83,6 +87,10 @@ class Sessions:
         session is never assessed. With ``task_assessment_enabled`` an event or
         autonomous session first asks the model for its layer-3 assessment
         (:mod:`mindspace.context.assessment`).
+        ``tool_result`` fills the tool_result component instead of the last awake tool
+        result ("" leaves it empty). A ``task`` in a context without the pending_event
+        component (reflection_cont) is sent as the closing user turn, so the model has
+        something to answer.
 
         Raises:
             LLMError: the model failed after the adapter's retries.
@@ -113,8 +121,12 @@ class Sessions:
             task=task,
             present_entities=event.meta.present if event is not None else (),
             reserved_tokens=tool_tokens,
+            tool_result=tool_result,
         )
         prompt = await a.prompt_builder.build(inputs)
+        messages = list(prompt.messages)
+        if task and COMPONENT_PENDING_EVENT not in config.enabled_components:
+            messages.append(Message("user", task))
         side = self._runner(unit, pattern, tools, entity)
         if record_usage:
             unit.put_doc(
@@ -126,7 +138,7 @@ class Sessions:
             )
         loop = await run_react_loop(
             llm=a.llm,
-            messages=list(prompt.messages),
+            messages=messages,
             registry=a.tools,
             config=config,
             pattern=pattern,
@@ -154,6 +166,33 @@ class Sessions:
             loop.assessment = reading.assessment
             loop.assessment_problem = reading.problem
         return pattern, prompt, loop
+
+    async def side(
+        self,
+        unit: Unit,
+        context_type: str,
+        task: str,
+        *,
+        entity: str = "",
+        tool_result: str | None = None,
+    ) -> SideSession:
+        """Run a session of ``context_type`` inside another tick's ``unit``.
+
+        Its prompt is not the assistant's context window, so the recorded usage stays;
+        the caller keeps the returned :class:`SideSession` for the viewer.
+
+        Raises:
+            LLMError: the model failed after the adapter's retries.
+        """
+        pattern, prompt, loop = await self.run(
+            unit,
+            get_context_config(context_type),
+            entity,
+            task=task,
+            record_usage=False,
+            tool_result=tool_result,
+        )
+        return SideSession(context_type, task, pattern, prompt, loop)
 
     def direct_side(self, unit: Unit) -> SideRunner:
         """Side sessions for a tool called outside a loop, as if from an event tick."""

@@ -18,13 +18,6 @@ from pydantic import RootModel, field_validator
 
 from mindspace.clock import Clock
 from mindspace.config import Settings
-from mindspace.context.contexts import get_context_config
-from mindspace.engine.compaction import (
-    compact_conversation_history,
-    context_usage_percent,
-    split_for_compaction,
-    thread_messages,
-)
 from mindspace.engine.consolidation import run_sleep_consolidation
 from mindspace.engine.core import EngineCore
 from mindspace.engine.modes import (
@@ -32,6 +25,7 @@ from mindspace.engine.modes import (
     check_wake_conditions,
     perform_wake_transition,
 )
+from mindspace.engine.precompaction import PRE_COMPACTION_TASK, extract_then_compact
 from mindspace.engine.records import ConversationMessage, Event
 from mindspace.engine.session import Sessions
 from mindspace.engine.sleep_result import SleepProgress, SleepTickResult
@@ -41,7 +35,7 @@ from mindspace.journal.book import prune_low_importance_entries
 from mindspace.journal.episodic import EpisodicWeights
 from mindspace.journal.evidence import Evidence, JournalEvidence
 from mindspace.journal.importance import score_pending_entries
-from mindspace.journal.reflection import reflect_if_due
+from mindspace.journal.reflection import ContextAsk, reflect_if_due
 from mindspace.journal.vectors import embed_pending_entries
 from mindspace.llm.port import LLM, Message
 from mindspace.llm.structured import ask_structured
@@ -73,12 +67,6 @@ __all__ = [
 logger = logging.getLogger("mindspace.engine")
 
 T = TypeVar("T")
-
-PRE_COMPACTION_TASK = (
-    "Before the conversation history with {entity} is compacted into a summary, journal "
-    "any facts about the world, the people and their preferences that are worth keeping "
-    "(add_journal_entry, update_entity_observation). Call noop when nothing is left."
-)
 
 
 async def run_entity_consolidation_batch(
@@ -192,7 +180,9 @@ class SleepCycle:
         unit = a.state.begin()
         state = unit.doc(OperatingMode)
         result = SleepTickResult(phase=state.sleep_phase, phase_after=state.sleep_phase)
-        should_wake, reason, deferred = check_wake_conditions(unit, a.clock, pending)
+        should_wake, reason, deferred = check_wake_conditions(
+            unit, a.clock, pending, default_hours=a.settings.sleep_default_hours
+        )
         if should_wake:
             perform_wake_transition(
                 unit, a.clock, reason, cooldown_minutes=a.settings.wake_cooldown_minutes
@@ -286,6 +276,16 @@ class SleepCycle:
                 said.append(Utterance(int(number), m.entity, role, m.content, m.created_at))
         return await mine_conversations(unit, a.settings, a.llm, a.guard, memory, said)
 
+    def _asker(self, unit: Unit, result: SleepTickResult) -> ContextAsk:
+        """Runs reflection's steps as sessions in their contexts, kept for the viewer."""
+
+        async def ask(context_type: str, task: str, tool_result: str | None) -> str:
+            session = await self.sessions.side(unit, context_type, task, tool_result=tool_result)
+            result.sessions.append(session)
+            return session.loop.reply or ""
+
+        return ask
+
     async def _dreaming(self, unit: Unit, result: SleepTickResult) -> None:
         a = self.core
         ops = result.operations
@@ -307,9 +307,10 @@ class SleepCycle:
             JournalEvidence(unit, a.clock, EpisodicWeights.from_settings(a.settings)),
         )
         try:
+            ask = self._asker(unit, result)
             outcome = await self._traced(
                 "run_reflection",
-                reflect_if_due(unit, a.clock, a.settings, a.llm, a.guard, evidence),
+                reflect_if_due(unit, a.clock, a.settings, a.llm, a.guard, evidence, ask),
             )
             ops["run_reflection"] = outcome.to_dict() if outcome else {"triggered": False}
         except MindspaceError as exc:
@@ -323,14 +324,10 @@ class SleepCycle:
         )
         ops["clear_stale_conversations"] = {"cleared": stale}
         threshold = a.settings.compact_sleep_threshold
-        due = context_usage_percent(unit, a.settings) >= threshold
-        ops["run_pre_compaction_extraction"] = (
-            await self._pre_compaction(unit) if due else {"ran": False, "reason": "below threshold"}
-        )
-        compaction = await compact_conversation_history(
-            unit, a.clock, a.settings, a.llm, threshold=threshold
-        )
-        ops["compact_conversation_history"] = compaction.to_dict()
+        done = await extract_then_compact(unit, a, self.sessions, threshold=threshold)
+        result.sessions += done.sessions
+        ops["run_pre_compaction_extraction"] = done.extraction
+        ops["compact_conversation_history"] = done.compaction.to_dict()
 
     async def _embed_journal(self, unit: Unit) -> dict[str, Any]:
         """Store a batch of journal entry vectors (semantic search_journal reads them)."""
@@ -343,24 +340,3 @@ class SleepCycle:
         except MindspaceError as exc:
             # Search embeds what has no stored vector, so the night goes on without them.
             return {"embedded": 0, "dropped": 0, "error": str(exc)}
-
-    async def _pre_compaction(self, unit: Unit) -> dict[str, Any]:
-        config = get_context_config("pre_compaction")
-        ran: dict[str, Any] = {"ran": True, "threads": {}}
-        for entity, messages in list(thread_messages(unit).items())[:3]:
-            old, _ = split_for_compaction(messages)
-            if not old:
-                continue
-            try:
-                task = PRE_COMPACTION_TASK.format(entity=entity or "no one")
-                _, _, loop = await self.sessions.run(
-                    unit, config, entity, task=task, record_usage=False
-                )
-            except LLMError as exc:
-                ran["threads"][entity] = {"error": str(exc)}
-                continue
-            ran["threads"][entity] = {
-                "tool_calls": [(c.name, c.ok) for c in loop.calls],
-                "iterations": loop.iterations,
-            }
-        return ran

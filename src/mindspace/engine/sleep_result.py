@@ -5,22 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from mindspace.context.assembly import AssembledPrompt
-from mindspace.context.patterns import ExecutionPattern
-from mindspace.engine.loop import LoopResult
+from mindspace.engine.loop import SideSession
 from mindspace.engine.modes import SleepPhase
 
-__all__ = ["ContextSession", "SleepProgress", "SleepTickResult"]
-
-
-@dataclass(frozen=True)
-class ContextSession:
-    """One LLM session a sleep tick ran in a context, as the context-window viewer shows it."""
-
-    context_type: str
-    pattern: ExecutionPattern
-    prompt: AssembledPrompt
-    loop: LoopResult
+__all__ = ["SleepProgress", "SleepTickResult"]
 
 
 @dataclass(frozen=True)
@@ -81,9 +69,10 @@ class SleepTickResult:
     wake_reason: str | None = None
     deferred_wake: str | None = None
     """Why the assistant would have woken, when the wake waits for compacting to finish."""
+    sessions: list[SideSession] = field(default_factory=list)
+    """The LLM sessions the tick ran (consolidation, reflection, pre-compaction...), in
+    order, for the viewer."""
     progress: SleepProgress = field(default_factory=SleepProgress)
-    sessions: list[ContextSession] = field(default_factory=list)
-    """The context sessions the tick ran (``sleep_consolidate``...), in order."""
 
     @property
     def finished(self) -> bool:

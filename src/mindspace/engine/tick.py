@@ -19,10 +19,9 @@ from mindspace.context.contexts import get_context_config
 from mindspace.context.patterns import (
     ExecutionPattern,
 )
-from mindspace.engine.compaction import compact_conversation_history
 from mindspace.engine.core import EngineCore
 from mindspace.engine.events import EventQueue
-from mindspace.engine.loop import CutHandling, LoopResult
+from mindspace.engine.loop import CutHandling, LoopResult, SideSession
 from mindspace.engine.modes import (
     Mode,
     OperatingMode,
@@ -31,6 +30,7 @@ from mindspace.engine.modes import (
     transition_mode,
 )
 from mindspace.engine.outcome import ReplyOutcome, is_addressed, reply_outcome, tick_tool_use
+from mindspace.engine.precompaction import extract_then_compact
 from mindspace.engine.records import (
     BufferedMessage,
     ContextBuffer,
@@ -92,6 +92,8 @@ class TickResult:
     """The operating mode after the tick."""
     rate: float = 0.0
     """Seconds until the next tick should run, by the mode after this one."""
+    sessions: list[SideSession] = field(default_factory=list)
+    """Sessions run before the tick's own (pre-compaction extraction), for the viewer."""
 
     @property
     def cut(self) -> CutHandling | None:
@@ -188,6 +190,11 @@ class Ticker:
         state = unit.doc(OperatingMode)
         result.mode = state.mode
         result.rate = tick_rate(unit, self.core.settings)
+        if state.mode == "sleep" and state.wake_at is not None:
+            # A slow sleep rate must not overshoot the wake time by most of a tick.
+            until = (parse_time(state.wake_at) - self.core.clock.now()).total_seconds()
+            if until > 0:
+                result.rate = min(result.rate, until)
         return result
 
     def _after_awake_tick(self, result: TickResult) -> None:
@@ -327,10 +334,13 @@ class Ticker:
                 event.source_entity, event.content, topic=event.meta.topic
             )
         emergency = None
+        side: list[SideSession] = []
         if kind in ("event", "autonomous"):
-            emergency = await compact_conversation_history(
-                unit, a.clock, a.settings, a.llm, threshold=a.settings.compact_emergency_threshold
+            # Every thread is read by pre-compaction extraction before it is compacted.
+            done = await extract_then_compact(
+                unit, a, self.sessions, threshold=a.settings.compact_emergency_threshold
             )
+            emergency, side = done.compaction, done.sessions
         try:
             pattern, prompt, loop = await self.sessions.run(
                 unit, config, entity, event=event, task=task, assessment=assessment
@@ -382,6 +392,7 @@ class Ticker:
             prompt=prompt,
             loop=loop,
             outcome=outcome,
+            sessions=side,
         )
 
     def _remember(self, unit: Unit, entity: str, event: Event | None, loop: LoopResult) -> None:

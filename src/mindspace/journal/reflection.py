@@ -11,13 +11,18 @@
 Both answers are read strictly (:mod:`mindspace.llm.structured`: exact JSON forms, one
 repair); when an answer stays unusable the reflection is skipped with its reason. Nothing
 is written unless the whole reflection succeeds.
+
+Given a :data:`ContextAsk` (the engine's, while asleep), step 1 runs as a session in the
+``reflection`` context (its system prompt, the task as pending event, journal tools, 3
+iterations) and step 3 in ``reflection_cont`` (the evidence as the tool result, 2
+iterations); without one, the model is asked directly.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, RootModel, field_validator
 
@@ -30,15 +35,23 @@ from mindspace.journal.evidence import Evidence, EvidenceSource, JournalEvidence
 from mindspace.journal.records import JournalEntry, ReflectionState
 from mindspace.journal.reflection_state import check_reflection_trigger, reset_reflection_state
 from mindspace.llm.port import LLM, Message
-from mindspace.llm.structured import Obtained, Structured, ask_structured, parse_structured
+from mindspace.llm.structured import (
+    Obtained,
+    Structured,
+    ask_structured,
+    ask_structured_via,
+    parse_structured,
+)
 from mindspace.state.unit import Unit
 from mindspace.workspace.persona import PERSONA_ERROR, PersonaGuard
 
 __all__ = [
+    "EVIDENCE_IN_TOOL_RESULT",
     "EVIDENCE_PER_QUESTION",
     "INSIGHTS_PROMPT",
     "MAX_INSIGHTS",
     "QUESTIONS_PROMPT",
+    "ContextAsk",
     "InsightItem",
     "Insights",
     "Questions",
@@ -78,6 +91,17 @@ Cite the ids of the evidence each insight rests on.
 
 Return a JSON array of objects: {{"insight": "...", "evidence": ["journal_1", ...]}}.
 Return [] when the evidence supports no insight."""
+
+EVIDENCE_IN_TOOL_RESULT = (
+    "The questions and the evidence under each are the result of your evidence "
+    "retrieval, shown above."
+)
+"""What stands for the evidence blocks in the ``reflection_cont`` task (its tool result
+holds them)."""
+
+ReflectionContext = Literal["reflection", "reflection_cont"]
+ContextAsk = Callable[[ReflectionContext, str, str | None], Awaitable[str]]
+"""Runs one session: ``(context_type, task, tool_result) -> final text``."""
 
 
 @dataclass(frozen=True)
@@ -133,11 +157,12 @@ async def reflect_if_due(
     llm: LLM,
     guard: PersonaGuard,
     evidence: EvidenceSource | None = None,
+    ask: ContextAsk | None = None,
 ) -> ReflectionOutcome | None:
     """Run :func:`run_reflection` when :func:`check_reflection_trigger` says so, else None."""
     if not check_reflection_trigger(unit):
         return None
-    return await run_reflection(unit, clock, settings, llm, guard, evidence)
+    return await run_reflection(unit, clock, settings, llm, guard, evidence, ask)
 
 
 async def run_reflection(
@@ -147,6 +172,7 @@ async def run_reflection(
     llm: LLM,
     guard: PersonaGuard,
     evidence: EvidenceSource | None = None,
+    ask: ContextAsk | None = None,
 ) -> ReflectionOutcome:
     """Reflect on the entries since the last reflection and store the insights.
 
@@ -157,15 +183,21 @@ async def run_reflection(
         llm: The model asked for questions and insights.
         guard: The persona guard insights must pass.
         evidence: Where evidence comes from (the journal's episodic search by default).
+        ask: Runs the two steps as sessions in the reflection contexts; None asks
+            ``llm`` directly.
     """
     book = JournalBook(unit, clock, settings)
     source = evidence or JournalEvidence(unit, clock, EpisodicWeights.from_settings(settings))
     outcome = ReflectionOutcome(success=False)
     window = _window(book, unit.doc(ReflectionState))
     try:
-        asked = await _ask(
-            llm, QUESTIONS_PROMPT.format(entries=_entry_lines(window)), Questions, _QUESTIONS
-        )
+        questions_task = QUESTIONS_PROMPT.format(entries=_entry_lines(window))
+        if ask is None:
+            asked = await _ask(llm, questions_task, Questions, _QUESTIONS)
+        else:
+            asked = await ask_structured_via(
+                _in_context(ask, "reflection", ""), questions_task, Questions, expected=_QUESTIONS
+            )
         outcome.structured["questions"] = asked.obtained
         if asked.value is None:
             outcome.skipped = (
@@ -176,8 +208,16 @@ async def run_reflection(
         for question in outcome.questions:
             found = await source.find(question, EVIDENCE_PER_QUESTION)
             outcome.evidence[question] = list(found)[:EVIDENCE_PER_QUESTION]
-        prompt = INSIGHTS_PROMPT.format(blocks=_evidence_blocks(outcome.evidence))
-        answered = await _ask(llm, prompt, Insights, _INSIGHTS)
+        blocks = _evidence_blocks(outcome.evidence)
+        if ask is None:
+            answered = await _ask(llm, INSIGHTS_PROMPT.format(blocks=blocks), Insights, _INSIGHTS)
+        else:
+            answered = await ask_structured_via(
+                _in_context(ask, "reflection_cont", blocks),
+                INSIGHTS_PROMPT.format(blocks=EVIDENCE_IN_TOOL_RESULT),
+                Insights,
+                expected=_INSIGHTS,
+            )
         outcome.structured["insights"] = answered.obtained
     except LLMError as exc:
         outcome.error = f"The language model failed during reflection: {exc}"
@@ -239,6 +279,15 @@ def _evidence_blocks(evidence: dict[str, list[Evidence]]) -> str:
 
 _QUESTIONS = "a JSON array of 3 question strings"
 _INSIGHTS = 'a JSON array of objects like {"insight": "...", "evidence": ["journal_1"]}'
+
+
+def _in_context(
+    ask: ContextAsk, context_type: ReflectionContext, tool_result: str
+) -> Callable[[str], Awaitable[str]]:
+    async def run(task: str) -> str:
+        return await ask(context_type, task, tool_result)
+
+    return run
 
 
 async def _ask(llm: LLM, prompt: str, model: type[M], expected: str) -> Structured[M]:

@@ -127,8 +127,11 @@ def insights_skill(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> 
     text = _user_text(messages)
     if not text.startswith(_INSIGHTS_HEAD):
         return None
+    # In the reflection_cont context the evidence is the tool result, in the system
+    # message; asked directly, it is in the request itself.
+    everything = "\n".join(m.content or "" for m in messages)
     blocks: list[tuple[str, list[tuple[str, str]]]] = []
-    for line in text.splitlines():
+    for line in everything.splitlines():
         asked_line = _QUESTION.match(line)
         if asked_line:
             blocks.append((asked_line.group(1), []))

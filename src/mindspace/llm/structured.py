@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
@@ -42,6 +42,7 @@ __all__ = [
     "Obtained",
     "Structured",
     "ask_structured",
+    "ask_structured_via",
     "extract_json",
     "parse_structured",
     "repair_structured",
@@ -255,3 +256,36 @@ def _with_cut(reason: str, finish_reason: str | None) -> str:
     if finish_reason == "length":
         return reason + " (the answer was cut off at the length limit; answer shorter)"
     return reason
+
+
+async def ask_structured_via(
+    ask: Callable[[str], Awaitable[str]],
+    task: str,
+    model: type[M],
+    *,
+    expected: str,
+    fallback: M | None = None,
+) -> Structured[M]:
+    """:func:`ask_structured` through a session instead of a bare model call.
+
+    ``ask`` runs one session for a task and returns its final text (the engine runs it in
+    a context type: components, tool filter, iteration limit). The one repair is a second
+    session whose task is the first one followed by the refused answer and the reason.
+
+    Raises:
+        LLMError: the model could not be reached (in either session).
+    """
+    first = await ask(task)
+    try:
+        return Structured(parse_structured(first, model), "parsed", (first,))
+    except LLMResponseError as exc:
+        first_error = str(exc)
+    repair = f"{task}\n\nYour previous answer was:\n{first}\n\n" + REPAIR_PROMPT.format(
+        reason=first_error, expected=expected
+    )
+    second = await ask(repair)
+    try:
+        value = parse_structured(second, model)
+    except LLMResponseError as exc:
+        return Structured(fallback, "fallback", (first, second), (first_error, str(exc)))
+    return Structured(value, "repaired", (first, second), (first_error,))

@@ -110,18 +110,22 @@ class ProjectDesk:
     def swap(self, key: str, current_project_update: str | None) -> SwapOutcome:
         """Page the active project out (saving ``current_project_update``) and ``key`` in.
 
+        Swapping to the project that is already active follows the spec's steps too: the
+        update is saved into it and it stays active (``old`` and ``new`` are both it).
+
         Raises:
             NotFoundError: ``key`` does not exist (with ``available_projects``).
-            InvalidStateError: ``key`` is already the active project.
         """
         target = self.get(key)
         old = self.active()
-        if old is not None and old.key == key:
-            raise InvalidStateError(
-                f"Project {key!r} is already active",
-                "Use update_project to save progress on it, or swap to another project.",
-            )
         now = format_time(self.clock.now())
+        if old is not None and old.key == key:
+            same: dict[str, object] = {"last_active": now}
+            if current_project_update is not None:
+                same["context"] = self._context(current_project_update, "current_project_update")
+            kept = old.model_copy(update=same)
+            self.unit.put(kept)
+            return SwapOutcome(kept, kept)
         if old is not None:
             changes: dict[str, object] = {"status": "paused", "last_active": now}
             if current_project_update is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
@@ -181,9 +182,13 @@ async def test_memories_search_and_link_graph(client: httpx.AsyncClient) -> None
 
 async def test_sleep_wake_and_sleep_ticks(client: httpx.AsyncClient, hub: AssistantHub) -> None:
     await _create(client)
-    slept = await client.post(f"{A}/sleep", json={"reason": "closing time"})
+    slept = await client.post(f"{A}/sleep", json={"reason": "closing time", "hours": 2})
     assert slept.json()["mode"]["mode"] == "sleep"
     mode = (await client.get(f"{A}/mode")).json()
+    # Every sleep says when it ends: here two hours after it began.
+    assert slept.json()["wake_at"] == mode["wake_at"]
+    began = datetime.fromisoformat(mode["since"])
+    assert datetime.fromisoformat(mode["wake_at"]) - began == timedelta(hours=2)
     assert mode["sleep_phase"] == "compacting"
     assert mode["tick_rate"] == 60
     tick = (await client.post(f"{A}/tick")).json()

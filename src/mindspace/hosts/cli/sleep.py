@@ -61,6 +61,7 @@ def _mode_line(key: str, state: OperatingMode) -> Text:
             ("asleep", "bold blue"),
             f" ({state.sleep_depth} sleep, {state.sleep_phase or 'no'} phase) since "
             f"{when(state.since)}: {state.reason}",
+            f"; wakes at {when(state.wake_at)}" if state.wake_at else "",
         )
     return Text.assemble(
         f"Assistant {key!r} is ",
@@ -87,10 +88,22 @@ def sleep_command(
         bool,
         typer.Option(
             "--deep",
-            help="Sleep deeply: urgent events do not wake it, only its schedule or "
+            help="Sleep deeply: urgent events do not wake it, only its wake time or "
             "[bold]mindspace wake[/] do.",
         ),
     ] = False,
+    hours: Annotated[
+        float | None,
+        typer.Option(
+            "--hours",
+            metavar="H",
+            min=0.01,
+            max=168,
+            help="Wake after H hours. Default: the sleep schedule's wake hour, else "
+            "MINDSPACE_SLEEP_DEFAULT_HOURS (4).",
+            show_default=False,
+        ),
+    ] = None,
     reason: Annotated[
         str, typer.Option("--reason", metavar="TEXT", help="Why it sleeps (shown by mode).")
     ] = "put to sleep from the command line",
@@ -125,7 +138,7 @@ def sleep_command(
         check_limit(ticks, "--ticks")
     opened = open_cli_assistant(load_settings(), db, assistant)
     if not run and ticks is None:
-        run_once(opened, _fall_asleep(opened, reason, deep=deep))
+        run_once(opened, _fall_asleep(opened, reason, deep=deep, hours=hours))
         rate = opened.views.tick_rate()  # asleep now, so this is the sleep rate
         say(
             Text(
@@ -136,7 +149,7 @@ def sleep_command(
             )
         )
         return
-    night = _run_night(opened, ticks, _fall_asleep(opened, reason, deep=deep))
+    night = _run_night(opened, ticks, _fall_asleep(opened, reason, deep=deep, hours=hours))
     if night.results:
         from mindspace.hosts.cli.night_report import night_table
 
@@ -148,10 +161,12 @@ def sleep_command(
         raise typer.Exit(130)
 
 
-async def _fall_asleep(opened: Assistant, reason: str, *, deep: bool) -> None:
+async def _fall_asleep(
+    opened: Assistant, reason: str, *, deep: bool, hours: float | None = None
+) -> None:
     before = opened.views.mode()
     if before.mode != "sleep":
-        say(_mode_line(opened.key, await opened.sleep(reason, deep=deep)))
+        say(_mode_line(opened.key, await opened.sleep(reason, deep=deep, hours=hours)))
         return
     say(_mode_line(opened.key, before).append(" (already asleep)"))
     if deep and before.sleep_depth != "deep":
@@ -312,9 +327,12 @@ async def _tick_until_stop(
             return
         if sleep.finished:
             night.stop = "done"
+            wake_at = opened.views.mode().wake_at
             night.message = (
                 f"The night is done after {ticks}: compacting finished and every memory is "
-                f"linked. {key!r} is still asleep (dreaming); wake it with: mindspace wake"
+                f"linked. {key!r} is still asleep (dreaming)"
+                + (f" until {when(wake_at)}" if wake_at else "")
+                + "; wake it sooner with: mindspace wake"
             )
             return
     state = opened.views.mode()
@@ -396,6 +414,8 @@ def mode_command(
     grid.add_row("Since", when(state.since))
     grid.add_row("Reason", state.reason)
     grid.add_row("Cooldown", _cooldown(opened, state))
+    if asleep and state.wake_at:
+        grid.add_row("Wakes at", when(state.wake_at))
     if state.wake_deferred:
         grid.add_row("Wake deferred", f"until compacting completes: {state.wake_deferred}")
     sleep_rate = schedule.tick_rate_sleep or opened.settings.tick_rate_sleep
@@ -409,6 +429,8 @@ def mode_command(
 
 
 def _schedule_text(schedule: SleepSchedule, state: OperatingMode, sleep_rate: float) -> str:
+    if state.schedule_suspended:
+        return "paused while it sleeps by its own choice (go_to_sleep); on again when it wakes"
     if not schedule.enabled:
         return "off (it sleeps only when put to sleep)"
     start = round(schedule.sleep_start_hour * 60)

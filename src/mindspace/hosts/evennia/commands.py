@@ -225,12 +225,17 @@ class CmdAssistant(Command):
         deep = self.rest == "deep"
         reason = f"put to sleep by {self.caller.key}"
 
-        async def sleep(assistant: Assistant) -> str:
-            return (await assistant.sleep(reason, deep=deep)).sleep_depth
+        async def sleep(assistant: Assistant) -> tuple[str, str | None]:
+            state = await assistant.sleep(reason, deep=deep)
+            return state.sleep_depth, state.wake_at
 
-        def done(depth: str) -> None:
+        def done(slept: tuple[str, str | None]) -> None:
+            depth, wake_at = slept
             runtime.reschedule()
-            self._say(f"{character.key} is asleep ({depth} sleep); it consolidates its memory.")
+            until = f" until {wake_at}" if wake_at else ""
+            self._say(
+                f"{character.key} is asleep ({depth} sleep){until}; it consolidates its memory."
+            )
 
         return runtime.call(sleep).addCallback(done)
 

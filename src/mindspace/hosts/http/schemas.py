@@ -85,7 +85,15 @@ class SleepIn(_Body):
 
     reason: str = Field(default="put to sleep over HTTP", min_length=1, max_length=500)
     deep: bool = Field(
-        default=False, description="Deep sleep: urgent events do not wake it, only a wake call."
+        default=False,
+        description="Deep sleep: urgent events do not wake it, only its wake time or a wake call.",
+    )
+    hours: float | None = Field(
+        default=None,
+        gt=0,
+        le=168,
+        description="Wake after this many hours; default: the sleep schedule's wake hour, "
+        "else MINDSPACE_SLEEP_DEFAULT_HOURS.",
     )
 
 

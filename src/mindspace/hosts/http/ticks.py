@@ -4,8 +4,9 @@ A :class:`~mindspace.engine.tick.TickResult` lives only in memory, so the server
 the last ``MINDSPACE_API_TICK_HISTORY`` (20) ticks it ran for each assistant, turned
 into JSON: each prompt component with its token count and content, the composed
 execution pattern with ``source_layers``, the tool calls, the reply, the layer-3
-assessment, and the side sessions its tools ran (``goal_decompose``, sub-agents), each
-with its own prompt, pattern and calls. Idle ticks are not
+assessment, and the side sessions its tools ran (``goal_decompose``, sub-agents) or the
+tick ran itself (``pre_compaction``; ``reflection`` and ``reflection_cont`` while
+asleep), each with its own prompt, pattern and calls. Idle ticks are not
 kept. The ring is lost when the server stops; ticks run by other processes are not in it.
 """
 
@@ -54,6 +55,17 @@ def tick_record(number: int, at: str, result: TickResult) -> dict[str, Any]:
         "sleep": result.sleep.to_dict() if result.sleep is not None else None,
     }
     record.update(_session(result.prompt, result.pattern, result.loop))
+    # Sessions the tick itself ran in other context types (pre-compaction extraction,
+    # reflection while asleep), in the same shape as a loop's side sessions.
+    ran = [*result.sessions, *(result.sleep.sessions if result.sleep is not None else [])]
+    record["side_sessions"] = [
+        {
+            "context_type": side.context_type,
+            "task": _clip(side.task),
+            **_session(side.prompt, side.pattern, side.loop),
+        }
+        for side in ran
+    ]
     return record
 
 
@@ -130,6 +142,7 @@ def tick_summary(record: dict[str, Any]) -> dict[str, Any]:
         "tokens": prompt["estimated_tokens"] if prompt else None,
         "tool_calls": [{"name": c["name"], "ok": c["ok"]} for c in loop["calls"]] if loop else [],
         "sleep_phase": (record["sleep"] or {}).get("phase"),
+        "side_sessions": [s["context_type"] for s in record.get("side_sessions", [])],
     }
 
 

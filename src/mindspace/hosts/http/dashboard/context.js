@@ -142,5 +142,7 @@ export function tickDetail(tick) {
     parts.push(h("h3", {}, `Sleep tick: ${tick.sleep.phase || "–"} → ${tick.sleep.phase_after || "awake"}`));
     parts.push(h("pre", {}, JSON.stringify(tick.sleep.operations, null, 2)));
   }
+  // Sessions the tick itself ran in other contexts (reflection, pre-compaction extraction).
+  parts.push(...sideSessions({ side_sessions: tick.side_sessions }));
   return parts;
 }

@@ -20,10 +20,13 @@ ApprovalId = Annotated[str, Path(min_length=1, max_length=64, description="The a
 async def sleep(
     key: KeyDep, hub: HubDep, body: Annotated[SleepIn | None, Body()] = None
 ) -> dict[str, Any]:
-    """Sleep starts in the compacting phase; sleep ticks then run every tick_rate_sleep."""
+    """Sleep starts in the compacting phase; sleep ticks then run every tick_rate_sleep.
+
+    It wakes by itself at ``wake_at`` (also when it sleeps deeply).
+    """
     request = body or SleepIn()
-    state = await hub.get(key).sleep(request.reason, deep=request.deep)
-    return {"success": True, "mode": state.model_dump(mode="json")}
+    state = await hub.get(key).sleep(request.reason, deep=request.deep, hours=request.hours)
+    return {"success": True, "wake_at": state.wake_at, "mode": state.model_dump(mode="json")}
 
 
 @router.post("/wake", tags=["modes"], summary="Wake the assistant")
