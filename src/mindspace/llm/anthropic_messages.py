@@ -40,7 +40,7 @@ from mindspace.llm.anthropic_wire import (
     to_wire_tools,
 )
 from mindspace.llm.port import LLMResponse, Message, ToolSchema
-from mindspace.llm.retry_policy import MAX_READ_TIMEOUT_RETRIES, retry_delay, scrub_surrogates
+from mindspace.llm.retry_policy import Failure, retry_calls, scrub_surrogates
 
 __all__ = ["DEFAULT_BASE_URL", "DEFAULT_MAX_TOKENS", "EXCERPT_CHARS", "AnthropicLLM"]
 
@@ -164,41 +164,32 @@ class AnthropicLLM:
         await self._client.close()
 
     async def _retrying(self, attempt: Callable[[], Awaitable[LLMResponse]]) -> LLMResponse:
-        retries = 0
-        read_timeouts = 0
-        while True:
-            try:
-                return await attempt()
-            except anthropic.APIError as exc:
-                error = _map_error(exc, self.base_url)
-                retry = is_transient(exc)
-                if timeout_kind(exc) == "read":
-                    read_timeouts += 1
-                    retry = read_timeouts <= MAX_READ_TIMEOUT_RETRIES
-                if not retry or retries >= self.max_retries:
-                    raise error from exc
-                cause: BaseException = exc
-            except _UnreadableAnswerError as exc:
-                excerpt = exc.body[:EXCERPT_CHARS]
-                error = LLMResponseError(
+        return await retry_calls(
+            attempt,
+            self._failure,
+            max_retries=self.max_retries,
+            backoff=self.backoff,
+            sleep=self._sleep,
+            endpoint=self.base_url,
+            log=logger,
+        )
+
+    def _failure(self, exc: Exception) -> Failure | None:
+        """What a failed request means (None: not one, raised as it is)."""
+        if isinstance(exc, anthropic.APIError):
+            error = _map_error(exc, self.base_url)
+            return Failure(error, is_transient(exc), read_timeout=timeout_kind(exc) == "read")
+        if isinstance(exc, _UnreadableAnswerError):
+            excerpt = exc.body[:EXCERPT_CHARS]
+            return Failure(
+                LLMResponseError(
                     f"The Anthropic API at {self.base_url!r} sent {exc.what} (body starts "
                     f"{excerpt!r}); check that MINDSPACE_LLM_BASE_URL points at a server "
                     "that speaks the Messages API."
-                )
-                if retries >= self.max_retries:
-                    raise error from exc
-                cause = exc
-            delay = retry_delay(cause, retries, self.backoff)
-            retries += 1
-            logger.warning(
-                "LLM request to %s failed (%s); retry %d/%d in %.1fs",
-                self.base_url,
-                error,
-                retries,
-                self.max_retries,
-                delay,
+                ),
+                retry=True,
             )
-            await self._sleep(delay)
+        return None
 
 
 class _UnreadableAnswerError(Exception):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import anthropic
 
-from mindspace.llm.retry_policy import TimeoutKind
+from mindspace.llm.retry_policy import TimeoutKind, body_message, timeout_kind_of
 
 __all__ = ["error_detail", "is_transient", "timeout_kind"]
 
@@ -23,24 +23,10 @@ def is_transient(exc: anthropic.APIError) -> bool:
 
 
 def timeout_kind(exc: BaseException) -> TimeoutKind | None:
-    """``read`` for a timeout waiting on the answer, ``connect`` for one reaching the server.
-
-    The SDK raises one ``APITimeoutError`` for both and chains the HTTP library's own
-    exception; it is matched by name because the SDK may use ``httpx`` or ``httpx2``.
-    """
-    if not isinstance(exc, anthropic.APITimeoutError):
-        return None
-    cause = exc.__cause__
-    if cause is not None and type(cause).__name__ in ("ConnectTimeout", "PoolTimeout"):
-        return "connect"
-    return "read"
+    """``read`` for a timeout waiting on the answer, ``connect`` for one reaching the server."""
+    return timeout_kind_of(exc, anthropic.APITimeoutError)
 
 
 def error_detail(exc: anthropic.APIStatusError) -> str:
     """The error answer's own message: ``{"type": "error", "error": {"message": ...}}``."""
-    body = exc.body
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
-            return str(inner["message"])
-    return exc.message
+    return body_message(exc.body, exc.message)

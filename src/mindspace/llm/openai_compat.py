@@ -31,14 +31,7 @@ from mindspace.errors import (
     LLMRateLimitError,
     LLMResponseError,
 )
-from mindspace.llm.openai_retry import (
-    MAX_READ_TIMEOUT_RETRIES,
-    error_detail,
-    is_transient,
-    retry_delay,
-    scrub_surrogates,
-    timeout_kind,
-)
+from mindspace.llm.openai_retry import error_detail, is_transient, scrub_surrogates, timeout_kind
 from mindspace.llm.port import (
     FinishReason,
     LLMResponse,
@@ -47,6 +40,7 @@ from mindspace.llm.port import (
     ToolSchema,
     Usage,
 )
+from mindspace.llm.retry_policy import Failure, retry_calls
 
 __all__ = ["EXCERPT_CHARS", "OpenAICompatibleLLM", "ToolChoice"]
 
@@ -181,41 +175,32 @@ class OpenAICompatibleLLM:
         await self._client.close()
 
     async def _retrying(self, attempt: Callable[[], Awaitable[_T]], what: str) -> _T:
-        retries = 0
-        read_timeouts = 0
-        while True:
-            try:
-                return await attempt()
-            except openai.APIError as exc:
-                error = _map_error(exc, self.base_url)
-                retry = is_transient(exc)
-                if timeout_kind(exc) == "read":
-                    read_timeouts += 1
-                    retry = read_timeouts <= MAX_READ_TIMEOUT_RETRIES
-                if not retry or retries >= self.max_retries:
-                    raise error from exc
-                cause: BaseException = exc
-            except _MalformedAnswerError as exc:
-                excerpt = exc.body[:EXCERPT_CHARS]
-                error = LLMResponseError(
+        return await retry_calls(
+            attempt,
+            lambda exc: self._failure(exc, what),
+            max_retries=self.max_retries,
+            backoff=self.backoff,
+            sleep=self._sleep,
+            endpoint=self.base_url,
+            log=logger,
+        )
+
+    def _failure(self, exc: Exception, what: str) -> Failure | None:
+        """What a failed request for a ``what`` means (None: not one, raised as it is)."""
+        if isinstance(exc, openai.APIError):
+            error = _map_error(exc, self.base_url)
+            return Failure(error, is_transient(exc), read_timeout=timeout_kind(exc) == "read")
+        if isinstance(exc, _MalformedAnswerError):
+            excerpt = exc.body[:EXCERPT_CHARS]
+            return Failure(
+                LLMResponseError(
                     f"The LLM at {self.base_url!r} sent {exc.what} for a {what} "
                     f"(body starts {excerpt!r}); check that MINDSPACE_LLM_BASE_URL points "
                     "at an OpenAI-compatible /v1 endpoint."
-                )
-                if retries >= self.max_retries:
-                    raise error from exc
-                cause = exc
-            delay = retry_delay(cause, retries, self.backoff)
-            retries += 1
-            logger.warning(
-                "LLM request to %s failed (%s); retry %d/%d in %.1fs",
-                self.base_url,
-                error,
-                retries,
-                self.max_retries,
-                delay,
+                ),
+                retry=True,
             )
-            await self._sleep(delay)
+        return None
 
 
 def _to_wire(message: Message) -> dict[str, Any]:

@@ -21,8 +21,10 @@ from mindspace.llm.retry_policy import (
     MAX_BACKOFF,
     MAX_READ_TIMEOUT_RETRIES,
     TimeoutKind,
+    body_message,
     retry_delay,
     scrub_surrogates,
+    timeout_kind_of,
 )
 
 __all__ = [
@@ -45,24 +47,10 @@ def is_transient(exc: openai.APIError) -> bool:
 
 
 def timeout_kind(exc: BaseException) -> TimeoutKind | None:
-    """``read`` for a timeout waiting on the answer, ``connect`` for one reaching the server.
-
-    The SDK raises one ``APITimeoutError`` for both and chains the HTTP library's own
-    exception; it is matched by name because the SDK may use ``httpx`` or ``httpx2``.
-    """
-    if not isinstance(exc, openai.APITimeoutError):
-        return None
-    cause = exc.__cause__
-    if cause is not None and type(cause).__name__ in ("ConnectTimeout", "PoolTimeout"):
-        return "connect"
-    return "read"
+    """``read`` for a timeout waiting on the answer, ``connect`` for one reaching the server."""
+    return timeout_kind_of(exc, openai.APITimeoutError)
 
 
 def error_detail(exc: openai.APIStatusError) -> str:
     """The error answer's own message (the SDK's repeats the status code)."""
-    body = exc.body
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
-            return str(inner["message"])
-    return exc.message
+    return body_message(exc.body, exc.message)
