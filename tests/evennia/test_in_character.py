@@ -100,10 +100,12 @@ class TestInCharacter(AssistantTestMixin, BaseEvenniaCommandTest):
         self.assistant.mindspace.nudge()
         self.idle()
         report = self.assistant.mindspace.last_report
-        assert report is not None and report.kind == "autonomous"
+        assert report is not None
+        assert report.kind == "autonomous"
         assert not any("barrels" in line for line in heard), heard
         thought = self.assistant.mindspace.last_thought
-        assert thought is not None and "count the barrels" in thought.text
+        assert thought is not None
+        assert "count the barrels" in thought.text
         status = _flat(self.admin("Barkeep status"))
         assert "Last thought" in status
         assert "count the barrels" in status
@@ -128,7 +130,7 @@ class TestInCharacter(AssistantTestMixin, BaseEvenniaCommandTest):
         others = self.listen(self.char2)
         self.char1.at_say("Barkeep? Are you there?")
         line = self.hear(heard, "distracted")
-        assert line == "Barkeep says, \"I'm sorry, I was distracted. Could you say that again?\""
+        assert line == 'Barkeep says, "I\'m sorry, I was distracted. Could you say that again?"'
         self.hear(others, "distracted")
         assert not any("LLMProviderError" in said or "[mindspace]" in said for said in heard)
         status = _flat(self.admin("Barkeep status"))
@@ -136,7 +138,8 @@ class TestInCharacter(AssistantTestMixin, BaseEvenniaCommandTest):
         assert "LLMProviderError" in status
         assert "UTC" in status
         failure = self.assistant.mindspace.last_failure
-        assert failure is not None and not failure.text.endswith(".")
+        assert failure is not None
+        assert not failure.text.endswith(".")
         event_id = self.assistant.mindspace.last_report.event_id
         event = self.on_loop(lambda a: a.views.event(event_id))
         assert event.status == "failed"

@@ -125,7 +125,7 @@ class TestAssistantCharacter(AssistantTestMixin, BaseEvenniaTest):
         heard = self.listen(self.char1)
         self.char1.at_say("Barkeep? Are you there?")
         line = self.hear(heard, "distracted")
-        assert line.startswith('Barkeep says, "I\'m sorry, I was distracted.')
+        assert line.startswith("Barkeep says, \"I'm sorry, I was distracted.")
         report = self.assistant.mindspace.last_report
         assert report is not None
         assert report.status == "failed"
