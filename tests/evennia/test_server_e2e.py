@@ -262,7 +262,7 @@ def test_a_builders_npc_stays_in_character(game: Game) -> None:
     admin.send("set Barkeep/mindspace_autonomous_interval = 0")
     _until(lambda: not llm.pending, "the autonomous tick")
     admin.send("set Barkeep/mindspace_autonomous_interval = 86400")
-    admin.expect("Attribute Barkeep/mindspace_autonomous_interval")
+    admin.expect("Modified attribute Barkeep/mindspace_autonomous_interval")
     time.sleep(1.0)
     heard = carol.drain(1.0)
     assert "barrels" not in heard, heard
