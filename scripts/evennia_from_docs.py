@@ -174,7 +174,7 @@ class Walk:
     def edit(self, block: Block) -> None:
         match = _PY_FILE.findall(block.before)
         assert match, f"step {block.step} names no file for its python block"
-        path = self.cwd / match[-1]
+        path = self.cwd / match[0]  # the first file the step names
         code = block.code
         if path.name == "settings.py":
             code = re.sub(

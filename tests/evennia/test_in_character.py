@@ -124,6 +124,18 @@ class TestInCharacter(AssistantTestMixin, BaseEvenniaCommandTest):
         mode = self.on_loop(lambda a: a.views.mode())
         assert (mode.mode, mode.sleep_depth) == ("sleep", "deep")
 
+    def test_speaking_to_a_light_sleeper_wakes_it(self) -> None:
+        from mindspace.testing.chat_server import Step
+
+        self.llm.respond = lambda body: Step(content="Mm. What is it?")
+        assert "asleep (light sleep)" in self.admin("Barkeep sleep")
+        heard = self.listen(self.char1)
+        self.char1.at_say("Barkeep, a word?")
+        # Spec 003: an urgent event (speech addressed to it) wakes a light sleeper; the
+        # players see it stir (its answer follows once the engine has woken it).
+        self.hear(heard, "Barkeep stirs and slowly wakes up.")
+        assert not any("fast asleep" in line for line in heard)
+
     def test_a_model_failure_is_in_character_for_players_and_exact_for_builders(self) -> None:
         self.llm.fail(500)
         heard = self.listen(self.char1)

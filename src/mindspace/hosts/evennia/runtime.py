@@ -460,9 +460,14 @@ def runtime_for(character: Any) -> AssistantRuntime:
     ):
         logger.info("mindspace: the configuration of %r changed; reopening it", runtime.key)
         runtime.close()
-        runtime = None
     if runtime is None or runtime.closed:
+        previous = runtime
         runtime = AssistantRuntime(character, resolve_config(character))
+        if previous is not None:
+            # What builders read in `status` and `prompt` outlives a configuration change.
+            runtime.last_prompt = previous.last_prompt
+            runtime.last_thought = previous.last_thought
+            runtime.last_failure = previous.last_failure
         _RUNTIMES[character.id] = runtime
         forward_logs()
     else:
