@@ -271,21 +271,25 @@ def test_a_builders_npc_stays_in_character(game: Game) -> None:
     assert "Last thought" in status, status
     assert "count the barrels" in status, status
 
-    # Speaking to a sleeping NPC gets the sleep reaction; it sleeps on (deep sleep).
+    # Speaking to a sleeping NPC gets the sleep reaction; it sleeps on (deep sleep), and
+    # answers once it is woken. (Every model call meanwhile gets the same answer.)
+    llm.respond = lambda body: Step(content="Hm? I'm up now.")
     admin.send("assistant Barkeep sleep deep")
     admin.expect("Barkeep is asleep")
     carol.send("say Barkeep, are you awake?")
-    carol.expect("Barkeep is fast asleep and does not answer.")
+    carol.expect(re.escape("Barkeep is fast asleep and does not answer."))
     admin.send("assistant Barkeep wake")
     admin.expect("Barkeep is awake.")
-    _until(lambda: not llm.pending, "the sleep's replies")
+    carol.expect(re.escape('Barkeep says, "Hm? I\'m up now."'), timeout=60)
+    assert "could not answer" not in server.log()
     llm.respond = None
 
     # A model failure: players get the in-character line, builders the error in status.
     llm.fail(500)
     carol.drain()
     carol.send("say Barkeep, one more please")
-    carol.expect('Barkeep says, "I\'m sorry, I was distracted. Could you say that again?"')
+    sorry = 'Barkeep says, "I\'m sorry, I was distracted. Could you say that again?"'
+    carol.expect(re.escape(sorry))
     time.sleep(0.5)
     assert "LLMProviderError" not in carol.drain()
     admin.send("assistant Barkeep status")
