@@ -116,6 +116,25 @@ class Walk:
                     print("    (the launcher timed out; running it again, as the docs say)")
                     continue
                 break
+            if command == "evennia start":
+                self._wait_for_restart()
+
+    def _wait_for_restart(self) -> None:
+        """The first start sets the game up and restarts the Server once; wait for that.
+
+        A player who logs in before the restart is cut off by it (the launcher returns
+        after the first start); a person at the keyboard would simply log in again.
+        """
+        log = self.cwd / "server" / "logs" / "server.log"
+        end = time.monotonic() + 240
+        while time.monotonic() < end:
+            text = log.read_text(errors="replace") if log.exists() else ""
+            runs = text.split(" starting up.")
+            restarting = "Restarting Server once." in text
+            if len(runs) > (2 if restarting else 1) and "successfully" in runs[-1]:
+                return
+            time.sleep(0.2)
+        raise SystemExit(f"the Server did not finish starting in 240 s; see {log}")
 
     def _run(self, command: str) -> str:
         activate = f". {self.venv}/bin/activate && " if self.venv else ""
