@@ -23,10 +23,12 @@ import pytest
 import mindspace
 from mindspace.hosts.evennia.testing import GameServer, GameServerError, TelnetClient
 from mindspace.testing import ChatCompletionsServer
+from mindspace.testing.chat_server import Step
 
 pytestmark = pytest.mark.slow
 
 ADMIN, ADMIN_PASSWORD = "admin", "mindspace-admin-1"
+_SCRIPTED_FAILURE = "Scripted failure with status 500"
 
 CHARACTER = '''
 
@@ -68,8 +70,8 @@ def _install(game_dir: Path) -> None:
     assert anchor in text
     text = text.replace(
         anchor,
-        anchor + "        from mindspace.hosts.evennia import AssistantAdminCmdSet\n\n"
-        "        self.add(AssistantAdminCmdSet)\n",
+        anchor + "        from mindspace.hosts.evennia import AssistantCmdSet\n\n"
+        "        self.add(AssistantCmdSet)\n",
         1,
     )
     cmdsets.write_text(text)
@@ -102,7 +104,10 @@ def game(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Game]:
             llm.stop()
     log = server.log()
     assert "Traceback" not in log, log
-    assert "[EE]" not in log, log  # no error was logged, by Evennia or by mindspace
+    # No error was logged, by Evennia or by mindspace, but the model failure that
+    # test_a_builders_npc_stays_in_character scripts on purpose.
+    errors = [line for line in log.splitlines() if "[EE]" in line]
+    assert all(_SCRIPTED_FAILURE in line for line in errors), log
 
 
 def test_talking_remembering_and_surviving_a_reload(game: Game) -> None:
@@ -154,7 +159,7 @@ def test_talking_remembering_and_surviving_a_reload(game: Game) -> None:
     admin.expect("keep the cellar")
     admin.send("assistant Barkeep status")
     status = admin.expect(r"No open events\.")
-    assert " ticking;" in status
+    assert "ticking (Script #" in status
     ticks = _ticks(status)
     # The ticker keeps going after the reload: it looks once a second, but on a busy
     # machine a look can come late, so ask again until the count moves (or give up).
@@ -206,6 +211,94 @@ def test_the_reactor_never_waits_for_the_model(game: Game) -> None:
     assert max(latencies) < 1.0
     assert replied >= 3.0
     bob.close()
+
+
+def _flat(text: str) -> str:
+    """A view without the table's borders, each cell's wrapped lines joined."""
+    return " ".join(re.sub(r"[|+]|-{3,}", " ", text).split())
+
+
+def _asked(llm: ChatCompletionsServer, words: str) -> str:
+    """Every message of the last request that contained ``words``."""
+    found = [r for r in llm.requests if words in str(r["messages"])]
+    assert found, f"no request contained {words!r}"
+    return "\n".join(str(m.get("content") or "") for m in found[-1]["messages"])
+
+
+def test_a_builders_npc_stays_in_character(game: Game) -> None:
+    """The issue's acceptance, on the real server: live desc, thoughts, sleep, talk, failure."""
+    admin, llm, server = game.admin, game.llm, game.server
+    carol = server.connect("carol", "mindspace-carol-1", create=True)
+    carol.drain()
+
+    # A description set after creation reaches the very next prompt.
+    admin.send("desc Barkeep = A stout dwarf behind the bar, polishing a glass.")
+    admin.expect("The description was set on Barkeep")
+    llm.reply("Barkeep, at your service.")
+    admin.send("say Barkeep, who are you?")
+    admin.expect('Barkeep says, "Barkeep, at your service."')
+    prompt = _asked(llm, "who are you?")
+    assert "Your description: A stout dwarf behind the bar, polishing a glass." in prompt
+    assert "You are in: Limbo." in prompt
+    assert "carol" in prompt.split("Here with you:")[1].splitlines()[0]
+    admin.send("assistant Barkeep prompt")
+    seen = admin.expect(r"Change it with: assistant Barkeep prompt <text>")
+    assert "What the model saw on its last turn (event tick" in seen
+    assert "A stout dwarf behind the bar" in seen
+
+    # talk, as players of evennia.contrib.rpg.llm know it.
+    llm.reply("One cider, coming up.")
+    carol.send("talk Barkeep a cider, please")
+    carol.expect('You say to Barkeep, "a cider, please"')
+    admin.expect('carol says to Barkeep, "a cider, please"')
+    carol.expect('Barkeep says, "One cider, coming up."')
+    assert "[say from carol in Limbo" in _asked(llm, "a cider, please")
+
+    # An autonomous tick's prose is a thought: nobody in the room hears it.
+    _until(lambda: not llm.pending, "the replies so far")
+    llm.respond = lambda body: Step(tool_calls=[{"name": "noop", "arguments": {}}])
+    llm.reply("I must count the barrels before the evening rush.")
+    carol.drain()
+    admin.send("set Barkeep/mindspace_autonomous_interval = 0")
+    _until(lambda: not llm.pending, "the autonomous tick")
+    admin.send("set Barkeep/mindspace_autonomous_interval = 86400")
+    admin.expect("Modified attribute Barkeep/mindspace_autonomous_interval")
+    time.sleep(1.0)
+    heard = carol.drain(1.0)
+    assert "barrels" not in heard, heard
+    admin.send("assistant Barkeep status")
+    status = _flat(admin.expect(r"No open events\."))
+    assert "Last thought" in status, status
+    assert "count the barrels" in status, status
+
+    # Speaking to a sleeping NPC gets the sleep reaction; it sleeps on (deep sleep), and
+    # answers once it is woken. (Every model call meanwhile gets the same answer.)
+    llm.respond = lambda body: Step(content="Hm? I'm up now.")
+    admin.send("assistant Barkeep sleep deep")
+    admin.expect("Barkeep is asleep")
+    carol.send("say Barkeep, are you awake?")
+    carol.expect(re.escape("Barkeep is fast asleep and does not answer."))
+    admin.send("assistant Barkeep wake")
+    admin.expect("Barkeep is awake.")
+    carol.expect(re.escape('Barkeep says, "Hm? I\'m up now."'), timeout=60)
+    assert "could not answer" not in server.log()
+    llm.respond = None
+
+    # A model failure: players get the in-character line, builders the error in status.
+    llm.fail(500)
+    carol.drain()
+    carol.send("say Barkeep, one more please")
+    sorry = 'Barkeep says, "I\'m sorry, I was distracted. Could you say that again?"'
+    carol.expect(re.escape(sorry))
+    time.sleep(0.5)
+    assert "LLMProviderError" not in carol.drain()
+    admin.send("assistant Barkeep status")
+    status = _flat(admin.expect(r"No open events\."))
+    # (The table centres the row's name, "Last failure", inside the wrapped row.)
+    assert "Last failure" in status, status
+    assert "UTC): LLMProviderError:" in status, status
+    assert _SCRIPTED_FAILURE in status, status
+    carol.close()
 
 
 def _take(port: int) -> socket.socket:

@@ -34,7 +34,7 @@ from mindspace.engine.modes import (
     transition_mode,
 )
 from mindspace.engine.notices import Notice
-from mindspace.engine.prompting import PromptBuilder
+from mindspace.engine.prompting import PromptBuilder, Provider
 from mindspace.engine.records import Approval, Event
 from mindspace.engine.session import Sessions
 from mindspace.engine.sleep import SleepCycle
@@ -272,6 +272,24 @@ class Assistant:
         for tool in world_tools(world):
             if tool.name not in self.core.tools:
                 self.core.tools.register(tool)
+
+    def provide_prompt(self, key: str, provider: Provider) -> Provider | None:
+        """Fill the prompt component ``key`` with ``provider`` from now on.
+
+        For hosts whose surroundings change between ticks (a game character's
+        description, room and company): the provider runs at every prompt assembly.
+
+        Returns:
+            The provider it replaces (None for a component that had none), so the host
+            can build on it.
+
+        Raises:
+            ComponentError: no prompt component is called ``key``.
+        """
+        builder = self.core.prompt_builder
+        previous = builder.providers.get(key)
+        builder.provide(key, provider)
+        return previous
 
     def subscribe(self, listener: Callable[[Notice], None]) -> Callable[[], None]:
         """Call ``listener`` with every :class:`Notice`; returns an unsubscribe function."""

@@ -423,7 +423,10 @@ class Ticker:
 
     async def _deliver(self, result: TickResult) -> None:
         world = self.core.world
-        if world is None or not result.reply:
+        # Only an event's reply answers someone. The prose of an autonomous or context
+        # tick is the assistant thinking to itself (it acts through tools); the host
+        # finds it in ``result.reply``.
+        if world is None or not result.reply or result.kind != "event":
             return
         try:
             await world.say(result.reply, target=result.reply_target)

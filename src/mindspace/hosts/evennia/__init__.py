@@ -1,6 +1,6 @@
 """mindspace inside an Evennia game, shaped like an Evennia contrib.
 
-Install with the ``evennia`` extra (``pip install 'mindspace[evennia]'``), then see
+Install with the ``evennia`` extra (``pip install -e 'path/to/mindspace[evennia]'``), then see
 ``README.md`` here or ``docs/evennia.md``: an assistant character that hears speech,
 whispers, poses, arrivals and departures, answers through any OpenAI-compatible
 endpoint, remembers across reloads, and an ``assistant`` command for Builders.
@@ -17,10 +17,16 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mindspace.hosts.evennia.bridge import Bridge, BridgeClosedError, BridgeError, get_bridge
-    from mindspace.hosts.evennia.commands import AssistantAdminCmdSet, CmdAssistant
+    from mindspace.hosts.evennia.commands import (
+        AssistantAdminCmdSet,
+        AssistantCmdSet,
+        CmdAssistant,
+    )
     from mindspace.hosts.evennia.config import AssistantConfig, EvenniaOptions, resolve_config
+    from mindspace.hosts.evennia.outcomes import TickReport
     from mindspace.hosts.evennia.perception import Perceived
-    from mindspace.hosts.evennia.runtime import AssistantRuntime, TickReport, runtime_for
+    from mindspace.hosts.evennia.runtime import AssistantRuntime, runtime_for
+    from mindspace.hosts.evennia.talk import CmdTalk
     from mindspace.hosts.evennia.tools import (
         ExecuteCommandTool,
         InspectLocationTool,
@@ -38,6 +44,7 @@ __all__ = [
     "AssistantAdminCmdSet",
     "AssistantCharacter",
     "AssistantCharacterMixin",
+    "AssistantCmdSet",
     "AssistantConfig",
     "AssistantRuntime",
     "AssistantTickerScript",
@@ -45,6 +52,7 @@ __all__ = [
     "BridgeClosedError",
     "BridgeError",
     "CmdAssistant",
+    "CmdTalk",
     "EvenniaOptions",
     "EvenniaWorld",
     "ExecuteCommandTool",
@@ -62,6 +70,7 @@ _EXPORTS = {
     "AssistantAdminCmdSet": "commands",
     "AssistantCharacter": "typeclasses",
     "AssistantCharacterMixin": "typeclasses",
+    "AssistantCmdSet": "commands",
     "AssistantConfig": "config",
     "AssistantRuntime": "runtime",
     "AssistantTickerScript": "typeclasses",
@@ -69,13 +78,14 @@ _EXPORTS = {
     "BridgeClosedError": "bridge",
     "BridgeError": "bridge",
     "CmdAssistant": "commands",
+    "CmdTalk": "talk",
     "EvenniaOptions": "config",
     "EvenniaWorld": "world",
     "ExecuteCommandTool": "tools",
     "InspectLocationTool": "tools",
     "MoveTool": "tools",
     "Perceived": "perception",
-    "TickReport": "runtime",
+    "TickReport": "outcomes",
     "WhisperTool": "tools",
     "get_bridge": "bridge",
     "resolve_config": "config",

@@ -18,10 +18,13 @@ from evennia.utils.search import search_tag
 from mindspace.engine.assistant import Assistant
 from mindspace.engine.records import Approval
 from mindspace.errors import MindspaceError, ToolError
+from mindspace.hosts.evennia.outcomes import Noted, ago
 from mindspace.hosts.evennia.runtime import AssistantRuntime
+from mindspace.hosts.evennia.talk import CmdTalk
 from mindspace.hosts.evennia.typeclasses import ASSISTANT_TAG, TAG_CATEGORY, TICKER_KEY
 from mindspace.hosts.evennia.views import (
     TickerData,
+    TickerState,
     gather_entities,
     gather_goals,
     gather_journal,
@@ -32,10 +35,18 @@ from mindspace.hosts.evennia.views import (
     render_goals,
     render_journal,
     render_memories,
+    render_prompt,
     render_status,
 )
 
-__all__ = ["SUBCOMMANDS", "AssistantAdminCmdSet", "CmdAssistant", "find_assistants"]
+__all__ = [
+    "SUBCOMMANDS",
+    "AssistantAdminCmdSet",
+    "AssistantCmdSet",
+    "CmdAssistant",
+    "CmdTalk",
+    "find_assistants",
+]
 
 T = TypeVar("T")
 
@@ -87,11 +98,13 @@ class CmdAssistant(Command):
 
     Without arguments, lists the assistants. <name> is the character's name,
     alias, #dbref or mindspace key (quote names with spaces: "Old Tom").
-    'status' shows the mode, the ticker, pending approvals and open events.
+    'status' shows the mode, the ticker (paused, stopped, next tick), the
+    last failure and thought, pending approvals and open events.
     Commands the assistant wants to run (execute_command) wait for
     'approve N'; they run as the assistant's character, so you must hold at
-    least every permission it holds. 'prompt <text>' replaces the operator's
-    system prompt (without text: shows it).
+    least every permission it holds. 'prompt' shows exactly what the model
+    saw on its last turn, and the operator's system prompt; 'prompt <text>'
+    replaces the operator's system prompt.
     """
 
     key = "assistant"
@@ -292,9 +305,13 @@ class CmdAssistant(Command):
             if text:
                 self._say(f"The operator prompt of {character.key} is now:\n{_escape(current)}")
             else:
+                seen = runtime.last_prompt
                 self._say(
-                    f"The operator prompt of {character.key}:\n{_escape(current) or '(empty)'}"
-                    f"\nChange it with: assistant {character.key} prompt <text>"
+                    render_prompt(
+                        str(character.key),
+                        current,
+                        None if seen is None else (ago(seen.at, runtime.seconds()), seen),
+                    )
                 )
 
         return runtime.call(prompt).addCallback(done)
@@ -325,13 +342,24 @@ class CmdAssistant(Command):
 def _ticker_data(character: Any, runtime: AssistantRuntime) -> TickerData:
     now = runtime.seconds()
     scripts = character.scripts.get(TICKER_KEY)
-    running = any(script.is_active for script in scripts)
+    # A paused Script (script/pause) stays "active" in Evennia: its saved pause time
+    # tells it apart. A stopped one is inactive.
+    paused = [s for s in scripts if s.is_active and s.db._paused_time]
+    running = [s for s in scripts if s.is_active and not s.db._paused_time]
+    state: TickerState = "ticking" if running else "paused" if paused else "stopped"
     notes = []
     if not scripts:
+        state = "missing"
         notes.append(
             f'|rNo ticker Script on {character.key}|n: run \'py here.search("{character.key}")'
             ".mindspace_setup()' or recreate the character from the assistant typeclass."
         )
+
+    def noted(item: Noted | None) -> tuple[str, str] | None:
+        if item is None:
+            return None
+        return f"{ago(item.at, now)} ({item.stamp})", item.text
+
     return TickerData(
         character=f"{character.key} ({character.dbref})",
         location=str(character.location.key) if character.location else "nowhere",
@@ -341,7 +369,11 @@ def _ticker_data(character: Any, runtime: AssistantRuntime) -> TickerData:
         last_tick_ago=None if runtime.last_tick_at is None else now - runtime.last_tick_at,
         next_in=runtime.next_due - now,
         rate=runtime.rate,
-        running=running,
+        running=bool(running),
+        state=state,
+        script=str((paused or scripts)[0].dbref) if scripts else None,
+        last_failure=noted(runtime.last_failure),
+        last_thought=noted(runtime.last_thought),
         notes=notes,
     )
 
@@ -351,10 +383,21 @@ def _escape(text: str) -> str:
 
 
 class AssistantAdminCmdSet(CmdSet):
-    """The ``assistant`` admin command; add it to your CharacterCmdSet."""
+    """Only the ``assistant`` admin command (for games with a ``talk`` of their own)."""
 
     key = "mindspace_admin"
 
     def at_cmdset_creation(self) -> None:
         """Add the command."""
+        self.add(CmdAssistant())
+
+
+class AssistantCmdSet(CmdSet):
+    """``talk`` for everyone and ``assistant`` for Builders; add it to your CharacterCmdSet."""
+
+    key = "mindspace"
+
+    def at_cmdset_creation(self) -> None:
+        """Add the commands."""
+        self.add(CmdTalk())
         self.add(CmdAssistant())

@@ -36,7 +36,10 @@ from mindspace.config import Settings, database_url
 from mindspace.errors import ConfigError
 
 __all__ = [
+    "DEFAULT_FAILURE_MESSAGE",
+    "DEFAULT_SLEEP_MESSAGE",
     "DEFAULT_THINKING_MESSAGE",
+    "DEFAULT_WAKE_MESSAGE",
     "STORE_FILE_NAME",
     "AssistantConfig",
     "EvenniaOptions",
@@ -50,6 +53,9 @@ __all__ = [
 PREFIX = "mindspace_"
 STORE_FILE_NAME = "mindspace.db"
 DEFAULT_THINKING_MESSAGE = "{name} thinks about what {speaker} said..."
+DEFAULT_SLEEP_MESSAGE = "{name} is fast asleep and does not answer."
+DEFAULT_WAKE_MESSAGE = "{name} stirs and slowly wakes up."
+DEFAULT_FAILURE_MESSAGE = "I'm sorry, I was distracted. Could you say that again?"
 _MISSING = object()
 
 
@@ -68,6 +74,21 @@ class EvenniaOptions(BaseModel):
         min_length=1,
         description="The emote; {name} is the assistant, {speaker} who spoke ('you' in private).",
     )
+    sleep_message: str = Field(
+        default=DEFAULT_SLEEP_MESSAGE,
+        description="Shown to whoever speaks to the assistant while it is in deep sleep "
+        "(it does not wake); {name} is the assistant, {speaker} who spoke; empty: nothing.",
+    )
+    wake_message: str = Field(
+        default=DEFAULT_WAKE_MESSAGE,
+        description="Shown when speaking to it wakes it from light sleep (its answer "
+        "follows once it is awake); same placeholders; empty: nothing.",
+    )
+    failure_message: str = Field(
+        default=DEFAULT_FAILURE_MESSAGE,
+        description="Said in character to the speaker when the model fails (the error "
+        "goes to the log and `assistant <name> status`); empty: nothing is said.",
+    )
     names: tuple[str, ...] = Field(
         default=(),
         description="Extra names the assistant answers to (its key and aliases always count).",
@@ -85,7 +106,7 @@ class EvenniaOptions(BaseModel):
         default=None,
         description="The operator's system prompt given to a new assistant; later changes "
         "go through `assistant <name> prompt <text>`. Default: a prompt naming the "
-        "character, the game and the character's description.",
+        "character and the game (its description and place are added at every tick).",
     )
 
 
@@ -133,15 +154,20 @@ def default_key(character_key: str) -> str:
     return slug[:64] or "assistant"
 
 
-def default_system_prompt(name: str, game: str, description: str | None) -> str:
-    """The operator prompt a new assistant starts with."""
-    desc = f" {description.strip()}" if description and description.strip() else ""
+def default_system_prompt(name: str, game: str) -> str:
+    """The operator prompt a new assistant starts with.
+
+    It holds no description or place: those are read from the game at every tick (the
+    "Your character" part of the prompt), so ``desc`` and moves take effect at once.
+    """
     return (
-        f"You are {name}, a character in {game}, a text-based multiplayer game.{desc} "
-        f"You hear what is said around you. When someone speaks to you by name or "
-        f"whispers to you, answer as {name} would, in a sentence or two of plain speech: "
-        "your text answer is said aloud in the room (or whispered back to a whisper). "
-        "Use your tools to look around, emote, move and remember what matters."
+        f"You are {name}, a character in {game}, a text-based multiplayer game. Stay in "
+        f"character: your description and where you are come with every turn. You hear "
+        f"what is said around you. When someone speaks to you by name or whispers to "
+        f"you, answer as {name} would, in a sentence or two of plain speech: that answer "
+        "is said aloud in the room (or whispered back to a whisper). When nobody spoke "
+        "to you, nothing you write is heard: act only through your tools (say, emote, "
+        "move, ...). Use them to look around and remember what matters."
     )
 
 
@@ -178,9 +204,7 @@ def resolve_config(character: Any, *, django_settings: Any = None) -> AssistantC
     store_url = _store_url(overrides.pop("database_url", None), django_settings)
     settings = _validated(Settings, {**overrides, "database_url": store_url}, sources, character)
     prompt = options.system_prompt or default_system_prompt(
-        str(character.key),
-        str(getattr(django_settings, "SERVERNAME", "this game")),
-        _description(character),
+        str(character.key), str(getattr(django_settings, "SERVERNAME", "this game"))
     )
     return AssistantConfig(
         key=key,
@@ -248,14 +272,6 @@ def _validated(model: Any, values: dict[str, Any], sources: dict[str, str], obj:
             + "; ".join(problems)
             + ". Fix the value where it is set (see docs/evennia.md, Configuration)."
         ) from exc
-
-
-def _description(character: Any) -> str | None:
-    try:
-        desc = character.db.desc
-    except AttributeError:
-        return None
-    return desc if isinstance(desc, str) else None
 
 
 def _describe(obj: Any) -> str:

@@ -26,22 +26,36 @@ was committed, so the first tick after the restart runs it again.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from mindspace.clock import Clock
 from mindspace.embeddings.port import Embedder
 from mindspace.engine.assistant import Assistant
+from mindspace.engine.prompting import PromptInputs, Provider
 from mindspace.engine.records import Event
 from mindspace.engine.scheduler import TickPolicy
 from mindspace.engine.tick import TickResult
 from mindspace.hosts.evennia.bridge import Bridge, get_bridge
 from mindspace.hosts.evennia.config import AssistantConfig, resolve_config
+from mindspace.hosts.evennia.logs import forward_logs, log_error, log_warning
+from mindspace.hosts.evennia.outcomes import (
+    Noted,
+    SeenPrompt,
+    TickReport,
+    explain_error,
+    first_line,
+    utc_stamp,
+)
 from mindspace.hosts.evennia.perception import Perceived
 from mindspace.hosts.evennia.tools import register_evennia_tools
-from mindspace.hosts.evennia.world import EvenniaWorld
+from mindspace.hosts.evennia.world import (
+    EvenniaWorld,
+    say_in_character,
+    show_reaction,
+)
 from mindspace.llm.port import LLM
 from mindspace.runtime import build_embedder, build_llm, build_tracer, open_store
 from mindspace.state.port import Store
@@ -71,34 +85,6 @@ class _OwnedStore(Store, Protocol):
 
 _RUNTIMES: dict[int, AssistantRuntime] = {}
 _STORES: dict[str, _OwnedStore] = {}  # by URL; used on the asyncio thread only
-
-
-@dataclass(frozen=True)
-class TickReport:
-    """What a tick did, as the reactor thread keeps it (``runtime.last_report``)."""
-
-    kind: str
-    status: str
-    rate: float
-    mode: str
-    event_id: str | None = None
-    reply: str | None = None
-    error: str | None = None
-    source: str | None = None
-
-    @classmethod
-    def of(cls, result: TickResult, source: str | None = None) -> TickReport:
-        """The report of ``result``; ``source`` is who sent the event of a failed tick."""
-        return cls(
-            kind=result.kind,
-            status=result.status,
-            rate=result.rate,
-            mode=result.mode,
-            event_id=result.event_id,
-            reply=result.reply,
-            error=result.error,
-            source=source,
-        )
 
 
 class AssistantRuntime:
@@ -141,6 +127,12 @@ class AssistantRuntime:
         self.failed_ticks = 0
         self.last_tick_at: float | None = None
         self.last_report: TickReport | None = None
+        self.last_prompt: SeenPrompt | None = None
+        """What the model saw on the last tick that called it (the ``prompt`` view)."""
+        self.last_thought: Noted | None = None
+        """The prose of the last autonomous tick: a private thought, never said."""
+        self.last_failure: Noted | None = None
+        """The last failed or crashed tick, for builders (``status``)."""
         self._poll_after = False
         # asyncio thread
         self._opening: asyncio.Future[Assistant] | None = None
@@ -211,6 +203,8 @@ class AssistantRuntime:
         )
         assistant.attach_world(self.world)
         register_evennia_tools(assistant.tools, self.world)
+        live = LiveContext(self.world)
+        live.previous = assistant.provide_prompt("character_context", live)
         if not assistant.views.user_system_prompt():
             await assistant.set_user_system_prompt(self.config.system_prompt)
         logger.info(
@@ -218,28 +212,38 @@ class AssistantRuntime:
         )
         return assistant
 
-    async def _enqueue(self, perceived: Perceived) -> Event:
+    async def _enqueue(self, perceived: Perceived) -> tuple[Event, str | None]:
         assistant = await self.assistant()
-        return assistant.enqueue_event(
+        event = assistant.enqueue_event(
             perceived.content,
             type=perceived.type,
             source_entity=perceived.source,
             location=perceived.location,
             metadata=perceived.metadata(),
         )
+        reaction = None
+        state = assistant.views.mode()
+        if perceived.addressed and state.mode == "sleep":
+            # Spec 003: an urgent event (anything addressed to it) wakes a light sleeper
+            # (after compacting, if it is compacting); a deep sleeper sleeps on.
+            options = self.config.options
+            light = state.sleep_depth == "light"
+            reaction = options.wake_message if light else options.sleep_message
+        return event, reaction
 
-    async def _tick(self) -> tuple[TickResult, str | None]:
+    async def _tick(self) -> tuple[TickResult, str | None, bool]:
         assistant = await self.assistant()
         self._arm_thinking(assistant)
         try:
             result = await assistant.tick()
         finally:
             self.cancel_thinking()
-        source = None
+        source, private = None, False
         if result.status == "failed" and result.event_id:
             event = assistant.views.event(result.event_id)
-            source = event.source_entity if event is not None else None
-        return result, source
+            if event is not None:
+                source, private = event.source_entity, event.private
+        return result, source, private
 
     def _arm_thinking(self, assistant: Assistant) -> None:
         delay = self.config.options.thinking_delay
@@ -279,13 +283,19 @@ class AssistantRuntime:
         """
         deferred = self.bridge.run(self._enqueue(perceived), finish_at_shutdown=True)
 
-        def queued(event: Event) -> Event:
+        def queued(stored: tuple[Event, str | None]) -> Event:
+            event, reaction = stored
+            if reaction:
+                try:
+                    show_reaction(self.character, reaction, perceived.source, perceived.private)
+                except Exception:
+                    log_error(f"mindspace: could not show {self.key!r} asleep")
             if perceived.addressed:
                 self.nudge(urgent=event.urgent)
             return event
 
         def failed(failure: Any) -> None:
-            _log_error(
+            log_error(
                 f"mindspace: could not store what {perceived.source} did for "
                 f"{self.key!r}: {failure.getErrorMessage()}"
             )
@@ -343,19 +353,22 @@ class AssistantRuntime:
         if key is not None and _RUNTIMES.get(key) is self:
             del _RUNTIMES[key]
 
-    def _ticked(self, ticked: tuple[TickResult, str | None]) -> None:
-        result, source = ticked
+    def _ticked(self, ticked: tuple[TickResult, str | None, bool]) -> None:
+        result, source, private = ticked
         now = self._now()
         self.policy.finish(self.key, now, result)
-        report = TickReport.of(result, source)
+        report = TickReport.of(result, source, private=private)
         self.ticks += 1
         self.last_tick_at = now
         self.last_report = report
-        if report.status == "failed" and report.source:
-            try:
-                self._report_failure(report)
-            except Exception:
-                _log_error(f"mindspace: could not tell {report.source} that {self.key!r} failed")
+        if report.prompt is not None:
+            self.last_prompt = SeenPrompt(now, utc_stamp(), report.kind, report.prompt)
+        if report.kind != "event" and report.reply:
+            # Only tools speak outside an answer: this prose is a thought, kept for builders.
+            self.last_thought = Noted(now, utc_stamp(), report.reply)
+            logger.info("mindspace: %r thought (not said): %s", self.key, first_line(report.reply))
+        if report.status == "failed":
+            self._report_failure(report)
 
     def _tick_failed(self, failure: Any) -> None:
         from twisted.internet.defer import CancelledError
@@ -364,7 +377,9 @@ class AssistantRuntime:
         if failure.check(CancelledError, asyncio.CancelledError):
             return  # the server is shutting down; the event is retried after the restart
         self.failed_ticks += 1
-        _log_error(
+        message = f"the tick crashed ({failure.type.__name__}: {failure.getErrorMessage()})"
+        self.last_failure = Noted(self._now(), utc_stamp(), message)
+        log_error(
             f"mindspace: a tick of {self.key!r} crashed; its event is retried next tick.\n"
             + failure.getTraceback()
         )
@@ -375,19 +390,45 @@ class AssistantRuntime:
             self.bridge.reactor.callLater(0, self.poll)
 
     def _report_failure(self, report: TickReport) -> None:
-        character = self.character
-        room = character.location
-        error = (report.error or "unknown error")[:300]
-        _log_error(f"mindspace: {self.key!r} could not answer {report.source}: {error}")
-        if room is None:
-            return
-        for obj in room.contents:
-            if str(obj.key) == report.source:
-                obj.msg(
-                    f"|r[mindspace] {character.key} could not answer you: {error}. "
-                    f"Staff can look with 'assistant {character.key} status'.|n"
+        # Builders get the technical error (status, log); the speaker an in-character line.
+        error = first_line(explain_error(report.error or "unknown error", self.config))
+        self.last_failure = Noted(self._now(), utc_stamp(), error)
+        whom = f" {report.source}" if report.source else ""
+        log_warning(f"mindspace: {self.key!r} could not answer{whom}: {error}.")
+        if report.source:
+            try:
+                say_in_character(
+                    self.character,
+                    self.config.options.failure_message,
+                    report.source,
+                    report.private,
                 )
-                return
+            except Exception:
+                log_error(f"mindspace: could not tell {report.source} that {self.key!r} failed")
+
+
+class LiveContext:
+    """The character part of every prompt: the game's state now, then the engine's part.
+
+    A prompt provider (:meth:`Assistant.provide_prompt`); ``previous`` is the provider
+    it replaced (key facts, projects...), whose text follows.
+    """
+
+    def __init__(self, world: EvenniaWorld) -> None:
+        self.world = world
+        self.previous: Provider | None = None
+
+    async def __call__(self, inputs: PromptInputs) -> str:
+        """Read the character in the game (on the reactor) and add the engine's part."""
+        try:
+            here = await self.world.character_context()
+        except Exception as exc:  # the prompt goes on without it; the log says why
+            logger.warning("mindspace: could not read the character in the game: %r", exc)
+            here = ""
+        rest: Any = self.previous(inputs) if self.previous is not None else ""
+        if inspect.isawaitable(rest):
+            rest = await rest
+        return "\n\n".join(part for part in (here, rest) if isinstance(part, str) and part)
 
 
 def config_fingerprint(character: Any) -> str:
@@ -420,11 +461,16 @@ def runtime_for(character: Any) -> AssistantRuntime:
     ):
         logger.info("mindspace: the configuration of %r changed; reopening it", runtime.key)
         runtime.close()
-        runtime = None
     if runtime is None or runtime.closed:
+        previous = runtime
         runtime = AssistantRuntime(character, resolve_config(character))
+        if previous is not None:
+            # What builders read in `status` and `prompt` outlives a configuration change.
+            runtime.last_prompt = previous.last_prompt
+            runtime.last_thought = previous.last_thought
+            runtime.last_failure = previous.last_failure
         _RUNTIMES[character.id] = runtime
-        _forward_logs()
+        forward_logs()
     else:
         runtime.world.character = character  # the idmapper may have reloaded the object
     return runtime
@@ -446,38 +492,3 @@ async def close_stores() -> None:
     """Close every store opened by runtimes (on the loop; for tests and shutdown)."""
     for url in list(_STORES):
         _STORES.pop(url).close()
-
-
-def _log_error(message: str) -> None:
-    try:
-        from evennia.utils import logger as evennia_logger
-
-        evennia_logger.log_err(message)
-    except ImportError:  # pragma: no cover - outside Evennia
-        logger.error(message)
-
-
-class _EvenniaLogHandler(logging.Handler):
-    """Sends mindspace's own log records to Evennia's server log."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        from evennia.utils import logger as evennia_logger
-
-        message = f"[{record.name}] {self.format(record)}"
-        if record.levelno >= logging.ERROR:
-            evennia_logger.log_err(message)
-        elif record.levelno >= logging.WARNING:
-            evennia_logger.log_warn(message)
-        else:
-            evennia_logger.log_info(message)
-
-
-def _forward_logs() -> None:
-    from django.conf import settings
-
-    root = logging.getLogger("mindspace")
-    if getattr(settings, "TEST_ENVIRONMENT", False) or root.handlers:
-        return
-    root.addHandler(_EvenniaLogHandler())
-    if root.level == logging.NOTSET:
-        root.setLevel(logging.INFO)

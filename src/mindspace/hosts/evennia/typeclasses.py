@@ -66,8 +66,9 @@ class AssistantTickerScript(DefaultScript):
     """Asks the assistant character whether a tick is due, every second.
 
     Persistent: it survives ``evennia reload`` (Evennia pauses and resumes it), which is
-    how the assistant keeps ticking after a reload. Pause it (``scripts/pause``) to
-    freeze the assistant without deleting anything.
+    how the assistant keeps ticking after a reload. Pause it to freeze the assistant
+    without deleting anything: ``script Barkeep =`` lists it with its ``#id``, then
+    ``script/pause #id`` (``script/start #id`` resumes it).
     """
 
     def at_script_creation(self) -> None:
@@ -178,6 +179,10 @@ class AssistantCharacterMixin:
             # single reactor turn (a script, not a player) read as two of the same kind.
             self.mindspace.bridge.reactor.callLater(0, self._mindspace_moved, line, sender)
 
+    def mindspace_talked_to(self, words: str, speaker: Any) -> None:
+        """``speaker`` used ``talk`` on this assistant: speech addressed to it."""
+        self._mindspace_event("say", words, speaker, addressed=True)
+
     def _mindspace_moved(self, line: str, sender: Any) -> None:
         here = self.location
         if here is None:
@@ -185,7 +190,9 @@ class AssistantCharacterMixin:
         kind = "arrival" if sender.location == here else "departure"
         self._mindspace_event(kind, line, sender)
 
-    def _mindspace_event(self, kind: str, words: str, sender: Any) -> None:
+    def _mindspace_event(
+        self, kind: str, words: str, sender: Any, *, addressed: bool = False
+    ) -> None:
         runtime = self.mindspace
         room = self.location
         options = runtime.config.options
@@ -199,6 +206,8 @@ class AssistantCharacterMixin:
             reply_when_alone=options.reply_when_alone,
             greet_arrivals=options.greet_arrivals,
         )
+        if addressed:
+            classification = "direct_addressing"
         if sender.tags.has(ASSISTANT_TAG, category=TAG_CATEGORY):
             # Assistants hear each other as background only: two of them answering
             # each other by name would otherwise talk forever.

@@ -9,7 +9,7 @@ with Evennia's ``EvTable`` (call it on the reactor thread, where the command run
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from evennia.utils.evtable import EvTable
 
@@ -19,10 +19,14 @@ from mindspace.journal.records import JournalEntry
 from mindspace.memory.records import EntityProfile, Memory
 from mindspace.workspace.records import Goal
 
+if TYPE_CHECKING:
+    from mindspace.hosts.evennia.outcomes import SeenPrompt
+
 __all__ = [
     "LIST_LIMIT",
     "StatusData",
     "TickerData",
+    "TickerState",
     "gather_entities",
     "gather_goals",
     "gather_journal",
@@ -34,6 +38,7 @@ __all__ = [
     "render_goals",
     "render_journal",
     "render_memories",
+    "render_prompt",
     "render_status",
 ]
 
@@ -59,6 +64,10 @@ class StatusData:
     operator_prompt: str
 
 
+TickerState = Literal["ticking", "paused", "stopped", "missing"]
+"""The ticker Script: running, paused (``script/pause``), stopped, or not there at all."""
+
+
 @dataclass(frozen=True)
 class TickerData:
     """The ticker as the reactor thread knows it."""
@@ -72,6 +81,13 @@ class TickerData:
     next_in: float
     rate: float
     running: bool
+    state: TickerState = "ticking"
+    script: str | None = None
+    """The ticker Script's ``#dbref``, for ``script/pause`` and ``script/start``."""
+    last_failure: tuple[str, str] | None = None
+    """(when, the technical error) of the last failed tick."""
+    last_thought: tuple[str, str] | None = None
+    """(when, the text) of the last autonomous tick's prose, which nobody heard."""
     notes: list[str] = field(default_factory=list)
 
 
@@ -142,16 +158,16 @@ def render_status(data: StatusData, ticker: TickerData, width: int) -> str:
     """The ``status`` view."""
     table = EvTable(border="cells", width=width)
     last = "never" if ticker.last_tick_ago is None else f"{ticker.last_tick_ago:.0f}s ago"
-    state = "running a tick" if ticker.busy else f"next tick in {max(0.0, ticker.next_in):.0f}s"
-    ticking = "ticking" if ticker.running else "|rnot ticking|n (the ticker Script is stopped)"
     rows = [
         ("Character", f"{ticker.character} in {ticker.location}"),
         ("Mode", f"{data.mode}: {data.mode_detail}".rstrip(": ")),
         (
             "Ticker",
-            f"{ticking}; {ticker.ticks} ticks since the server started ({ticker.failed_ticks} "
-            f"crashed), last {last}, {state}, every {ticker.rate:g}s in this mode",
+            f"{_ticking(ticker)}; {ticker.ticks} ticks since the server started "
+            f"({ticker.failed_ticks} crashed), last {last}, {_next(ticker)}",
         ),
+        ("Last failure", _noted(ticker.last_failure, "none since the server started")),
+        ("Last thought", _noted(ticker.last_thought, "none (nothing unsaid)")),
         ("Model", data.model),
         ("Embedder", data.embedder),
         ("Store", data.store),
@@ -160,7 +176,8 @@ def render_status(data: StatusData, ticker: TickerData, width: int) -> str:
         ("Operator prompt", _clip(data.operator_prompt, 160) or "-"),
     ]
     for name, value in rows:
-        table.add_row(f"|w{name}|n", _escape(value) if name != "Ticker" else value)
+        rendered = value if name in ("Ticker", "Last failure", "Last thought") else _escape(value)
+        table.add_row(f"|w{name}|n", rendered)
     table.reformat_column(0, width=18)
     parts = [f"|wAssistant {_escape(data.key)}|n", str(table)]
     parts.extend(ticker.notes)
@@ -204,6 +221,48 @@ def render_status(data: StatusData, ticker: TickerData, width: int) -> str:
         parts.append(str(events))
     else:
         parts.append("No open events.")
+    return "\n".join(parts)
+
+
+def _ticking(ticker: TickerData) -> str:
+    ref = ticker.script or "#?"
+    if ticker.state == "paused":
+        return f"|ypaused|n (the ticker Script {ref} is paused; resume: script/start {ref})"
+    if ticker.state == "stopped":
+        return f"|rnot ticking|n (the ticker Script {ref} is stopped; start: script/start {ref})"
+    if ticker.state == "missing":
+        return "|rnot ticking|n (no ticker Script)"
+    return f"ticking (Script {ref})"
+
+
+def _next(ticker: TickerData) -> str:
+    if ticker.busy:
+        return "running a tick now"
+    if ticker.state != "ticking":
+        return "no tick until the Script runs"
+    return f"next tick in {max(0.0, ticker.next_in):.0f}s, every {ticker.rate:g}s in this mode"
+
+
+def _noted(item: tuple[str, str] | None, none: str) -> str:
+    if item is None:
+        return none
+    when, text = item
+    return f"{when}: {_escape(_clip(text, 300))}"
+
+
+def render_prompt(key: str, operator: str, seen: tuple[str, SeenPrompt] | None) -> str:
+    """The ``prompt`` view: what the model saw on its last turn, then the operator prompt."""
+    parts = []
+    if seen is None:
+        parts.append(f"|w{key} has not called the model since the server started.|n")
+    else:
+        when, prompt = seen
+        parts.append(
+            f"|wWhat the model saw on its last turn|n ({prompt.kind} tick, {when}, "
+            f"{prompt.stamp}):\n{_escape(prompt.text.rstrip())}"
+        )
+    parts.append(f"|wThe operator prompt of {key}|n:\n{_escape(operator) or '(empty)'}")
+    parts.append(f"Change it with: assistant {key} prompt <text>")
     return "\n".join(parts)
 
 

@@ -20,7 +20,14 @@ from mindspace.errors import ToolFailedError
 from mindspace.hosts.evennia.bridge import Bridge
 from mindspace.hosts.evennia.perception import plain
 
-__all__ = ["CAPTURE_ATTRIBUTE", "EvenniaWorld", "escape_markup", "render_thinking"]
+__all__ = [
+    "CAPTURE_ATTRIBUTE",
+    "EvenniaWorld",
+    "character_context",
+    "escape_markup",
+    "render_thinking",
+    "show_reaction",
+]
 
 CAPTURE_ATTRIBUTE = "mindspace_capture"
 """The ``ndb`` attribute collecting the output of a command the assistant runs."""
@@ -100,6 +107,11 @@ class EvenniaWorld(WorldBase):
     async def thinking(self, template: str, speaker: str | None, private: bool) -> None:
         """Show that the assistant is thinking about what ``speaker`` said."""
         await self._call(_on_reactor_thinking, template, speaker, private)
+
+    async def character_context(self) -> str:
+        """Who and where the assistant is, read from the game now (for every prompt)."""
+        result: str = await self._call(character_context)
+        return result
 
 
 # -- on the reactor thread ----------------------------------------------------------------
@@ -267,6 +279,72 @@ def _on_reactor_thinking(character: Any, template: str, speaker: str | None, pri
         return
     line = render_thinking(template, name, speaker or "someone")
     room.msg_contents(text=("{line}", {"type": "pose"}), from_obj=character, mapping={"line": line})
+
+
+def character_context(character: Any) -> str:
+    """The character as the game has it now: name, description, place, company, exits.
+
+    Read on the reactor thread at every prompt assembly, so a builder's ``desc`` or a
+    move shows in the very next tick.
+    """
+    name = str(character.key)
+    lines = [f"Your character: {name}."]
+    aliases = [str(a) for a in character.aliases.all()]
+    if aliases:
+        lines.append(f"Also called: {', '.join(aliases)}.")
+    desc = character.db.desc
+    lines.append(f"Your description: {plain(str(desc)) if desc else '(none)'}")
+    room = character.location
+    if room is None:
+        lines.append("You are nowhere (no location).")
+        return "\n".join(lines)
+    lines.append(f"You are in: {room.key}.")
+    room_desc = room.db.desc
+    if room_desc:
+        lines.append(f"It looks like this: {plain(str(room_desc))}")
+    visible = [o for o in room.contents if o is not character and o.access(character, "view")]
+    people = [str(o.key) for o in visible if not _is_exit(o) and _is_character(o)]
+    things = [str(o.key) for o in visible if not _is_exit(o) and not _is_character(o)]
+    exits = [str(o.key) for o in visible if _is_exit(o)]
+    lines.append(f"Here with you: {', '.join(people) if people else 'nobody'}.")
+    if things:
+        lines.append(f"Things here: {', '.join(things)}.")
+    if exits:
+        lines.append(f"Exits: {', '.join(exits)}.")
+    return "\n".join(lines)
+
+
+def show_reaction(character: Any, template: str, speaker: str | None, private: bool) -> None:
+    """An in-character line about the assistant (asleep, waking), to the room or speaker.
+
+    ``template`` takes ``{name}`` and ``{speaker}``; empty shows nothing. Private (the
+    speaker whispered): only the speaker sees it, and ``{speaker}`` reads "you".
+    """
+    room = character.location
+    if room is None or not template.strip():
+        return
+    name = str(character.key)
+    if private and speaker:
+        try:
+            listener = _find_here(character, speaker, exits=False)
+        except ToolFailedError:
+            return  # the speaker left; nobody to tell
+        line = escape_markup(render_thinking(template, name, "you"))
+        listener.msg(text=(line, {"type": "pose"}), from_obj=character)
+        return
+    line = escape_markup(render_thinking(template, name, speaker or "someone"))
+    room.msg_contents(text=("{line}", {"type": "pose"}), from_obj=character, mapping={"line": line})
+
+
+def say_in_character(character: Any, text: str, speaker: str | None, private: bool) -> None:
+    """The assistant says ``text`` (whispered to ``speaker`` when ``private``)."""
+    if character.location is None or not text.strip():
+        return
+    target = speaker if private else None
+    try:
+        _on_reactor_say(character, text, target)
+    except ToolFailedError:
+        return  # the whisperer left
 
 
 def _is_character(obj: Any) -> bool:
