@@ -19,7 +19,6 @@ from mindspace.clock import format_time
 from mindspace.embeddings.port import Embedder, embed_async
 from mindspace.journal.ranker import EmbeddingRanker
 from mindspace.journal.records import JournalEntry
-from mindspace.journal.vectors import entry_digest
 from mindspace.state.semantic import JournalIndex, Ranked, rank_candidates
 from mindspace.state.unit import Unit
 
@@ -136,9 +135,8 @@ async def _by_meaning(
 ) -> JournalSearch:
     query = (await embed_async(meaning.embedder, [text]))[0]
     keys = [str(e.id) for e in candidates]  # JournalEntry.record_key, without the call
-    pairs = list(zip(keys, map(entry_digest, [e.content for e in candidates]), strict=True))
     if meaning.index is not None:
-        ranked = meaning.index.rank(query, pairs, limit=limit, threshold=meaning.min_similarity)
+        ranked = meaning.index.rank(query, keys, limit=limit, threshold=meaning.min_similarity)
     else:
         ranked = Ranked([], 0, keys)
     at = dict(zip(keys, range(len(keys)), strict=True))
