@@ -9,10 +9,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from sqlalchemy import select
 
 from mindspace.errors import AlreadyExistsError, StorageError
 from mindspace.state import Change
 from mindspace.storage import SqlStore
+from mindspace.storage.tables import assistants
 from mindspace.transfer import TransferError, export_assistant, import_assistant
 
 
@@ -68,9 +70,11 @@ def exported(store: SqlStore, tmp_path: Path) -> Path:
 
 
 def _keys(url: str) -> list[str]:
+    """Every assistant row, staging copies included (``list_assistants`` hides those)."""
     store = SqlStore(url)
     try:
-        return [info.key for info in store.list_assistants()]
+        with store.engine.connect() as conn:
+            return list(conn.execute(select(assistants.c.key).order_by(assistants.c.key)).scalars())
     finally:
         store.close()
 
@@ -99,9 +103,20 @@ def test_import_under_another_key_keeps_vectors_and_reports_progress(
     store: SqlStore, exported: Path
 ) -> None:
     said: list[str] = []
+    listed: list[list[str]] = []
+
+    def progress(line: str) -> None:
+        said.append(line)
+        if line.startswith("imported"):  # mid-write: no server may see the staging copy
+            listed.append([info.key for info in store.list_assistants()])
+            listed.append(_keys(store.url))
+
     summary = import_assistant(
-        store, exported, key="copy", progress=said.append, progress_every=10, batch=7
+        store, exported, key="copy", progress=progress, progress_every=10, batch=7
     )
+    assert listed[0] == ["barkeep"]
+    assert len(listed[1]) == 2
+    assert listed[1][1].startswith("~import-")
     assert summary.assistant == "copy"
     assert summary.source == "barkeep"
     assert summary.records == 29

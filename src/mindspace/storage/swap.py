@@ -8,14 +8,21 @@ whose import failed. Nothing half-imported is ever visible under the wanted key.
 
 from __future__ import annotations
 
+import uuid
+
 from sqlalchemy import delete, select, update
 
 from mindspace.errors import AlreadyExistsError, StorageError
 from mindspace.state.port import Store
-from mindspace.storage.sql import SqlStore
+from mindspace.storage.sql import STAGING_PREFIX, SqlStore
 from mindspace.storage.tables import assistants
 
-__all__ = ["drop", "promote", "sql_store"]
+__all__ = ["drop", "promote", "sql_store", "staging_key"]
+
+
+def staging_key() -> str:
+    """A fresh key for an import's staging copy (hidden from ``list_assistants``)."""
+    return f"{STAGING_PREFIX}{uuid.uuid4().hex}"
 
 
 def sql_store(store: Store) -> SqlStore:

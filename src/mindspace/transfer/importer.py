@@ -10,15 +10,15 @@ the staging copy: the wanted key either has the whole import or is untouched.
 from __future__ import annotations
 
 import json
-import uuid
+import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mindspace.errors import AlreadyExistsError, AssistantNotFoundError
+from mindspace.errors import AlreadyExistsError, AssistantNotFoundError, MindspaceError
 from mindspace.state.port import Change, Store
-from mindspace.storage.swap import drop, promote, sql_store
+from mindspace.storage.swap import drop, promote, sql_store, staging_key
 from mindspace.transfer.format import (
     FORMAT,
     VERSION,
@@ -31,6 +31,8 @@ from mindspace.transfer.format import (
 __all__ = ["ImportSummary", "import_assistant", "read_header"]
 
 Progress = Callable[[str], None]
+
+logger = logging.getLogger("mindspace.transfer")
 
 
 @dataclass
@@ -194,7 +196,7 @@ def import_assistant(
             progress(f"checked {checked} records")
     seen.clear()
     summary = ImportSummary(assistant=target, source=str(header["assistant"]), replaced=False)
-    staging = store.open_assistant(f"~import-{uuid.uuid4().hex}", create=True)
+    staging = store.open_assistant(staging_key(), create=True)
     try:
         revision = staging.revision
         pending: list[Change] = []
@@ -218,7 +220,10 @@ def import_assistant(
             replace=replace,
         )
     except BaseException:
-        drop(store, staging.id)
+        try:
+            drop(store, staging.id)
+        except MindspaceError as exc:  # the import's own error matters more; say both
+            logger.warning("Could not remove the failed import's staging copy: %s", exc)
         raise
     return summary
 
