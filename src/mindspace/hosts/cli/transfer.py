@@ -7,6 +7,7 @@ so ``mindspace export > mind.jsonl`` leaves the file clean.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import tempfile
@@ -59,9 +60,16 @@ def export_command(
     store = open_cli_store(settings, db, create=False)
     try:
         if output is None:
-            summary = export_assistant(
-                store, key, sys.stdout, progress=_progress, progress_every=_PROGRESS_EVERY
-            )
+            try:
+                summary = export_assistant(
+                    store, key, sys.stdout, progress=_progress, progress_every=_PROGRESS_EVERY
+                )
+            except BrokenPipeError:  # `mindspace export | head`: the reader left early
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                raise CliError(
+                    "The export's reader closed the pipe before the end; nothing is wrong "
+                    "with the assistant - write to a file with -o FILE instead."
+                ) from None
         else:
             # Written beside the target and renamed, so a failed export leaves no half file.
             partial = output.with_name(output.name + ".partial")
