@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from sqlalchemy import select
 
-from mindspace.errors import AlreadyExistsError, StorageError
+from mindspace.errors import AlreadyExistsError, ConfigError, StorageError
 from mindspace.state import Change
 from mindspace.storage import SqlStore
 from mindspace.storage.tables import assistants
@@ -196,3 +196,11 @@ def test_the_header_says_what_was_exported(store: SqlStore, exported: Path) -> N
     assert isinstance(memory["fields"]["embedding"], str)  # base64 text
     with pytest.raises(TransferError, match="No assistant 'nobody'"):
         export_assistant(store, "nobody", io.StringIO())
+
+
+def test_an_invalid_key_is_refused_before_anything_is_written(
+    store: SqlStore, exported: Path
+) -> None:
+    with pytest.raises(ConfigError, match="Invalid assistant key"):
+        import_assistant(store, exported, key=" padded ", replace=True)
+    assert _keys(store.url) == ["barkeep"]

@@ -91,7 +91,8 @@ def test_sqlite_to_postgresql_to_sqlite_keeps_every_record(tmp_path: Path, pg_ur
     for kind in ("message", "approval", "memory", "memory_links", "entity"):
         assert before[kind], f"the demo assistant should have {kind!r} records"
     assert any(m["embedding"] for m in before["memory"])
-    assert {d["name"] for d in before["doc"]} >= {"working_memory", "session_memory"}
+    names = {d["name"] for d in before["doc"]}
+    assert names >= {"working_memory", "session_memory", "system_prompts", "sleep_schedule"}
 
     _move(source, "barkeep", pg_url, tmp_path / "from-sqlite.jsonl")
     on_postgres = _everything(pg_url, "barkeep")

@@ -176,7 +176,8 @@ def import_assistant(
     sql_store(store)
     header = read_header(path)
     target = key if key is not None else str(header["assistant"])
-    if not replace and _exists(store, target):
+    # Also checks the key itself (ConfigError) before anything is read or written.
+    if _exists(store, target) and not replace:
         raise AlreadyExistsError(
             f"An assistant {target!r} already exists",
             "Pass --replace to overwrite it, or --as NEW_KEY to import beside it.",
