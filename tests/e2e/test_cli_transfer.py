@@ -78,8 +78,9 @@ def test_export_to_stdout_then_import_it_elsewhere(cli: Cli, tmp_path: Path) -> 
     assert "--replace" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1
 
-    piped = cli("import", "-", "--db", str(target), "--as", "copy", stdin=exported.stdout)
+    piped = cli("import", "-", "--db", str(target), "--as", "copy", "--json", stdin=exported.stdout)
     assert piped.returncode == 0, piped.stderr
+    assert json.loads(piped.stdout)["counts"] == {"doc": 1}
     written = cli("export", "--db", str(target), "-a", "copy", "-o", str(tmp_path / "c.jsonl"))
     assert written.returncode == 0, written.stderr
     assert (tmp_path / "c.jsonl").read_text(encoding="utf-8").splitlines()[1:] == lines[1:]

@@ -7,6 +7,7 @@ so ``mindspace export > mind.jsonl`` leaves the file clean.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -20,6 +21,7 @@ from mindspace.hosts.cli.common import (
     AssistantOption,
     CliError,
     DbOption,
+    JsonOption,
     database_location,
     load_settings,
     open_cli_store,
@@ -112,6 +114,7 @@ def import_command(
         bool,
         typer.Option("--replace", help="Replace an existing assistant with that key."),
     ] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Import an assistant from an export, all or nothing.
 
@@ -149,6 +152,16 @@ def import_command(
             ) from exc
         finally:
             store.close()
+    if as_json:
+        shown = {
+            "assistant": summary.assistant,
+            "source": summary.source,
+            "replaced": summary.replaced,
+            "records": summary.records,
+            "counts": summary.counts,
+        }
+        typer.echo(json.dumps(shown, ensure_ascii=False))
+        return
     verb = "Replaced" if summary.replaced else "Imported"
     typer.echo(
         f"{verb} assistant {summary.assistant!r} ({summary.records} records, exported from "
