@@ -5,8 +5,9 @@ a body that is too large, a crash - has the shape of a failed tool result::
 
     {"success": false, "error": "...", "suggestion": "..."}
 
-with extra fields where they help (``problems`` for invalid requests, ``pending`` for an
-unknown approval). A mindspace error's status is its class's ``http_status``, so a
+with extra fields where they help (``problems`` for invalid requests - request
+validation and a tool's invalid arguments alike - and ``pending`` for an unknown
+approval). A mindspace error's status is its class's ``http_status``, so a
 subclass a host or a tool defines answers with its parent's status.
 """
 
@@ -40,6 +41,7 @@ __all__ = [
     "BodyLimitMiddleware",
     "error_body",
     "error_response_body",
+    "http_tool_result",
     "install_error_handlers",
 ]
 
@@ -113,7 +115,7 @@ def error_response_body(exc: MindspaceError) -> dict[str, Any]:
     Server-side failures (5xx) do not show their internals.
     """
     if isinstance(exc, ToolError):
-        return exc.to_result()
+        return http_tool_result(exc.to_result(), status=exc.http_status)
     status = exc.http_status
     message = str(getattr(exc, "error", "") or exc)
     suggestion = str(getattr(exc, "suggestion", "") or "")
@@ -126,6 +128,26 @@ def error_response_body(exc: MindspaceError) -> dict[str, Any]:
         message = f"{type(exc).__name__}: {message}"
         suggestion = suggestion or "See the server log for details."
     return error_body(message, suggestion or _DEFAULT_SUGGESTIONS.get(status, ""), **extra)
+
+
+def http_tool_result(result: dict[str, Any], status: int) -> dict[str, Any]:
+    """A tool's result as the API answers it: a failure with ``invalid_fields`` (the spec's
+    tool-result field) also gets the API's ``problems`` list, so every 422 has one shape.
+    """
+    fields = result.get("invalid_fields")
+    if status < 400 or not isinstance(fields, list) or "problems" in result:
+        return result
+    problems = [
+        {
+            "field": str(f.get("field", "")),
+            "message": str(f.get("problem", "invalid")),
+            "type": "invalid_argument",
+            **({"got": str(f["got"])} if "got" in f else {}),
+        }
+        for f in fields
+        if isinstance(f, dict)
+    ]
+    return {**result, "problems": problems}
 
 
 def _json(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> JSONResponse:
