@@ -143,13 +143,18 @@ async def test_every_422_has_one_shape(client: httpx.AsyncClient) -> None:
     bad_body = _error(await client.post(f"{A}/events", json={"contentx": "hi"}), 422)
     bad_args = _error(await client.post(f"{A}/tools/add_goal", json={"descriptionx": 1}), 422)
     bad_query = _error(await client.get(f"{A}/journal?limit=0"), 422)
-    for body in (bad_body, bad_args, bad_query):
+    not_json = _error(await client.post(f"{A}/tools/add_goal", content=b"{oops"), 422)
+    not_object = _error(await client.post(f"{A}/tools/add_goal", json=[1]), 422)
+    too_deep = _error(await client.post(f"{A}/events", content=b"[" * 100 + b"]" * 100), 422)
+    for body in (bad_body, bad_args, bad_query, not_json, not_object, too_deep):
         fields = {p["field"] for p in body["problems"]}
         assert fields, body
         assert all(p["message"] for p in body["problems"])
     assert {"content", "contentx"} <= {p["field"] for p in bad_body["problems"]}
     assert {"description", "descriptionx"} <= {p["field"] for p in bad_args["problems"]}
     assert {"query.limit"} == {p["field"] for p in bad_query["problems"]}
+    assert not_json["problems"][0]["field"] == "body"
+    assert too_deep["problems"][0]["type"] == "json_too_deep"
     # the tool result keeps the spec's field as well
     assert bad_args["invalid_fields"][0]["field"] == "description"
 

@@ -39,6 +39,7 @@ from mindspace.validation import MAX_JSON_DEPTH, json_depth_exceeds
 __all__ = [
     "ApiError",
     "BodyLimitMiddleware",
+    "body_problem",
     "error_body",
     "error_response_body",
     "http_tool_result",
@@ -135,8 +136,11 @@ def http_tool_result(result: dict[str, Any], status: int) -> dict[str, Any]:
     tool-result field) also gets the API's ``problems`` list, so every 422 has one shape.
     """
     fields = result.get("invalid_fields")
-    if status < 400 or not isinstance(fields, list) or "problems" in result:
+    if status != 422 or "problems" in result:
         return result
+    if not isinstance(fields, list):
+        # a body that is no JSON object at all: the whole body is the invalid field
+        return {**result, "problems": body_problem(str(result.get("error", "invalid")))}
     problems = [
         {
             "field": str(f.get("field", "")),
@@ -150,6 +154,11 @@ def http_tool_result(result: dict[str, Any], status: int) -> dict[str, Any]:
     return {**result, "problems": problems}
 
 
+def body_problem(message: str, type_: str = "invalid_body") -> list[dict[str, str]]:
+    """``problems`` for a 422 about the request body as a whole."""
+    return [{"field": "body", "message": message, "type": type_}]
+
+
 def _json(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> JSONResponse:
     return SafeJSONResponse(body, status_code=status, headers=headers)
 
@@ -159,7 +168,11 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
-        return _json(exc.status, error_body(exc.error, exc.suggestion, **exc.extra), exc.headers)
+        extra = dict(exc.extra)
+        if exc.status == 422:
+            # every 422 lists its problems, also one about the body as a whole
+            extra.setdefault("problems", body_problem(exc.error))
+        return _json(exc.status, error_body(exc.error, exc.suggestion, **extra), exc.headers)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -274,6 +287,9 @@ class BodyLimitMiddleware:
                 error_body(
                     f"The request body nests JSON deeper than {MAX_JSON_DEPTH} levels",
                     "Send a flatter JSON document; no request needs deeper nesting.",
+                    problems=body_problem(
+                        f"nested deeper than {MAX_JSON_DEPTH} levels", "json_too_deep"
+                    ),
                 ),
             )
             return
