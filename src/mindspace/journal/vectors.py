@@ -14,6 +14,7 @@ when a search needs them (and kept in the process-wide matrix of
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 from typing import Any
 
@@ -73,8 +74,10 @@ class EntryVectorIndex:
         self._entry_digest: dict[str, str] = {}
         self._current: dict[str, int] = {}
         """Row of each entry whose stored vector matches its text: one lookup a candidate."""
-        self._pending: dict[str, None] = {}
-        """Entries without a current vector, oldest first (a dict keeps insertion order)."""
+        self._pending: set[str] = set()
+        """Entries without a current vector."""
+        self._age: dict[str, int] = {}
+        """Each entry's place in the order entries were stored (oldest first)."""
         self._data: npt.NDArray[np.float32] | None = None
         self._count = 0
         self._dead = 0
@@ -97,8 +100,10 @@ class EntryVectorIndex:
             return
         if isinstance(record, JournalEntry):
             self._entry_digest[key] = text_digest(record.content)
+            self._age.setdefault(key, len(self._age))
         else:
             self._entry_digest.pop(key, None)
+            self._age.pop(key, None)
         self._settle(key)
 
     def reset(self) -> None:
@@ -114,9 +119,10 @@ class EntryVectorIndex:
         scan = self._cache.store.scan(self._cache.assistant_id, EntryVector.kind, _FIELDS)
         for row in scan:
             self._add(str(row["key"]), str(row["embedder"]), str(row["digest"]), row["embedding"])
-        for key, entry in self._cache.records(JournalEntry).items():
+        for key, entry in self._cache.records(JournalEntry).items():  # stored order
             self._entry_digest[key] = text_digest(entry.content)
-        for key in self._entry_digest.keys() | self._row_of.keys():
+            self._age[key] = len(self._age)
+        for key in self._entry_digest:
             self._settle(key)
         self._built = True
 
@@ -146,13 +152,13 @@ class EntryVectorIndex:
         """Recompute whether ``key``'s entry has a current vector, or needs one."""
         digest = self._entry_digest.get(key)
         self._current.pop(key, None)
-        self._pending.pop(key, None)
+        self._pending.discard(key)
         if digest is None:
             return  # no entry (any vector left is an orphan)
         if self._vector_digest.get(key) == digest:
             self._current[key] = self._row_of[key]
         else:
-            self._pending[key] = None
+            self._pending.add(key)
 
     @property
     def nbytes(self) -> int:
@@ -188,12 +194,9 @@ class EntryVectorIndex:
     def unembedded(self, *, limit: int) -> list[str]:
         """Up to ``limit`` keys of entries without a current vector, oldest first."""
         self._ensure()
-        found: list[str] = []
-        for key in self._pending:
-            if len(found) >= limit:
-                break
-            found.append(key)
-        return found
+        # Few entries wait between nights; after an import or an embedder change many
+        # do, and picking the oldest of P costs O(P log limit) then.
+        return heapq.nsmallest(max(limit, 0), self._pending, key=self._age.__getitem__)
 
     def orphans(self, *, limit: int) -> list[str]:
         """Up to ``limit`` keys of stored vectors whose entry no longer exists."""
