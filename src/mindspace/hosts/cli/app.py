@@ -30,6 +30,7 @@ from mindspace.hosts.cli.common import (
     load_settings,
     open_cli_assistant,
     print_error,
+    reflow_help,
     run_once,
 )
 from mindspace.hosts.cli.doctor import doctor_command
@@ -314,6 +315,7 @@ app.command("serve")(serve_command)
 app.command("worker")(worker_command)
 app.command("doctor")(doctor_command)
 app.command("mcp")(mcp_command)
+reflow_help(app)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -41,6 +41,7 @@ __all__ = [
     "open_cli_assistant",
     "open_cli_store",
     "print_error",
+    "reflow_help",
     "run_once",
     "say",
     "when",
@@ -293,3 +294,31 @@ def say(line: str | Text) -> None:
 def dump(value: object) -> None:
     """Print ``value`` as indented JSON, non-ASCII kept, anything else as its ``str``."""
     typer.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
+def _reflowed(doc: str | None) -> str | None:
+    """A docstring with each paragraph on one line, so the terminal wraps it.
+
+    Rich help keeps a docstring's line breaks, so a line wrapped at 88 columns in the
+    source breaks again mid-sentence in an 80-column terminal.
+    """
+    if not doc:
+        return None
+    import inspect
+
+    paragraphs = inspect.cleandoc(doc).split("\n\n")
+    return "\n\n".join(" ".join(part.split()) for part in paragraphs)
+
+
+def reflow_help(app: typer.Typer) -> None:
+    """Give every command in ``app`` (and its sub-apps) its docstring as reflowed help."""
+    for command in app.registered_commands:
+        if command.help is None and command.callback is not None:
+            command.help = _reflowed(command.callback.__doc__)
+    for group in app.registered_groups:
+        sub = group.typer_instance
+        if sub is not None:
+            callback = sub.registered_callback
+            if callback is not None and callback.help is None and callback.callback is not None:
+                callback.help = _reflowed(callback.callback.__doc__)
+            reflow_help(sub)
