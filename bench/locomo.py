@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/locomo.py --data ../shared/data/locomo/locomo_dev.json [--json OUT]
+    python bench/locomo.py --data ../shared/data/locomo/locomo_dev.json [--output OUT.json] [--json]
 
 The same as ``mindspace bench locomo``; see ``mindspace.evaluation.locomo``.
 """

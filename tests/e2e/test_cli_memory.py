@@ -119,8 +119,9 @@ def _ok(process: subprocess.CompletedProcess[str]) -> str:
     return process.stdout
 
 
-def _error_line(process: subprocess.CompletedProcess[str]) -> str:
-    assert process.returncode == 1, (process.stdout, process.stderr)
+def _error_line(process: subprocess.CompletedProcess[str], status: int = 1) -> str:
+    """The one stderr line; ``status`` 1 when the work failed, 2 for a bad command line."""
+    assert process.returncode == status, (process.stdout, process.stderr)
     lines = process.stderr.splitlines()
     assert len(lines) == 1, f"expected one stderr line, got {process.stderr!r}"
     assert lines[0].startswith("error: ")
@@ -391,24 +392,27 @@ def test_entities_list_and_show(cli: Cli) -> None:
 
 
 @pytest.mark.parametrize(
-    ("args", "expected"),
+    ("args", "expected", "status"),
     [
-        (("memories", "--limit", "0"), "--limit must be at least 1, not 0"),
-        (("memories", "--min-trust", "1.5"), "--min-trust must be between 0 and 1, not 1.5"),
-        (("memories", "search", "ale", "--limit", "0"), "--limit must be at least 1"),
-        (("memories", "search", "ale", "--min-trust", "-0.1"), "not -0.1"),
-        (("memories", "search", "ale", "--limit", "10000"), "--limit '10000'"),
-        (("memories", "search", "   "), "QUERY '   ' is blank"),
-        (("sleep", "--ticks", "0"), "--ticks must be at least 1, not 0"),
-        (("sleep", "--reason", " "), "--reason ' ' is blank"),
-        (("wake", "--reason", ""), "--reason '' is blank"),
-        (("mode", "--assistant", " "), "--assistant ' ' is blank"),
+        (("memories", "--limit", "0"), "--limit must be at least 1, not 0", 2),
+        (("memories", "--min-trust", "1.5"), "--min-trust must be between 0 and 1, not 1.5", 2),
+        (("memories", "search", "ale", "--limit", "0"), "--limit must be at least 1", 2),
+        (("memories", "search", "ale", "--min-trust", "-0.1"), "not -0.1", 2),
+        # the tool itself refuses the value: the work failed
+        (("memories", "search", "ale", "--limit", "10000"), "--limit '10000'", 1),
+        (("memories", "search", "   "), "QUERY '   ' is blank", 2),
+        (("sleep", "--ticks", "0"), "--ticks must be at least 1, not 0", 2),
+        (("sleep", "--reason", " "), "--reason ' ' is blank", 2),
+        (("wake", "--reason", ""), "--reason '' is blank", 2),
+        (("mode", "--assistant", " "), "--assistant ' ' is blank", 2),
+        (("memories", "--limit", "many"), "Invalid value for '--limit'", 2),
+        (("memories", "--nosuch"), "No such option: --nosuch", 2),
     ],
 )
-def test_bad_input_exits_1_with_one_error_line(
-    cli: Cli, args: tuple[str, ...], expected: str
+def test_bad_input_exits_with_one_error_line(
+    cli: Cli, args: tuple[str, ...], expected: str, status: int
 ) -> None:
     _tool(cli, "noop", {})  # the assistant exists, so only the bad option is wrong
     process = cli(*args)
-    assert expected in _error_line(process)
+    assert expected in _error_line(process, status)
     assert "Traceback" not in process.stderr

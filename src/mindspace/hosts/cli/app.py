@@ -1,8 +1,9 @@
 """The ``mindspace`` command: call tools, inspect an assistant's workspace, run the demo.
 
 Every command that opens an assistant takes ``--db`` and ``--assistant``; without them
-the database and key come from the ``MINDSPACE_*`` settings. Problems the user can fix
-print one ``error: ...`` line on stderr and exit with status 1.
+the database and key come from the ``MINDSPACE_*`` settings. Every error prints one
+``error: ...`` line on stderr; the exit status is 1 when the work failed and 2 when the
+command line is wrong (docs/cli.md has the table).
 
 Start-up time matters (people run this often, and ``--help`` should feel instant): the
 command modules import the engine, the store and the model SDKs inside the command
@@ -26,6 +27,7 @@ from mindspace.hosts.cli.common import (
     AssistantOption,
     CliError,
     DbOption,
+    UsageError,
     database_location,
     load_settings,
     open_cli_assistant,
@@ -127,20 +129,19 @@ def _parse_args(name: str, raw: str) -> dict[str, Any]:
     )
     if json_depth_exceeds(raw):
         # a usage error like Click's own (exit 2), found by a scan: json.loads would recurse
-        print_error(
+        raise UsageError(
             f"--args nests JSON deeper than {MAX_JSON_DEPTH} levels. "
             f"Pass one flat JSON object of arguments.{takes}"
         )
-        raise typer.Exit(2)
     try:
         parsed = json.loads(raw)
     except json.JSONDecodeError as exc:
-        raise CliError(
+        raise UsageError(
             f"--args is not valid JSON ({exc.msg} at position {exc.pos}): {raw!r}. "
             f'Pass one JSON object, e.g. --args \'{{"key": "value"}}\'.{takes}'
         ) from exc
     if not isinstance(parsed, dict):
-        raise CliError(
+        raise UsageError(
             f"--args must be a JSON object, not {type(parsed).__name__}: {raw!r}. "
             f"Wrap the arguments in {{...}}.{takes}"
         )
@@ -263,7 +264,7 @@ def chat_command(
     from mindspace.hosts.cli.chat import read_terminal_line, run_chat
 
     if not user.strip():
-        raise CliError("--as is blank; pass your name, e.g. --as Alice.")
+        raise UsageError("--as is blank; pass your name, e.g. --as Alice.")
     settings = load_settings()
     opened = open_cli_assistant(settings, db, assistant)
     run_chat(
@@ -319,12 +320,40 @@ reflow_help(app)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Run the ``mindspace`` command line; user-fixable errors exit 1 with one line."""
+    """Run the ``mindspace`` command line: every error is one ``error:`` line on stderr.
+
+    Exit statuses (docs/cli.md): 0 done, 1 the work failed, 2 the command line is wrong.
+    """
+    # Typer 0.2x vendors Click; its usage errors are only importable from there.
+    from typer._click.exceptions import NoArgsIsHelpError
+    from typer._click.exceptions import UsageError as ClickUsageError
+
     try:
-        app(args=list(argv) if argv is not None else None, prog_name="mindspace")
-    except (MindspaceError, CliError) as exc:
+        code = app(
+            args=list(argv) if argv is not None else None,
+            prog_name="mindspace",
+            standalone_mode=False,
+        )
+    except NoArgsIsHelpError as exc:
+        typer.echo(exc.format_message())
+        raise SystemExit(2) from None
+    except ClickUsageError as exc:
+        where = exc.ctx.command_path if exc.ctx is not None else "mindspace"
+        message = exc.format_message().rstrip()
+        stop = "" if message.endswith((".", "?", "!")) else "."
+        print_error(f"{message}{stop} See: {where} --help")
+        raise SystemExit(2) from None
+    except typer.Abort:
+        print_error("Interrupted.")
+        raise SystemExit(130) from None
+    except CliError as exc:
+        print_error(str(exc))
+        raise SystemExit(exc.exit_code) from None
+    except MindspaceError as exc:
         print_error(str(exc))
         raise SystemExit(1) from None
+    if isinstance(code, int) and code != 0:
+        raise SystemExit(code)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ __all__ = [
     "CliError",
     "DbOption",
     "JsonOption",
+    "UsageError",
     "check_limit",
     "console",
     "counted",
@@ -77,7 +78,20 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JS
 
 
 class CliError(Exception):
-    """A problem the user can fix; printed as one ``error:`` line, exit status 1."""
+    """A problem the user can fix; printed as one ``error:`` line, exit status 1.
+
+    Exit statuses (docs/cli.md): 0 done, 1 the work failed (a database that cannot be
+    opened, a tool that failed, a model that did not answer), 2 the command line is wrong
+    (an unknown option, a value out of range, malformed ``--args``) - see UsageError.
+    """
+
+    exit_code: int = 1
+
+
+class UsageError(CliError):
+    """A bad option or argument value; printed as one ``error:`` line, exit status 2."""
+
+    exit_code = 2
 
 
 _URL_PASSWORD = re.compile(r"(://[^:/@\s]+:)[^@\s]+@")
@@ -144,7 +158,7 @@ def open_cli_assistant(
     and nothing is created (an older database is still migrated).
     """
     if key is not None and not key.strip():
-        raise CliError(f"--assistant {key!r} is blank; pass a key such as 'barkeep', or omit it.")
+        raise UsageError(f"--assistant {key!r} is blank; pass a key such as 'barkeep', or omit it.")
     from mindspace.runtime import build_embedder, build_llm, instrument_llm, open_assistant
 
     if not create:
@@ -271,7 +285,7 @@ def _cannot_open(settings: Settings, db: str | None, exc: OSError) -> CliError:
 def check_limit(limit: int, option: str = "--limit") -> None:
     """Reject a ``--limit`` (or other count ``option``) below 1 as a CliError."""
     if limit < 1:
-        raise CliError(f"{option} must be at least 1, not {limit!r}; pass e.g. {option} 20.")
+        raise UsageError(f"{option} must be at least 1, not {limit!r}; pass e.g. {option} 20.")
 
 
 def when(stamp: str | None) -> str:

@@ -20,6 +20,7 @@ from mindspace.hosts.cli.common import (
     CliError,
     DbOption,
     JsonOption,
+    UsageError,
     check_limit,
     console,
     counted,
@@ -92,7 +93,7 @@ def register_memory_commands(app: typer.Typer) -> None:
 
 def _check_trust(trust: float) -> None:
     if not 0.0 <= trust <= 1.0:
-        raise CliError(
+        raise UsageError(
             f"--min-trust must be between 0 and 1, not {trust!r}; pass e.g. --min-trust 0.6 "
             "(0.9 direct, 0.8 observation, 0.6 inference, 0.3 overheard)."
         )
@@ -213,7 +214,9 @@ def search_command(
     check_limit(limit)
     _check_trust(min_trust)
     if not query.strip():
-        raise CliError(f"QUERY {query!r} is blank; say what to remember, e.g. 'what Alice drinks'.")
+        raise UsageError(
+            f"QUERY {query!r} is blank; say what to remember, e.g. 'what Alice drinks'."
+        )
     opened = open_cli_assistant(load_settings(), db, assistant, create=False)
     args = {"query": query, "limit": limit, "min_source_trust": min_trust, "tags": tag or []}
     # The engine's read-only search: nothing is written, not even the call count, yet the

@@ -14,7 +14,13 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from mindspace.hosts.cli.common import CliError, DbOption, database_location, load_settings
+from mindspace.hosts.cli.common import (
+    CliError,
+    DbOption,
+    UsageError,
+    database_location,
+    load_settings,
+)
 
 if TYPE_CHECKING:
     from mindspace.config import Settings
@@ -135,7 +141,7 @@ def serve_command(
     token from MINDSPACE_API_TOKEN (or MINDSPACE_API_TOKENS) is required off loopback.
     """
     if ticks not in ("local", "queue"):
-        raise CliError(f"--ticks must be 'local' or 'queue', got {ticks!r}.")
+        raise UsageError(f"--ticks must be 'local' or 'queue', got {ticks!r}.")
     serve(load_settings(), db, host, port, ticks="queue" if ticks == "queue" else "local")
 
 

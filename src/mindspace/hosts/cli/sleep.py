@@ -22,6 +22,7 @@ from mindspace.hosts.cli.common import (
     CliError,
     DbOption,
     JsonOption,
+    UsageError,
     check_limit,
     console,
     counted,
@@ -45,7 +46,7 @@ __all__ = ["mode_command", "sleep_command", "wake_command"]
 
 def _check_text(value: str, option: str, example: str) -> str:
     if not value.strip():
-        raise CliError(f"{option} {value!r} is blank; pass some text, e.g. {option} {example!r}.")
+        raise UsageError(f"{option} {value!r} is blank; pass some text, e.g. {option} {example!r}.")
     return value.strip()
 
 
