@@ -305,8 +305,14 @@ def test_memories_list_and_search(
         asyncio.run(store(assistant))
 
     listed = _ok(cli("memories"))
-    for text in ("Id", "Occurred (UTC)", "Trust", "Imp.", "Method", "Source", "Tags", "Content"):
+    for text in ("Id, time (UTC)", "Trust", "Imp.", "Source", "Content, tags", "manual"):
         assert text in listed
+    # at 80 columns the content wraps onto more lines instead of being cut
+    narrow = _ok(cli("memories", env={**cli_env, "COLUMNS": "80"}))
+    assert max(len(line) for line in narrow.splitlines()) <= 80
+    assert "…" not in narrow
+    for content in ("The silver mine collapsed last winter", "Carol sells rope at the market"):
+        assert all(word in narrow.split() for word in content.split()), narrow
     assert mine["memory_id"] in listed
     assert "#mine #history" in listed
     assert "0.9" in listed

@@ -27,8 +27,10 @@ from mindspace.hosts.cli.common import (
     AssistantOption,
     CliError,
     DbOption,
+    JsonOption,
     UsageError,
     database_location,
+    dump,
     load_settings,
     open_cli_assistant,
     print_error,
@@ -86,6 +88,12 @@ def tool_command(
         str,
         typer.Option("--args", metavar="JSON", help="The tool's arguments as one JSON object."),
     ] = "{}",
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json", help="With list: print every tool's schema as JSON (a result always is)."
+        ),
+    ] = False,
     db: DbOption = None,
     assistant: AssistantOption = None,
 ) -> None:
@@ -101,7 +109,11 @@ def tool_command(
     from mindspace.tools import ToolCategory
 
     if name == "list":
-        console.print(tools_table(assistant_tools().tools()))
+        tools = assistant_tools().tools()
+        if as_json:
+            dump([{"category": str(t.category), **t.schema()} for t in tools])
+            return
+        console.print(tools_table(tools))
         return
     parsed = _parse_args(name, args)
     settings = load_settings()
@@ -150,9 +162,7 @@ def _parse_args(name: str, raw: str) -> dict[str, Any]:
 
 @app.command("status")
 def status_command(
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print the raw status dict as JSON.")
-    ] = False,
+    as_json: JsonOption = False,
     db: DbOption = None,
     assistant: AssistantOption = None,
 ) -> None:
@@ -164,7 +174,7 @@ def status_command(
     opened = open_cli_assistant(settings, db, assistant, create=False)
     status = opened.views.status()
     if as_json:
-        typer.echo(json.dumps(status, indent=2, ensure_ascii=False))
+        dump(status)
         return
     model = settings.llm_model or "(configured model)"
     if is_offline(opened.llm):
@@ -193,6 +203,7 @@ def goals_command(
             "are dimmed).",
         ),
     ] = False,
+    as_json: JsonOption = False,
     db: DbOption = None,
     assistant: AssistantOption = None,
 ) -> None:
@@ -207,6 +218,9 @@ def goals_command(
     settings = load_settings()
     opened = open_cli_assistant(settings, db, assistant, create=False)
     book = opened.views.goals()
+    if as_json:
+        dump([goal.to_spec() for goal in book.all()])  # every goal: --all is for the tree
+        return
     if not book.all():
         console.print(
             Text(
@@ -230,7 +244,9 @@ def goals_command(
 
 
 @app.command("projects")
-def projects_command(db: DbOption = None, assistant: AssistantOption = None) -> None:
+def projects_command(
+    as_json: JsonOption = False, db: DbOption = None, assistant: AssistantOption = None
+) -> None:
     """List the projects: key, status, summary and last activity, the active one marked."""
     from mindspace.hosts.cli.render import projects_table
 
@@ -238,6 +254,14 @@ def projects_command(db: DbOption = None, assistant: AssistantOption = None) -> 
     opened = open_cli_assistant(settings, db, assistant, create=False)
     desk = opened.views.projects()
     projects = desk.all()
+    if as_json:
+        dump(
+            {
+                "active": desk.active_key(),
+                "projects": [project.model_dump(mode="json") for project in projects],
+            }
+        )
+        return
     if not projects:
         console.print(
             f"Assistant {opened.key!r} has no projects yet. Create one with: mindspace tool "

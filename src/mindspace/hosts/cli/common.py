@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Coroutine
+import sys
+from collections.abc import Coroutine, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
@@ -38,6 +40,7 @@ __all__ = [
     "database_location",
     "dump",
     "load_settings",
+    "notes_on_stderr",
     "offline_llm",
     "open_cli_assistant",
     "open_cli_store",
@@ -298,6 +301,24 @@ def when(stamp: str | None) -> str:
 def counted(count: int, singular: str, plural: str) -> str:
     """``1 entry``, ``2 entries``: the count with the noun that fits it."""
     return f"{count} {singular if count == 1 else plural}"
+
+
+@contextmanager
+def notes_on_stderr(active: bool) -> Iterator[None]:
+    """With ``active`` (a command's ``--json``), the console prints to stderr.
+
+    A command that acts and narrates (``sleep``, ``wake``) keeps its human lines visible
+    while stdout carries only the JSON it prints at the end.
+    """
+    if not active:
+        yield
+        return
+    saved = console.file
+    console.file = sys.stderr
+    try:
+        yield
+    finally:
+        console.file = saved
 
 
 def say(line: str | Text) -> None:

@@ -174,28 +174,27 @@ def _source(memory: Memory) -> Text:
 
 
 def _memories_table(memories: Sequence[Memory], title: str) -> Table:
+    # Few, stacked columns so the content keeps most of the width and wraps: at 80
+    # columns eight side-by-side columns left it about 20 characters, cut mid-word.
     table = Table(
         title=title, title_justify="left", expand=True, box=box.SIMPLE_HEAD, show_edge=False
     )
-    table.add_column("Id", style="dim", no_wrap=True)
-    table.add_column("Occurred (UTC)", no_wrap=True)
+    table.add_column("Id, time (UTC)", no_wrap=True)
     table.add_column("Trust", justify="right", no_wrap=True)
-    table.add_column("Imp.", justify="right", no_wrap=True)
-    table.add_column("Method", no_wrap=True)
-    table.add_column("Source", no_wrap=True)
-    table.add_column("Tags", style="magenta", max_width=24, overflow="fold")
-    table.add_column("Content", min_width=20, overflow="fold")
+    table.add_column("Imp.", justify="right")
+    table.add_column("Source", overflow="fold", max_width=24)
+    table.add_column("Content, tags", ratio=1, min_width=24, overflow="fold")
     for m in memories:
         style = "bold" if m.importance >= 8 else ("dim" if m.importance <= 3 else "")
+        content = Text(m.content)
+        if m.tags:
+            content.append("\n" + " ".join(f"#{t}" for t in m.tags), style="magenta")
         table.add_row(
-            m.id,
-            _short(m.occurred_at),
+            Text(m.id, style="dim").append(f"\n{_short(m.occurred_at)}", style=""),
             f"{m.source_trust:.2g}",
-            Text(str(m.importance), style=style),
-            m.importance_method,
+            Text(str(m.importance), style=style).append(f"\n{m.importance_method}", style="dim"),
             _source(m),
-            " ".join(f"#{t}" for t in m.tags),
-            m.content,
+            content,
         )
     return table
 
