@@ -72,3 +72,15 @@ def test_cli_reference_matches_every_help_page() -> None:
     assert text[start : end + len(CLI_END)] == cli_reference(), (
         "docs/cli.md is stale; run: python scripts/gen_docs.py"
     )
+
+
+def test_install_lines_work_without_a_package_index() -> None:
+    """mindspace is on no public index: ``pip install "mindspace[x]"`` alone would fail."""
+    pages = [DOCS.parent / "README.md", *sorted(DOCS.glob("*.md"))]
+    bad = [
+        f"{page.name}: {line.strip()}"
+        for page in pages
+        for line in page.read_text().splitlines()
+        if re.search(r"pip install ['\"]?mindspace\[", line) and "@ git+" not in line
+    ]
+    assert bad == [], "use pip install -e '.[extra]' (a clone) or 'mindspace[extra] @ git+URL'"

@@ -58,7 +58,8 @@ TicksOption = Annotated[
 def _server_settings() -> ServerSettings:
     if importlib.util.find_spec("fastapi") is None or importlib.util.find_spec("uvicorn") is None:
         raise CliError(
-            "The HTTP server needs the 'server' extra: pip install 'mindspace[server]' "
+            "The HTTP server needs the 'server' extra: pip install -e '.[server]' in a "
+            "mindspace clone "
             "(make installs it for the tests)."
         )
     from pydantic import ValidationError
