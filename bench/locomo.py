@@ -13,5 +13,15 @@ import sys
 
 from mindspace.hosts.cli.bench import main
 
+
+def _compatible(argv: list[str]) -> list[str]:
+    """``--json FILE`` as recorded in bench/RESULTS.md means ``--output FILE`` now."""
+    out = list(argv)
+    for i, arg in enumerate(out[:-1]):
+        if arg == "--json" and not out[i + 1].startswith("-"):
+            out[i] = "--output"
+    return out
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main(_compatible(sys.argv[1:])))

@@ -83,4 +83,4 @@ def test_install_lines_work_without_a_package_index() -> None:
         for line in page.read_text().splitlines()
         if re.search(r"pip install ['\"]?mindspace\[", line) and "@ git+" not in line
     ]
-    assert bad == [], "use pip install -e '.[extra]' (a clone) or 'mindspace[extra] @ git+URL'"
+    assert bad == [], f"use pip install -e '.[extra]' or 'mindspace[extra] @ git+URL': {bad}"

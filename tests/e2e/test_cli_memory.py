@@ -368,13 +368,19 @@ def test_entities_list_and_show(cli: Cli) -> None:
     _tool(cli, "update_entity_observation", {"entity_id": "Bob", "observation": "Bob is loud"})
 
     listed = _ok(cli("entities"))
-    for text in ("Relationship", "Favor.", "Interact.", "Attributes", "Unconsol. obs."):
+    for text in ("Id, type", "Relationship", "interactions", "Attributes", "Pending obs."):
         assert text in listed
-    alice = next(line for line in listed.splitlines() if line.strip().startswith("Alice"))
+    lines = listed.splitlines()
+
+    def row(name: str) -> str:  # an entity's two stacked lines
+        at = next(i for i, line in enumerate(lines) if line.strip().startswith(name))
+        return lines[at] + lines[at + 1]
+
+    alice = row("Alice")
     assert "npc" in alice
     assert "friend" in alice
-    assert "0.60" in alice
-    bob = next(line for line in listed.splitlines() if line.strip().startswith("Bob"))
+    assert "favor 0.60" in alice
+    bob = row("Bob")
     assert "stranger" in bob
     assert "2 entities" in listed
 

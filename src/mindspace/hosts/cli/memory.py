@@ -330,29 +330,27 @@ def _attributes(attributes: Mapping[str, str]) -> str:
 
 
 def _entities_table(profiles: Sequence[EntityProfile], title: str) -> Table:
+    # Stacked columns, as in the memories table: side by side, eight columns cut the
+    # ids and hid the attributes at 80 columns.
     table = Table(
         title=title, title_justify="left", expand=True, box=box.SIMPLE_HEAD, show_edge=False
     )
-    table.add_column("Id", style="bold", no_wrap=True)
-    table.add_column("Type", no_wrap=True)
+    table.add_column("Id, type", overflow="fold", max_width=24)
     table.add_column("Relationship", no_wrap=True)
-    table.add_column("Favor.", justify="right", no_wrap=True)
-    table.add_column("Interact.", justify="right", no_wrap=True)
-    table.add_column("Attributes", min_width=20, overflow="fold")
-    table.add_column("Unconsol. obs.", justify="right", no_wrap=True)
-    table.add_column("Last seen (UTC)", style="dim", no_wrap=True)
+    table.add_column("Talks, last seen (UTC)", no_wrap=True)
+    table.add_column("Attributes", ratio=1, min_width=20, overflow="fold")
+    table.add_column("Pending obs.", justify="right")
     for p in profiles:
         r = p.relationship
         pending = sum(1 for o in p.observations if not o.consolidated)
         table.add_row(
-            p.entity_id,
-            p.entity_type,
-            _state(p),
-            f"{r.favorability:.2f}",
-            str(r.interaction_count),
+            Text(p.entity_id, style="bold").append(f"\n{p.entity_type}", style=""),
+            _state(p).append(f"\nfavor {r.favorability:.2f}", style="dim"),
+            Text(f"{r.interaction_count} interactions").append(
+                f"\n{_short(p.last_seen)}", style="dim"
+            ),
             _attributes(p.attributes),
             Text(str(pending), style="yellow" if pending else "dim"),
-            _short(p.last_seen),
         )
     return table
 
