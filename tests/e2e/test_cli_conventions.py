@@ -131,3 +131,14 @@ def test_usage_errors_are_one_line_with_status_2(run: Any) -> None:
         [line] = done.stderr.splitlines()
         assert line.startswith(expected)
         assert done.stdout == ""
+
+
+def test_help_paragraphs_are_single_lines_so_the_terminal_wraps_them() -> None:
+    """A docstring's source line breaks must not reach the terminal (demo, sleep broke)."""
+    broken = {
+        path: paragraph
+        for path, command in _commands().items()
+        for paragraph in (command.help or "").split("\n\n")
+        if "\n" in paragraph.strip()
+    }
+    assert broken == {}
