@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/locomo.py --data ../shared/data/locomo/locomo_dev.json [--json OUT]
+    python bench/locomo.py --data ../shared/data/locomo/locomo_dev.json [--output OUT.json] [--json]
 
 The same as ``mindspace bench locomo``; see ``mindspace.evaluation.locomo``.
 """
@@ -13,5 +13,15 @@ import sys
 
 from mindspace.hosts.cli.bench import main
 
+
+def _compatible(argv: list[str]) -> list[str]:
+    """``--json FILE`` as recorded in bench/RESULTS.md means ``--output FILE`` now."""
+    out = list(argv)
+    for i, arg in enumerate(out[:-1]):
+        if arg == "--json" and not out[i + 1].startswith("-"):
+            out[i] = "--output"
+    return out
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main(_compatible(sys.argv[1:])))

@@ -2,7 +2,9 @@
 
 Every field has a documented default, so an assistant runs with no configuration at
 all: the database lives in the data directory and the offline model stands in for an
-LLM. ``docs/configuration.md`` lists the same fields for users.
+LLM. ``docs/configuration.md`` lists the same fields for users: its "Every setting"
+table is generated from this model (``python scripts/gen_docs.py``), and a test fails
+when a field is missing there or its default differs.
 """
 
 from __future__ import annotations
@@ -383,11 +385,23 @@ class Settings(BaseSettings):
     )
 
     # Limits on what tools accept (bad input gets a clear error, nothing is stored)
-    max_goal_description_chars: int = Field(default=500, gt=0)
-    max_session_memory_chars: int = Field(default=1_000, gt=0)
-    max_project_summary_chars: int = Field(default=1_000, gt=0)
-    max_project_context_chars: int = Field(default=20_000, gt=0)
-    max_system_prompt_chars: int = Field(default=8_000, gt=0)
+    max_goal_description_chars: int = Field(
+        default=500, gt=0, description="Longest goal description accepted."
+    )
+    max_session_memory_chars: int = Field(
+        default=1_000,
+        gt=0,
+        description="Longest session memory item (or entity observation) accepted.",
+    )
+    max_project_summary_chars: int = Field(
+        default=1_000, gt=0, description="Longest project summary accepted."
+    )
+    max_project_context_chars: int = Field(
+        default=20_000, gt=0, description="Longest project context accepted."
+    )
+    max_system_prompt_chars: int = Field(
+        default=8_000, gt=0, description="Longest system prompt accepted."
+    )
     max_completed_tasks: int = Field(
         default=50, gt=0, description="Completed tasks kept in session memory."
     )

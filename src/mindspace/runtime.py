@@ -137,7 +137,7 @@ def _anthropic_llm(settings: Settings) -> LLM:
             raise
         raise ConfigError(
             "The LLM provider is 'anthropic' but the anthropic SDK is not installed; "
-            "install it with: pip install 'mindspace[anthropic]'"
+            "install it with: pip install -e '.[anthropic]' in a mindspace clone"
         ) from exc
     return AnthropicLLM(
         model=settings.llm_model,
@@ -449,7 +449,8 @@ def _fleet_module() -> Any:
         import mindspace.fleet as fleet
     except ImportError as exc:
         raise ConfigError(
-            "The worker fleet needs the 'fleet' extra: pip install 'mindspace[fleet]' "
+            "The worker fleet needs the 'fleet' extra: pip install -e '.[fleet]' in a "
+            "mindspace clone "
             f"(missing: {exc.name or exc})."
         ) from None
     return fleet

@@ -56,7 +56,8 @@ def active_telemetry(settings: Settings) -> Telemetry | None:
                 from mindspace.observability import Telemetry
             except ImportError as exc:
                 raise ConfigError(
-                    "MINDSPACE_OTEL=1 needs the 'otel' extra: pip install 'mindspace[otel]' "
+                    "MINDSPACE_OTEL=1 needs the 'otel' extra: pip install -e '.[otel]' in a "
+                    "mindspace clone "
                     f"(missing: {exc.name or exc}), or unset MINDSPACE_OTEL."
                 ) from None
             _telemetry = Telemetry.from_environment()

@@ -108,9 +108,9 @@ def test_default_database_is_in_the_data_dir(cli: Cli, tmp_path: Path) -> None:
     assert (tmp_path / "mindspace.db").is_file()
 
 
-def test_invalid_json_args_exit_1_with_one_error_line(cli: Cli) -> None:
+def test_invalid_json_args_exit_2_with_one_error_line(cli: Cli) -> None:
     process = cli("tool", "add_goal", "--args", "{bad json")
-    assert process.returncode == 1
+    assert process.returncode == 2
     line = _error_line(process)
     assert "--args is not valid JSON" in line
     assert "'{bad json'" in line
@@ -119,7 +119,7 @@ def test_invalid_json_args_exit_1_with_one_error_line(cli: Cli) -> None:
 
 def test_args_must_be_an_object(cli: Cli) -> None:
     process = cli("tool", "add_goal", "--args", '["Fix the gate"]')
-    assert process.returncode == 1
+    assert process.returncode == 2
     assert "must be a JSON object" in _error_line(process)
 
 

@@ -119,8 +119,9 @@ def _ok(process: subprocess.CompletedProcess[str]) -> str:
     return process.stdout
 
 
-def _error_line(process: subprocess.CompletedProcess[str]) -> str:
-    assert process.returncode == 1, (process.stdout, process.stderr)
+def _error_line(process: subprocess.CompletedProcess[str], status: int = 1) -> str:
+    """The one stderr line; ``status`` 1 when the work failed, 2 for a bad command line."""
+    assert process.returncode == status, (process.stdout, process.stderr)
     lines = process.stderr.splitlines()
     assert len(lines) == 1, f"expected one stderr line, got {process.stderr!r}"
     assert lines[0].startswith("error: ")
@@ -304,8 +305,14 @@ def test_memories_list_and_search(
         asyncio.run(store(assistant))
 
     listed = _ok(cli("memories"))
-    for text in ("Id", "Occurred (UTC)", "Trust", "Imp.", "Method", "Source", "Tags", "Content"):
+    for text in ("Id, time (UTC)", "Trust", "Imp.", "Source", "Content, tags", "manual"):
         assert text in listed
+    # at 80 columns the content wraps onto more lines instead of being cut
+    narrow = _ok(cli("memories", env={**cli_env, "COLUMNS": "80"}))
+    assert max(len(line) for line in narrow.splitlines()) <= 80
+    assert "…" not in narrow
+    for content in ("The silver mine collapsed last winter", "Carol sells rope at the market"):
+        assert all(word in narrow.split() for word in content.split()), narrow
     assert mine["memory_id"] in listed
     assert "#mine #history" in listed
     assert "0.9" in listed
@@ -361,13 +368,19 @@ def test_entities_list_and_show(cli: Cli) -> None:
     _tool(cli, "update_entity_observation", {"entity_id": "Bob", "observation": "Bob is loud"})
 
     listed = _ok(cli("entities"))
-    for text in ("Relationship", "Favor.", "Interact.", "Attributes", "Unconsol. obs."):
+    for text in ("Id, type", "Relationship", "interactions", "Attributes", "Pending obs."):
         assert text in listed
-    alice = next(line for line in listed.splitlines() if line.strip().startswith("Alice"))
+    lines = listed.splitlines()
+
+    def row(name: str) -> str:  # an entity's two stacked lines
+        at = next(i for i, line in enumerate(lines) if line.strip().startswith(name))
+        return lines[at] + lines[at + 1]
+
+    alice = row("Alice")
     assert "npc" in alice
     assert "friend" in alice
-    assert "0.60" in alice
-    bob = next(line for line in listed.splitlines() if line.strip().startswith("Bob"))
+    assert "favor 0.60" in alice
+    bob = row("Bob")
     assert "stranger" in bob
     assert "2 entities" in listed
 
@@ -391,24 +404,27 @@ def test_entities_list_and_show(cli: Cli) -> None:
 
 
 @pytest.mark.parametrize(
-    ("args", "expected"),
+    ("args", "expected", "status"),
     [
-        (("memories", "--limit", "0"), "--limit must be at least 1, not 0"),
-        (("memories", "--min-trust", "1.5"), "--min-trust must be between 0 and 1, not 1.5"),
-        (("memories", "search", "ale", "--limit", "0"), "--limit must be at least 1"),
-        (("memories", "search", "ale", "--min-trust", "-0.1"), "not -0.1"),
-        (("memories", "search", "ale", "--limit", "10000"), "--limit '10000'"),
-        (("memories", "search", "   "), "QUERY '   ' is blank"),
-        (("sleep", "--ticks", "0"), "--ticks must be at least 1, not 0"),
-        (("sleep", "--reason", " "), "--reason ' ' is blank"),
-        (("wake", "--reason", ""), "--reason '' is blank"),
-        (("mode", "--assistant", " "), "--assistant ' ' is blank"),
+        (("memories", "--limit", "0"), "--limit must be at least 1, not 0", 2),
+        (("memories", "--min-trust", "1.5"), "--min-trust must be between 0 and 1, not 1.5", 2),
+        (("memories", "search", "ale", "--limit", "0"), "--limit must be at least 1", 2),
+        (("memories", "search", "ale", "--min-trust", "-0.1"), "not -0.1", 2),
+        # the tool itself refuses the value: the work failed
+        (("memories", "search", "ale", "--limit", "10000"), "--limit '10000'", 1),
+        (("memories", "search", "   "), "QUERY '   ' is blank", 2),
+        (("sleep", "--ticks", "0"), "--ticks must be at least 1, not 0", 2),
+        (("sleep", "--reason", " "), "--reason ' ' is blank", 2),
+        (("wake", "--reason", ""), "--reason '' is blank", 2),
+        (("mode", "--assistant", " "), "--assistant ' ' is blank", 2),
+        (("memories", "--limit", "many"), "Invalid value for '--limit'", 2),
+        (("memories", "--nosuch"), "No such option: --nosuch", 2),
     ],
 )
-def test_bad_input_exits_1_with_one_error_line(
-    cli: Cli, args: tuple[str, ...], expected: str
+def test_bad_input_exits_with_one_error_line(
+    cli: Cli, args: tuple[str, ...], expected: str, status: int
 ) -> None:
     _tool(cli, "noop", {})  # the assistant exists, so only the bad option is wrong
     process = cli(*args)
-    assert expected in _error_line(process)
+    assert expected in _error_line(process, status)
     assert "Traceback" not in process.stderr

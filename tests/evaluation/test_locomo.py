@@ -170,7 +170,7 @@ def test_the_cli_prints_the_table_and_writes_exactly_the_json_shape(tmp_path: Pa
             "locomo",
             "--data",
             str(data),
-            "--json",
+            "--output",
             str(out),
         ],
         capture_output=True,
@@ -186,6 +186,9 @@ def test_the_cli_prints_the_table_and_writes_exactly_the_json_shape(tmp_path: Pa
     result = json.loads(out.read_text())
     assert list(result) == ["product", "bm25", "dense", "questions", "evidence_dropped", "seconds"]
     assert result["questions"] == 4
+    # not on a terminal: one progress line per conversation and stage on stderr
+    assert "conv-test: ingesting" in done.stderr
+    assert "conv-test: asking" in done.stderr
     missing = subprocess.run(
         [
             sys.executable,
@@ -202,8 +205,36 @@ def test_the_cli_prints_the_table_and_writes_exactly_the_json_shape(tmp_path: Pa
         env=env,
         check=False,
     )
-    assert missing.returncode == 1
+    assert missing.returncode == 2
     assert missing.stderr.startswith("error: No LoCoMo file")
+    assert "https://github.com/snap-research/locomo" in missing.stderr
+
+
+def test_the_cli_json_goes_to_stdout_and_no_data_says_where_to_get_it(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    data = tmp_path / "tiny.json"
+    data.write_text(json.dumps(_conversation()))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MINDSPACE_")}
+    env.update({"MINDSPACE_EMBEDDER": "hashing", "MINDSPACE_DATA_DIR": str(tmp_path)})
+
+    def bench(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "mindspace.hosts.cli.app", "bench", "locomo", *args]
+        return subprocess.run(
+            command, capture_output=True, text=True, timeout=300, env=env, check=False
+        )
+
+    done = bench("--data", str(data), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["questions"] == 4  # only JSON on stdout
+    no_data = bench()
+    assert no_data.returncode == 2
+    [line] = no_data.stderr.splitlines()
+    assert line.startswith("error: No --data given.")
+    assert "https://github.com/snap-research/locomo" in line
+    assert no_data.stdout == ""
 
 
 async def test_the_smoke_run_scores_the_same_on_postgresql(tmp_path: Path, pg_url: str) -> None:

@@ -328,5 +328,5 @@ def test_without_the_sdk_the_extra_to_install_is_named(monkeypatch: pytest.Monke
     monkeypatch.delitem(sys.modules, "mindspace.llm.anthropic_messages", raising=False)
     monkeypatch.delitem(sys.modules, "mindspace.llm.anthropic_retry", raising=False)
     settings = Settings(llm_provider="anthropic", llm_model="m", llm_api_key="k")  # type: ignore[arg-type]
-    with pytest.raises(ConfigError, match=r"pip install 'mindspace\[anthropic\]'"):
+    with pytest.raises(ConfigError, match=r"pip install -e '\.\[anthropic\]'"):
         build_llm(settings)

@@ -134,7 +134,7 @@ def _references(
     except ImportError as exc:
         raise ConfigError(
             "The LoCoMo benchmark needs bm25s for its BM25 reference: "
-            "pip install 'mindspace[bench]' (or bm25s PyStemmer)."
+            "pip install -e '.[bench]' in a mindspace clone (or pip install bm25s PyStemmer)."
         ) from exc
     turns = [t for s in sample.sessions for t in s.turns]
     texts = [f"{t.speaker}: {t.content}" for t in turns]

@@ -1,8 +1,9 @@
 """The ``mindspace`` command: call tools, inspect an assistant's workspace, run the demo.
 
 Every command that opens an assistant takes ``--db`` and ``--assistant``; without them
-the database and key come from the ``MINDSPACE_*`` settings. Problems the user can fix
-print one ``error: ...`` line on stderr and exit with status 1.
+the database and key come from the ``MINDSPACE_*`` settings. Every error prints one
+``error: ...`` line on stderr; the exit status is 1 when the work failed and 2 when the
+command line is wrong (docs/cli.md has the table).
 
 Start-up time matters (people run this often, and ``--help`` should feel instant): the
 command modules import the engine, the store and the model SDKs inside the command
@@ -26,10 +27,14 @@ from mindspace.hosts.cli.common import (
     AssistantOption,
     CliError,
     DbOption,
+    JsonOption,
+    UsageError,
     database_location,
+    dump,
     load_settings,
     open_cli_assistant,
     print_error,
+    reflow_help,
     run_once,
 )
 from mindspace.hosts.cli.doctor import doctor_command
@@ -84,6 +89,12 @@ def tool_command(
         str,
         typer.Option("--args", metavar="JSON", help="The tool's arguments as one JSON object."),
     ] = "{}",
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json", help="With list: print every tool's schema as JSON (a result always is)."
+        ),
+    ] = False,
     db: DbOption = None,
     assistant: AssistantOption = None,
 ) -> None:
@@ -99,7 +110,11 @@ def tool_command(
     from mindspace.tools import ToolCategory
 
     if name == "list":
-        console.print(tools_table(assistant_tools().tools()))
+        tools = assistant_tools().tools()
+        if as_json:
+            dump([{"category": str(t.category), **t.schema()} for t in tools])
+            return
+        console.print(tools_table(tools))
         return
     parsed = _parse_args(name, args)
     settings = load_settings()
@@ -127,20 +142,19 @@ def _parse_args(name: str, raw: str) -> dict[str, Any]:
     )
     if json_depth_exceeds(raw):
         # a usage error like Click's own (exit 2), found by a scan: json.loads would recurse
-        print_error(
+        raise UsageError(
             f"--args nests JSON deeper than {MAX_JSON_DEPTH} levels. "
             f"Pass one flat JSON object of arguments.{takes}"
         )
-        raise typer.Exit(2)
     try:
         parsed = json.loads(raw)
     except json.JSONDecodeError as exc:
-        raise CliError(
+        raise UsageError(
             f"--args is not valid JSON ({exc.msg} at position {exc.pos}): {raw!r}. "
             f'Pass one JSON object, e.g. --args \'{{"key": "value"}}\'.{takes}'
         ) from exc
     if not isinstance(parsed, dict):
-        raise CliError(
+        raise UsageError(
             f"--args must be a JSON object, not {type(parsed).__name__}: {raw!r}. "
             f"Wrap the arguments in {{...}}.{takes}"
         )
@@ -149,9 +163,7 @@ def _parse_args(name: str, raw: str) -> dict[str, Any]:
 
 @app.command("status")
 def status_command(
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print the raw status dict as JSON.")
-    ] = False,
+    as_json: JsonOption = False,
     db: DbOption = None,
     assistant: AssistantOption = None,
 ) -> None:
@@ -163,7 +175,7 @@ def status_command(
     opened = open_cli_assistant(settings, db, assistant, create=False)
     status = opened.views.status()
     if as_json:
-        typer.echo(json.dumps(status, indent=2, ensure_ascii=False))
+        dump(status)
         return
     model = settings.llm_model or "(configured model)"
     if is_offline(opened.llm):
@@ -192,6 +204,7 @@ def goals_command(
             "are dimmed).",
         ),
     ] = False,
+    as_json: JsonOption = False,
     db: DbOption = None,
     assistant: AssistantOption = None,
 ) -> None:
@@ -206,6 +219,9 @@ def goals_command(
     settings = load_settings()
     opened = open_cli_assistant(settings, db, assistant, create=False)
     book = opened.views.goals()
+    if as_json:
+        dump([goal.to_spec() for goal in book.all()])  # every goal: --all is for the tree
+        return
     if not book.all():
         console.print(
             Text(
@@ -229,7 +245,9 @@ def goals_command(
 
 
 @app.command("projects")
-def projects_command(db: DbOption = None, assistant: AssistantOption = None) -> None:
+def projects_command(
+    as_json: JsonOption = False, db: DbOption = None, assistant: AssistantOption = None
+) -> None:
     """List the projects: key, status, summary and last activity, the active one marked."""
     from mindspace.hosts.cli.render import projects_table
 
@@ -237,6 +255,14 @@ def projects_command(db: DbOption = None, assistant: AssistantOption = None) -> 
     opened = open_cli_assistant(settings, db, assistant, create=False)
     desk = opened.views.projects()
     projects = desk.all()
+    if as_json:
+        dump(
+            {
+                "active": desk.active_key(),
+                "projects": [project.model_dump(mode="json") for project in projects],
+            }
+        )
+        return
     if not projects:
         console.print(
             f"Assistant {opened.key!r} has no projects yet. Create one with: mindspace tool "
@@ -263,7 +289,7 @@ def chat_command(
     from mindspace.hosts.cli.chat import read_terminal_line, run_chat
 
     if not user.strip():
-        raise CliError("--as is blank; pass your name, e.g. --as Alice.")
+        raise UsageError("--as is blank; pass your name, e.g. --as Alice.")
     settings = load_settings()
     opened = open_cli_assistant(settings, db, assistant)
     run_chat(
@@ -317,15 +343,44 @@ app.command("doctor")(doctor_command)
 app.command("mcp")(mcp_command)
 app.command("export")(export_command)
 app.command("import")(import_command)
+reflow_help(app)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Run the ``mindspace`` command line; user-fixable errors exit 1 with one line."""
+    """Run the ``mindspace`` command line: every error is one ``error:`` line on stderr.
+
+    Exit statuses (docs/cli.md): 0 done, 1 the work failed, 2 the command line is wrong.
+    """
+    # Typer 0.2x vendors Click; its usage errors are only importable from there.
+    from typer._click.exceptions import NoArgsIsHelpError
+    from typer._click.exceptions import UsageError as ClickUsageError
+
     try:
-        app(args=list(argv) if argv is not None else None, prog_name="mindspace")
-    except (MindspaceError, CliError) as exc:
+        code = app(
+            args=list(argv) if argv is not None else None,
+            prog_name="mindspace",
+            standalone_mode=False,
+        )
+    except NoArgsIsHelpError as exc:
+        typer.echo(exc.format_message())
+        raise SystemExit(2) from None
+    except ClickUsageError as exc:
+        where = exc.ctx.command_path if exc.ctx is not None else "mindspace"
+        message = exc.format_message().rstrip()
+        stop = "" if message.endswith((".", "?", "!")) else "."
+        print_error(f"{message}{stop} See: {where} --help")
+        raise SystemExit(2) from None
+    except typer.Abort:
+        print_error("Interrupted.")
+        raise SystemExit(130) from None
+    except CliError as exc:
+        print_error(str(exc))
+        raise SystemExit(exc.exit_code) from None
+    except MindspaceError as exc:
         print_error(str(exc))
         raise SystemExit(1) from None
+    if isinstance(code, int) and code != 0:
+        raise SystemExit(code)
 
 
 if __name__ == "__main__":

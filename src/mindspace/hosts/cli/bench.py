@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -11,7 +13,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from mindspace.hosts.cli.common import CliError, load_settings
+from mindspace.hosts.cli.common import CliError, UsageError, load_settings
 
 __all__ = ["bench_app", "main", "results_table"]
 
@@ -24,11 +26,31 @@ def _bench() -> None:
     """Benchmarks of the product's memory."""
 
 
+_LOCOMO_SOURCE = (
+    "LoCoMo is not shipped with mindspace (its licence, CC BY-NC 4.0, allows "
+    "non-commercial use only): download data/locomo10.json from "
+    "https://github.com/snap-research/locomo and pass --data PATH/locomo10.json"
+)
+
+
 @bench_app.command("locomo")
 def locomo_command(
-    data: Annotated[Path, typer.Option("--data", help="A LoCoMo-format JSON file.")],
-    json_out: Annotated[
-        Path | None, typer.Option("--json", help="Also write the results as JSON here.")
+    data: Annotated[
+        Path | None,
+        typer.Option(
+            "--data",
+            metavar="FILE",
+            help="A LoCoMo-format JSON file, e.g. data/locomo10.json from "
+            "https://github.com/snap-research/locomo (not shipped: CC BY-NC 4.0).",
+            show_default=False,
+        ),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the results as JSON on stdout, not a table.")
+    ] = False,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", metavar="FILE", help="Also write the results as JSON here."),
     ] = None,
     workdir: Annotated[
         Path | None,
@@ -39,18 +61,15 @@ def locomo_command(
         ),
     ] = None,
 ) -> None:
-    """Ingest every conversation, ask every question, and compare with BM25 and dense."""
-    if not data.is_file():
-        raise CliError(f"No LoCoMo file at {str(data)!r}; pass --data PATH to the JSON file.")
-    import asyncio
+    """Ingest every conversation, ask every question, and compare with BM25 and dense.
 
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-    )
+    Progress goes to stderr: a bar on a terminal, otherwise one line per conversation and stage.
+    """
+    if data is None:
+        raise UsageError(f"No --data given. {_LOCOMO_SOURCE}.")
+    if not data.is_file():
+        raise UsageError(f"No LoCoMo file at {str(data)!r}. {_LOCOMO_SOURCE}.")
+    import asyncio
 
     from mindspace.evaluation.locomo import run_locomo
     from mindspace.runtime import build_embedder
@@ -60,6 +79,46 @@ def locomo_command(
     if embedder is None:
         raise CliError("The benchmark needs an embedder; unset MINDSPACE_EMBEDDER=none.")
     console = Console(stderr=True)
+    with _progress(console) as progress:
+        result = asyncio.run(
+            run_locomo(data, embedder=embedder, progress=progress, workdir=workdir)
+        )
+    if as_json:
+        typer.echo(json.dumps(_shape(result), indent=2))
+    else:
+        Console().print(results_table(result))
+    if output is not None:
+        output.write_text(json.dumps(_shape(result), indent=2) + "\n")
+        console.print(f"wrote {str(output)!r}")
+
+
+@contextmanager
+def _progress(console: Console) -> Iterator[Callable[[str, int, int], None]]:
+    """A progress callback: a live bar on a terminal, else a line per stage on stderr.
+
+    Redirected output (CI, ``nohup``, a pipe) still shows the run is alive: a bar would
+    print nothing there for the ten minutes a full run takes.
+    """
+    if not console.is_terminal:
+        started = time.monotonic()
+        last = [""]
+
+        def line(stage: str, done: int, total: int) -> None:
+            if stage != last[0]:
+                last[0] = stage
+                elapsed = time.monotonic() - started
+                typer.echo(f"[{elapsed:6.0f} s] {stage} ({done}/{total})", err=True)
+
+        yield line
+        return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -70,16 +129,10 @@ def locomo_command(
     ) as bar:
         task = bar.add_task("starting", total=None)
 
-        def progress(stage: str, done: int, total: int) -> None:
+        def update(stage: str, done: int, total: int) -> None:
             bar.update(task, description=stage, completed=done, total=total)
 
-        result = asyncio.run(
-            run_locomo(data, embedder=embedder, progress=progress, workdir=workdir)
-        )
-    Console().print(results_table(result))
-    if json_out is not None:
-        json_out.write_text(json.dumps(_shape(result), indent=2) + "\n")
-        console.print(f"wrote {str(json_out)!r}")
+        yield update
 
 
 def _shape(result: dict[str, Any]) -> dict[str, Any]:
@@ -113,5 +166,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         bench_app(args=["locomo", *(argv or [])], standalone_mode=False)
     except CliError as exc:
         typer.echo(f"error: {exc}", err=True)
-        return 1
+        return exc.exit_code
     return 0

@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Coroutine
+import sys
+from collections.abc import Coroutine, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
@@ -31,16 +33,19 @@ __all__ = [
     "CliError",
     "DbOption",
     "JsonOption",
+    "UsageError",
     "check_limit",
     "console",
     "counted",
     "database_location",
     "dump",
     "load_settings",
+    "notes_on_stderr",
     "offline_llm",
     "open_cli_assistant",
     "open_cli_store",
     "print_error",
+    "reflow_help",
     "run_once",
     "say",
     "when",
@@ -76,7 +81,20 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JS
 
 
 class CliError(Exception):
-    """A problem the user can fix; printed as one ``error:`` line, exit status 1."""
+    """A problem the user can fix; printed as one ``error:`` line, exit status 1.
+
+    Exit statuses (docs/cli.md): 0 done, 1 the work failed (a database that cannot be
+    opened, a tool that failed, a model that did not answer), 2 the command line is wrong
+    (an unknown option, a value out of range, malformed ``--args``) - see UsageError.
+    """
+
+    exit_code: int = 1
+
+
+class UsageError(CliError):
+    """A bad option or argument value; printed as one ``error:`` line, exit status 2."""
+
+    exit_code = 2
 
 
 _URL_PASSWORD = re.compile(r"(://[^:/@\s]+:)[^@\s]+@")
@@ -143,7 +161,7 @@ def open_cli_assistant(
     and nothing is created (an older database is still migrated).
     """
     if key is not None and not key.strip():
-        raise CliError(f"--assistant {key!r} is blank; pass a key such as 'barkeep', or omit it.")
+        raise UsageError(f"--assistant {key!r} is blank; pass a key such as 'barkeep', or omit it.")
     from mindspace.runtime import build_embedder, build_llm, instrument_llm, open_assistant
 
     if not create:
@@ -270,7 +288,7 @@ def _cannot_open(settings: Settings, db: str | None, exc: OSError) -> CliError:
 def check_limit(limit: int, option: str = "--limit") -> None:
     """Reject a ``--limit`` (or other count ``option``) below 1 as a CliError."""
     if limit < 1:
-        raise CliError(f"{option} must be at least 1, not {limit!r}; pass e.g. {option} 20.")
+        raise UsageError(f"{option} must be at least 1, not {limit!r}; pass e.g. {option} 20.")
 
 
 def when(stamp: str | None) -> str:
@@ -285,6 +303,24 @@ def counted(count: int, singular: str, plural: str) -> str:
     return f"{count} {singular if count == 1 else plural}"
 
 
+@contextmanager
+def notes_on_stderr(active: bool) -> Iterator[None]:
+    """With ``active`` (a command's ``--json``), the console prints to stderr.
+
+    A command that acts and narrates (``sleep``, ``wake``) keeps its human lines visible
+    while stdout carries only the JSON it prints at the end.
+    """
+    if not active:
+        yield
+        return
+    saved = console.file
+    console.file = sys.stderr
+    try:
+        yield
+    finally:
+        console.file = saved
+
+
 def say(line: str | Text) -> None:
     """Print a message without wrapping it (commands in it stay copyable)."""
     console.print(line, soft_wrap=True)
@@ -293,3 +329,31 @@ def say(line: str | Text) -> None:
 def dump(value: object) -> None:
     """Print ``value`` as indented JSON, non-ASCII kept, anything else as its ``str``."""
     typer.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
+def _reflowed(doc: str | None) -> str | None:
+    """A docstring with each paragraph on one line, so the terminal wraps it.
+
+    Rich help keeps a docstring's line breaks, so a line wrapped at 88 columns in the
+    source breaks again mid-sentence in an 80-column terminal.
+    """
+    if not doc:
+        return None
+    import inspect
+
+    paragraphs = inspect.cleandoc(doc).split("\n\n")
+    return "\n\n".join(" ".join(part.split()) for part in paragraphs)
+
+
+def reflow_help(app: typer.Typer) -> None:
+    """Give every command in ``app`` (and its sub-apps) its docstring as reflowed help."""
+    for command in app.registered_commands:
+        if command.help is None and command.callback is not None:
+            command.help = _reflowed(command.callback.__doc__)
+    for group in app.registered_groups:
+        sub = group.typer_instance
+        if sub is not None:
+            callback = sub.registered_callback
+            if callback is not None and callback.help is None and callback.callback is not None:
+                callback.help = _reflowed(callback.callback.__doc__)
+            reflow_help(sub)

@@ -59,7 +59,7 @@ def mcp_command(
     """
     if importlib.util.find_spec("mcp") is None:
         raise CliError(
-            "The MCP server needs the 'mcp' extra: pip install 'mindspace[mcp]' "
+            "The MCP server needs the 'mcp' extra: pip install -e '.[mcp]' in a mindspace clone "
             "(make installs it for the tests)."
         )
     from mindspace.hosts.mcp import serve_stdio

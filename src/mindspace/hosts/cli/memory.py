@@ -20,6 +20,7 @@ from mindspace.hosts.cli.common import (
     CliError,
     DbOption,
     JsonOption,
+    UsageError,
     check_limit,
     console,
     counted,
@@ -92,7 +93,7 @@ def register_memory_commands(app: typer.Typer) -> None:
 
 def _check_trust(trust: float) -> None:
     if not 0.0 <= trust <= 1.0:
-        raise CliError(
+        raise UsageError(
             f"--min-trust must be between 0 and 1, not {trust!r}; pass e.g. --min-trust 0.6 "
             "(0.9 direct, 0.8 observation, 0.6 inference, 0.3 overheard)."
         )
@@ -173,28 +174,27 @@ def _source(memory: Memory) -> Text:
 
 
 def _memories_table(memories: Sequence[Memory], title: str) -> Table:
+    # Few, stacked columns so the content keeps most of the width and wraps: at 80
+    # columns eight side-by-side columns left it about 20 characters, cut mid-word.
     table = Table(
         title=title, title_justify="left", expand=True, box=box.SIMPLE_HEAD, show_edge=False
     )
-    table.add_column("Id", style="dim", no_wrap=True)
-    table.add_column("Occurred (UTC)", no_wrap=True)
+    table.add_column("Id, time (UTC)", no_wrap=True)
     table.add_column("Trust", justify="right", no_wrap=True)
-    table.add_column("Imp.", justify="right", no_wrap=True)
-    table.add_column("Method", no_wrap=True)
-    table.add_column("Source", no_wrap=True)
-    table.add_column("Tags", style="magenta", max_width=24, overflow="fold")
-    table.add_column("Content", min_width=20, overflow="fold")
+    table.add_column("Imp.", justify="right")
+    table.add_column("Source", overflow="fold", max_width=24)
+    table.add_column("Content, tags", ratio=1, min_width=24, overflow="fold")
     for m in memories:
         style = "bold" if m.importance >= 8 else ("dim" if m.importance <= 3 else "")
+        content = Text(m.content)
+        if m.tags:
+            content.append("\n" + " ".join(f"#{t}" for t in m.tags), style="magenta")
         table.add_row(
-            m.id,
-            _short(m.occurred_at),
+            Text(m.id, style="dim").append(f"\n{_short(m.occurred_at)}", style=""),
             f"{m.source_trust:.2g}",
-            Text(str(m.importance), style=style),
-            m.importance_method,
+            Text(str(m.importance), style=style).append(f"\n{m.importance_method}", style="dim"),
             _source(m),
-            " ".join(f"#{t}" for t in m.tags),
-            m.content,
+            content,
         )
     return table
 
@@ -213,7 +213,9 @@ def search_command(
     check_limit(limit)
     _check_trust(min_trust)
     if not query.strip():
-        raise CliError(f"QUERY {query!r} is blank; say what to remember, e.g. 'what Alice drinks'.")
+        raise UsageError(
+            f"QUERY {query!r} is blank; say what to remember, e.g. 'what Alice drinks'."
+        )
     opened = open_cli_assistant(load_settings(), db, assistant, create=False)
     args = {"query": query, "limit": limit, "min_source_trust": min_trust, "tags": tag or []}
     # The engine's read-only search: nothing is written, not even the call count, yet the
@@ -328,29 +330,27 @@ def _attributes(attributes: Mapping[str, str]) -> str:
 
 
 def _entities_table(profiles: Sequence[EntityProfile], title: str) -> Table:
+    # Stacked columns, as in the memories table: side by side, eight columns cut the
+    # ids and hid the attributes at 80 columns.
     table = Table(
         title=title, title_justify="left", expand=True, box=box.SIMPLE_HEAD, show_edge=False
     )
-    table.add_column("Id", style="bold", no_wrap=True)
-    table.add_column("Type", no_wrap=True)
+    table.add_column("Id, type", overflow="fold", max_width=24)
     table.add_column("Relationship", no_wrap=True)
-    table.add_column("Favor.", justify="right", no_wrap=True)
-    table.add_column("Interact.", justify="right", no_wrap=True)
-    table.add_column("Attributes", min_width=20, overflow="fold")
-    table.add_column("Unconsol. obs.", justify="right", no_wrap=True)
-    table.add_column("Last seen (UTC)", style="dim", no_wrap=True)
+    table.add_column("Talks, last seen (UTC)", no_wrap=True)
+    table.add_column("Attributes", ratio=1, min_width=20, overflow="fold")
+    table.add_column("Pending obs.", justify="right")
     for p in profiles:
         r = p.relationship
         pending = sum(1 for o in p.observations if not o.consolidated)
         table.add_row(
-            p.entity_id,
-            p.entity_type,
-            _state(p),
-            f"{r.favorability:.2f}",
-            str(r.interaction_count),
+            Text(p.entity_id, style="bold").append(f"\n{p.entity_type}", style=""),
+            _state(p).append(f"\nfavor {r.favorability:.2f}", style="dim"),
+            Text(f"{r.interaction_count} interactions").append(
+                f"\n{_short(p.last_seen)}", style="dim"
+            ),
             _attributes(p.attributes),
             Text(str(pending), style="yellow" if pending else "dim"),
-            _short(p.last_seen),
         )
     return table
 

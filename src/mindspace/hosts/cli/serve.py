@@ -14,7 +14,13 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from mindspace.hosts.cli.common import CliError, DbOption, database_location, load_settings
+from mindspace.hosts.cli.common import (
+    CliError,
+    DbOption,
+    UsageError,
+    database_location,
+    load_settings,
+)
 
 if TYPE_CHECKING:
     from mindspace.config import Settings
@@ -52,7 +58,8 @@ TicksOption = Annotated[
 def _server_settings() -> ServerSettings:
     if importlib.util.find_spec("fastapi") is None or importlib.util.find_spec("uvicorn") is None:
         raise CliError(
-            "The HTTP server needs the 'server' extra: pip install 'mindspace[server]' "
+            "The HTTP server needs the 'server' extra: pip install -e '.[server]' in a "
+            "mindspace clone "
             "(make installs it for the tests)."
         )
     from pydantic import ValidationError
@@ -135,7 +142,7 @@ def serve_command(
     token from MINDSPACE_API_TOKEN (or MINDSPACE_API_TOKENS) is required off loopback.
     """
     if ticks not in ("local", "queue"):
-        raise CliError(f"--ticks must be 'local' or 'queue', got {ticks!r}.")
+        raise UsageError(f"--ticks must be 'local' or 'queue', got {ticks!r}.")
     serve(load_settings(), db, host, port, ticks="queue" if ticks == "queue" else "local")
 
 

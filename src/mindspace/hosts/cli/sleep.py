@@ -22,11 +22,13 @@ from mindspace.hosts.cli.common import (
     CliError,
     DbOption,
     JsonOption,
+    UsageError,
     check_limit,
     console,
     counted,
     dump,
     load_settings,
+    notes_on_stderr,
     open_cli_assistant,
     run_once,
     say,
@@ -45,7 +47,7 @@ __all__ = ["mode_command", "sleep_command", "wake_command"]
 
 def _check_text(value: str, option: str, example: str) -> str:
     if not value.strip():
-        raise CliError(f"{option} {value!r} is blank; pass some text, e.g. {option} {example!r}.")
+        raise UsageError(f"{option} {value!r} is blank; pass some text, e.g. {option} {example!r}.")
     return value.strip()
 
 
@@ -124,6 +126,14 @@ def sleep_command(
             show_default=False,
         ),
     ] = None,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print the mode afterwards (as mode --json does, with the ticks run) as JSON "
+            "on stdout; the narration goes to stderr.",
+        ),
+    ] = False,
     db: DbOption = None,
     assistant: AssistantOption = None,
 ) -> None:
@@ -137,6 +147,21 @@ def sleep_command(
     if ticks is not None:
         check_limit(ticks, "--ticks")
     opened = open_cli_assistant(load_settings(), db, assistant)
+    with notes_on_stderr(as_json):
+        night = _sleep(opened, reason, deep=deep, hours=hours, run=run, ticks=ticks)
+    if as_json:
+        extra = {} if night is None else {"ticks_run": len(night.results), "stop": night.stop}
+        dump({**_mode_json(opened), **extra})
+    if night is not None and night.error is not None:
+        raise CliError(night.error)
+    if night is not None and night.stop == "interrupted":
+        raise typer.Exit(130)
+
+
+def _sleep(
+    opened: Assistant, reason: str, *, deep: bool, hours: float | None, run: bool, ticks: int | None
+) -> _Night | None:
+    """Fall asleep, and with ``run`` or ``ticks`` run the night; the night run, if any."""
     if not run and ticks is None:
         run_once(opened, _fall_asleep(opened, reason, deep=deep, hours=hours))
         rate = opened.views.tick_rate()  # asleep now, so this is the sleep rate
@@ -148,17 +173,14 @@ def sleep_command(
                 style="dim",
             )
         )
-        return
+        return None
     night = _run_night(opened, ticks, _fall_asleep(opened, reason, deep=deep, hours=hours))
     if night.results:
         from mindspace.hosts.cli.night_report import night_table
 
         console.print(night_table(night.results))
     say(Text(night.message))
-    if night.error is not None:
-        raise CliError(night.error)
-    if night.stop == "interrupted":
-        raise typer.Exit(130)
+    return night
 
 
 async def _fall_asleep(
@@ -353,6 +375,14 @@ def wake_command(
     reason: Annotated[
         str, typer.Option("--reason", metavar="TEXT", help="Why it wakes (shown by mode).")
     ] = "woken from the command line",
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print the mode afterwards (as mode --json does) as JSON on stdout; the "
+            "narration goes to stderr.",
+        ),
+    ] = False,
     db: DbOption = None,
     assistant: AssistantOption = None,
 ) -> None:
@@ -362,6 +392,13 @@ def wake_command(
     """
     reason = _check_text(reason, "--reason", "the tavern opens")
     opened = open_cli_assistant(load_settings(), db, assistant)
+    with notes_on_stderr(as_json):
+        _wake(opened, reason)
+    if as_json:
+        dump(_mode_json(opened))
+
+
+def _wake(opened: Assistant, reason: str) -> None:
     before = opened.views.mode()
     if before.mode == "awake":
         say(_mode_line(opened.key, before).append(" (already awake)"))
@@ -388,18 +425,12 @@ def mode_command(
 ) -> None:
     """Show the operating mode: awake or asleep, sleep phase, since, reason and cooldown."""
     opened = open_cli_assistant(load_settings(), db, assistant, create=False)
+    if as_json:
+        dump(_mode_json(opened))
+        return
     state = opened.views.mode()
     schedule = opened.views.schedule()
     pending = _unconsolidated(opened)
-    if as_json:
-        dump(
-            {
-                **state.model_dump(mode="json"),
-                "sleep_schedule": schedule.model_dump(mode="json"),
-                "unconsolidated_entries": pending,
-            }
-        )
-        return
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column()
@@ -439,3 +470,12 @@ def _schedule_text(schedule: SleepSchedule, state: OperatingMode, sleep_rate: fl
         f"after at least {schedule.min_awake_ticks} awake ticks ({state.awake_ticks} so far); "
         f"a tick every {sleep_rate:g}s asleep"
     )
+
+
+def _mode_json(opened: Assistant) -> dict[str, Any]:
+    """The mode as ``mode --json`` prints it: state, sleep schedule, pending entries."""
+    return {
+        **opened.views.mode().model_dump(mode="json"),
+        "sleep_schedule": opened.views.schedule().model_dump(mode="json"),
+        "unconsolidated_entries": _unconsolidated(opened),
+    }

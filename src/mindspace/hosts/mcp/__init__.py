@@ -1,6 +1,6 @@
 """The Model Context Protocol host: an assistant's tools and state for MCP clients.
 
-Needs the ``mcp`` extra (``pip install 'mindspace[mcp]'``). ``mindspace mcp`` serves one
+Needs the ``mcp`` extra (``pip install -e '.[mcp]'`` in a clone). ``mindspace mcp`` serves one
 assistant over stdio; ``mindspace serve`` mounts the streamable-HTTP transport at
 ``/v1/assistants/{key}/mcp`` behind the API's tokens. See docs/mcp.md.
 """
