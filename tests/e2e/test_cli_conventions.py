@@ -34,7 +34,13 @@ PRINTS_DATA = {
 }
 # Commands that open no single assistant: serve and worker serve every one in the database,
 # bench locomo builds its own temporary databases, doctor only probes the LLM.
-NO_ASSISTANT = {"bench locomo", "doctor", "serve", "worker"}
+NO_ASSISTANT = {
+    "bench locomo",
+    "doctor",
+    "import",
+    "serve",
+    "worker",
+}  # import: the file's key, or --as
 NO_DB = {"bench locomo", "doctor"}
 
 
