@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 
 import numpy as np
 import pytest
@@ -82,3 +82,9 @@ def on_backend(backend_store: SqlStore, clock: ManualClock, settings: Settings) 
 async def alice(on_backend: Assistant) -> dict[str, str]:
     """The ids of what ``on_backend`` knows about Alice, Bob and the cellar."""
     return await know_alice(on_backend)
+
+
+@pytest.fixture
+def teach() -> Callable[[Assistant], Awaitable[dict[str, str]]]:
+    """Fill an assistant's tiers with things about Alice and Bob (returns the ids)."""
+    return know_alice
