@@ -5,16 +5,24 @@ Every test runs on SQLite and on PostgreSQL.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from mindspace import Assistant
-from mindspace.engine.history import Actor
+from mindspace.engine.history import Actor, HistoryEntry
 from mindspace.errors import InvalidInputError, RecordNotFoundError
 from mindspace.journal.records import EntryVector, JournalEntry
 from mindspace.memory.records import EntityProfile, Memory, MemoryLinks, WorkingMemory
 from mindspace.memory.semantic import MemoryState
+from mindspace.workspace.status import LoopSnapshot
 
 ADMIN = Actor("user", "admin")
+
+
+def edits_of(assistant: Assistant) -> list[HistoryEntry]:
+    """The recorded direct edits (not the tool calls that filled the assistant), newest first."""
+    return [e for e in assistant.views.history(limit=200).entries if e.via is None]
 
 
 async def recall(assistant: Assistant, query: str) -> list[str]:
@@ -33,9 +41,7 @@ async def test_an_edited_memory_is_found_by_its_new_words_and_the_history_has_bo
     assert edited.content == "The cellar stays dry all year"
     assert "The cellar stays dry all year" in await recall(on_backend, "dry cellar all year")
     assert on_backend.views.memory_page()["memories"][0]["metadata"]["importance"] == 8
-    page = on_backend.views.history()
-    assert page.total == 1
-    (change,) = page.entries
+    (change,) = edits_of(on_backend)
     assert (change.actor_kind, change.actor, change.action) == ("user", "admin", "update")
     assert (change.target_kind, change.target_key) == ("memory", memory_id)
     assert change.before is not None
@@ -55,7 +61,7 @@ async def test_a_deleted_memory_is_gone_from_pages_and_recall_and_noted_for_the_
     assert memory_id not in shown
     assert "The cellar floods in spring" not in await recall(on_backend, "cellar floods spring")
     assert memory_id in on_backend.core.read().doc(MemoryState).forgotten
-    (change,) = on_backend.views.history().entries
+    (change,) = edits_of(on_backend)
     assert (change.action, change.actor_kind, change.after) == ("delete", "host", None)
     with pytest.raises(RecordNotFoundError, match="mem_"):
         await on_backend.edits.delete_memory(memory_id, ADMIN)
@@ -78,7 +84,7 @@ async def test_journal_entries_are_edited_and_deleted_with_their_vector(
     unit = on_backend.core.read()
     assert unit.get(JournalEntry, str(entry_id)) is None
     assert unit.get(EntryVector, str(entry_id)) is None
-    assert [e.action for e in on_backend.views.history().entries] == ["delete", "update"]
+    assert [e.action for e in edits_of(on_backend)] == ["delete", "update"]
     with pytest.raises(InvalidInputError, match="empty"):
         await on_backend.edits.update_journal_entry(int(alice["entry_Alice"]), ADMIN, content=" ")
 
@@ -96,7 +102,7 @@ async def test_goals_are_edited_and_deleted_with_their_subtasks(on_backend: Assi
 
     assert {g.id for g in gone} == {root, child}
     assert on_backend.views.goal_tree()["total"] == 0
-    assert [e.action for e in on_backend.views.history().entries] == ["delete", "delete", "update"]
+    assert [e.action for e in edits_of(on_backend)] == ["delete", "delete", "update"]
 
 
 async def test_entity_attributes_and_observations_are_edited(
@@ -111,7 +117,7 @@ async def test_entity_attributes_and_observations_are_edited(
     assert profile.attributes == {}
     with pytest.raises(InvalidInputError, match="out of range"):
         await on_backend.edits.update_entity("Alice", ADMIN, remove_observations=[3])
-    assert on_backend.views.history().total == 2
+    assert len(edits_of(on_backend)) == 2
 
 
 async def test_forget_dry_run_lists_everything_and_writes_nothing(
@@ -134,7 +140,7 @@ async def test_forget_dry_run_lists_everything_and_writes_nothing(
         "memory_links": 2,  # Alice's own links and Bob's links to her
     }
     assert on_backend.core.store.revision(on_backend.info.id) == revision
-    assert on_backend.views.history().total == 0
+    assert edits_of(on_backend) == []
     assert on_backend.views.entity("Alice") is not None
 
 
@@ -159,7 +165,7 @@ async def test_forget_removes_the_entity_from_every_tier_in_one_commit(
     # Bob is untouched.
     assert unit.get(EntityProfile, "Bob") is not None
     assert unit.get(JournalEntry, alice["entry_Bob"]) is not None
-    (change,) = on_backend.views.history().entries
+    (change,) = edits_of(on_backend)
     assert (change.action, change.target_kind, change.target_key) == ("forget", "entity", "Alice")
     assert change.before is not None
     assert change.before["memory_ids"] == [alice["memory_Alice"]]
@@ -170,3 +176,32 @@ async def test_forget_removes_the_entity_from_every_tier_in_one_commit(
 def test_an_actor_needs_a_name() -> None:
     with pytest.raises(InvalidInputError, match="actor"):
         Actor("user", " ")
+
+
+async def test_tool_writes_are_recorded_with_who_called_and_what_changed(
+    on_backend: Assistant,
+) -> None:
+    observe = {"entity_id": "Carol", "observation": "Carol paid in silver"}
+    await on_backend.call_tool("update_entity_observation", observe)
+    with on_backend.core.transaction() as unit:
+        again = json.dumps({"entity_id": "Carol", "observation": "Carol left early"})
+        ok, _ = await on_backend.executor.for_loop(
+            "update_entity_observation", again, unit, LoopSnapshot()
+        )
+    assert ok
+    await on_backend.call_tool("get_system_status", {})  # reads only: nothing recorded
+
+    page = on_backend.views.history()
+    assert page.total == 2
+    update, create = page.entries
+    assert (create.action, create.actor_kind, create.via) == (
+        "create",
+        "host",
+        "tool:update_entity_observation",
+    )
+    assert create.before is None
+    assert (update.action, update.actor_kind, update.actor) == ("update", "model", "barkeep")
+    assert update.before is not None
+    assert update.after is not None
+    assert len(update.before["observations"]) == 1
+    assert len(update.after["observations"]) == 2

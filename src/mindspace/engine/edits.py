@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from mindspace.embeddings.port import embed_async
 from mindspace.engine.core import EngineCore
 from mindspace.engine.forget import ForgetReport, forget_entity
-from mindspace.engine.history import Actor, record_change
+from mindspace.engine.history import Actor, record_change, view_of
 from mindspace.errors import InvalidArgumentsError, InvalidInputError, RecordNotFoundError
 from mindspace.journal.records import EntryVector, JournalEntry
 from mindspace.journal.reflection_state import forget_reflection_entries
@@ -37,13 +37,7 @@ _MEMORY_HINT = "GET /memories or `mindspace memories`"
 
 def memory_view(memory: Memory) -> dict[str, Any]:
     """A memory as history and hosts show it: without its vector."""
-    return memory.model_dump(mode="json", exclude={"embedding"})
-
-
-def _view(record: Record) -> dict[str, Any]:
-    if isinstance(record, Memory):
-        return memory_view(record)
-    return record.model_dump(mode="json")
+    return view_of(memory)
 
 
 def _text(value: str, field: str, limit: int) -> str:
@@ -92,8 +86,8 @@ class Edits:
             "update" if action == "update" else "delete",
             record.kind,
             record.record_key(),
-            before=None if before is None else _view(before),
-            after=None if after is None else _view(after),
+            before=None if before is None else view_of(before),
+            after=None if after is None else view_of(after),
         )
 
     async def _update(

@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Literal
 
 from mindspace.clock import Clock, format_time
 from mindspace.errors import InvalidInputError
-from mindspace.state.models import Record
+from mindspace.state.models import Record, record_model
 from mindspace.state.port import RecordStore
 from mindspace.state.unit import Unit
 
@@ -27,11 +27,17 @@ __all__ = [
     "HistoryPage",
     "history_page",
     "record_change",
+    "record_tool_writes",
+    "tracked_writes",
+    "view_of",
 ]
 
 ActorKind = Literal["model", "user", "host"]
-HistoryAction = Literal["update", "delete", "forget"]
-HISTORY_ACTIONS: tuple[HistoryAction, ...] = ("update", "delete", "forget")
+HistoryAction = Literal["create", "update", "delete", "forget"]
+HISTORY_ACTIONS: tuple[HistoryAction, ...] = ("create", "update", "delete", "forget")
+
+TRACKED_KINDS = frozenset({"memory", "journal_entry", "goal", "entity"})
+"""The kinds whose writes by tools are recorded (what people edit and forget)."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +75,8 @@ class HistoryEntry(Record):
     target_key: str
     before: dict[str, Any] | None = None
     after: dict[str, Any] | None = None
+    via: str | None = None
+    """How the change came: ``tool:<name>`` for a tool call, None for a direct edit."""
 
     def record_key(self) -> str:
         """Keyed by id."""
@@ -85,6 +93,7 @@ def record_change(
     *,
     before: dict[str, Any] | None,
     after: dict[str, Any] | None,
+    via: str | None = None,
 ) -> HistoryEntry:
     """Append a history entry to ``unit`` (committed with the change it describes)."""
     entry = HistoryEntry(
@@ -97,6 +106,7 @@ def record_change(
         target_key=target_key,
         before=before,
         after=after,
+        via=via,
     )
     unit.put(entry)
     return entry
@@ -117,3 +127,67 @@ def history_page(store: RecordStore, assistant_id: int, *, offset: int, limit: i
         total=store.count(assistant_id, HistoryEntry.kind),
         entries=[HistoryEntry.from_stored(row) for row in rows],
     )
+
+
+def view_of(record: Record) -> dict[str, Any]:
+    """A record as history keeps it: JSON, without vectors (they are large and opaque)."""
+    return record.model_dump(
+        mode="json", exclude={"embedding"} if "embedding" in type(record).model_fields else None
+    )
+
+
+Slots = dict[tuple[str, str], Record | None]
+
+
+def tracked_writes(unit: Unit) -> Slots:
+    """The writes of tracked kinds buffered in ``unit`` (and its parents), by slot.
+
+    In memory only: taken before and after a tool call, the two tell what it wrote.
+    """
+    changes = unit.pending_changes()
+    return {
+        slot: entry if isinstance(entry, Record) else None
+        for slot, entry in changes.items()
+        if slot[0] in TRACKED_KINDS
+    }
+
+
+def record_tool_writes(unit: Unit, clock: Clock, actor: Actor, tool: str, earlier: Slots) -> int:
+    """Append a history entry for each tracked record ``tool`` wrote since ``earlier``.
+
+    The record before the call is what the unit held (an earlier write of the same tick)
+    or, for a kind the cache holds whole, the committed one. A lazy kind's committed
+    record is not looked up (that would cost a store query per call): memories written
+    by tools are new ones (no tool changes or deletes a memory), so ``before`` is None.
+
+    Returns:
+        How many entries were appended.
+    """
+    appended = 0
+    for (kind, key), entry in tracked_writes(unit).items():
+        if (kind, key) in earlier and earlier[(kind, key)] is entry:
+            continue
+        if (kind, key) in earlier:
+            previous = earlier[(kind, key)]
+        else:
+            model = record_model(kind)
+            lazy = model is None or model.lazy
+            previous = None if lazy or model is None else unit.cache.records(model).get(key)
+        if previous is None and entry is None:
+            continue
+        action: HistoryAction = (
+            "create" if previous is None else "delete" if entry is None else "update"
+        )
+        record_change(
+            unit,
+            clock,
+            actor,
+            action,
+            kind,
+            key,
+            before=None if previous is None else view_of(previous),
+            after=None if entry is None else view_of(entry),
+            via=f"tool:{tool}",
+        )
+        appended += 1
+    return appended

@@ -231,6 +231,7 @@ history = _owned(
     Column("target_key", String(128), nullable=False),
     Column("before", JSON, nullable=True),
     Column("after", JSON, nullable=True),
+    Column("via", String(64), nullable=True),
 )
 
 

@@ -28,5 +28,6 @@ def upgrade(op: Operations) -> None:
         sa.Column("target_key", sa.String(128), nullable=False),
         sa.Column("before", sa.JSON, nullable=True),
         sa.Column("after", sa.JSON, nullable=True),
+        sa.Column("via", sa.String(64), nullable=True),
         sa.UniqueConstraint("assistant_id", "id", name="uq_history_assistant_id"),
     )

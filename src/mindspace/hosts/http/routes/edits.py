@@ -138,11 +138,12 @@ class HistoryEntryOut(BaseModel):
     at: str
     actor_kind: Literal["model", "user", "host"]
     actor: str
-    action: Literal["update", "delete", "forget"]
+    action: Literal["create", "update", "delete", "forget"]
     target_kind: str
     target_key: str
     before: dict[str, Any] | None
     after: dict[str, Any] | None
+    via: str | None = Field(description="tool:<name> for a tool call; null for a direct edit.")
 
 
 class HistoryOut(BaseModel):
