@@ -187,7 +187,7 @@ def record_tool_writes(unit: Unit, clock: Clock, actor: Actor, tool: str, earlie
             key,
             before=None if previous is None else view_of(previous),
             after=None if entry is None else view_of(entry),
-            via=f"tool:{tool}",
+            via=f"tool:{tool}"[:64],  # the column holds 64 characters
         )
         appended += 1
     return appended
