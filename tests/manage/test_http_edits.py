@@ -151,3 +151,36 @@ async def test_bad_edits_get_the_api_error_shape(
     blank = await api.patch(f"{BASE}/journal/{known['entry_Alice']}", json={"content": "   "})
     assert blank.status_code == 422
     assert "empty" in blank.json()["error"]
+
+
+async def test_entities_are_edited_and_the_routes_are_documented(
+    api: httpx.AsyncClient, known: dict[str, str]
+) -> None:
+    body = {"attributes": {"drink": "stout"}, "remove_observations": [0]}
+    edited = await api.patch(f"{BASE}/entities/Alice", json=body)
+    assert edited.status_code == 200, edited.text
+    assert edited.json()["record"]["attributes"] == {"drink": "stout"}
+    assert (await api.get(f"{BASE}/entities/Alice")).json()["entity"]["observations"] == []
+
+    paths = (await api.get("/openapi.json")).json()["paths"]
+    operations = {
+        (method, path): operation
+        for path, methods in paths.items()
+        for method, operation in methods.items()
+        if operation.get("tags") == ["edits"]
+    }
+    assert {op["operationId"] for op in operations.values()} == {
+        "edit_memory",
+        "delete_memory",
+        "edit_journal_entry",
+        "delete_journal_entry",
+        "edit_goal",
+        "delete_goal",
+        "edit_entity",
+        "forget_entity",
+        "list_history",
+    }
+    for (method, path), operation in operations.items():
+        documented = set(operation["responses"])
+        assert {"200", "401", "403", "404", "422"} <= documented, (method, path)
+        assert "$ref" in str(operation["responses"]["200"]), (method, path)

@@ -20,7 +20,28 @@ from mindspace.validation import find_invalid_text
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/v1/assistants/{key}", tags=["edits"])
+
+class ErrorOut(BaseModel):
+    """The API's error shape (docs/http.md); invalid requests add ``problems``."""
+
+    success: Literal[False] = False
+    error: str
+    suggestion: str = ""
+
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorOut, "description": description}
+    for status, description in (
+        (401, "A bearer token is needed, or it is not valid"),
+        (403, "This token may not use the assistant"),
+        (404, "No such assistant, record or entity"),
+        (409, "Other processes kept changing the assistant; retry"),
+        (413, "The body is too large"),
+        (422, "An invalid value (each problem is named)"),
+    )
+}
+
+router = APIRouter(prefix="/v1/assistants/{key}", tags=["edits"], responses=_ERRORS)
 
 ActorName = Annotated[
     str,
