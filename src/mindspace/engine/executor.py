@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from mindspace.engine.core import EngineCore
-from mindspace.engine.history import Actor, record_tool_writes, tracked_writes
+from mindspace.engine.history import Actor, record_tool_writes
 from mindspace.errors import ToolExecutionError
 from mindspace.state.unit import Unit
 from mindspace.tools.runner import ToolOutcome, ToolResultCache, ToolRunner
@@ -78,20 +78,23 @@ class ToolExecutor:
         snapshot = loop or LoopSnapshot()
         if side is None and self.side_factory is not None:
             side = self.side_factory(unit)
-        earlier = tracked_writes(unit)  # in memory: what the tool writes is recorded below
+        actor = self._actor(loop, approved_by)
+
+        def record(savepoint: Unit) -> None:
+            record_tool_writes(savepoint, self.core.clock, actor, name)
+
         try:
             outcome = await self.runner.run(
                 unit,
                 name,
                 args,
                 lambda u: self.core.tool_context(u, snapshot, approved_by=approved_by, side=side),
+                record,
             )
         except Exception:
             _count(unit, ok=False, now=self.core.now())
             raise
         _count(unit, ok=outcome.ok, now=self.core.now())
-        if outcome.ok:
-            record_tool_writes(unit, self.core.clock, self._actor(loop, approved_by), name, earlier)
         return outcome
 
     def _actor(self, loop: LoopSnapshot | None, approved_by: str | None) -> Actor:

@@ -28,7 +28,6 @@ __all__ = [
     "history_page",
     "record_change",
     "record_tool_writes",
-    "tracked_writes",
     "view_of",
 ]
 
@@ -136,57 +135,46 @@ def view_of(record: Record) -> dict[str, Any]:
     )
 
 
-Slots = dict[tuple[str, str], Record | None]
+def record_tool_writes(savepoint: Unit, clock: Clock, actor: Actor, tool: str) -> int:
+    """Append a history entry to ``savepoint`` for each tracked record ``tool`` wrote.
 
-
-def tracked_writes(unit: Unit) -> Slots:
-    """The writes of tracked kinds buffered in ``unit`` (and its parents), by slot.
-
-    In memory only: taken before and after a tool call, the two tell what it wrote.
-    """
-    changes = unit.pending_changes()
-    return {
-        slot: entry if isinstance(entry, Record) else None
-        for slot, entry in changes.items()
-        if slot[0] in TRACKED_KINDS
-    }
-
-
-def record_tool_writes(unit: Unit, clock: Clock, actor: Actor, tool: str, earlier: Slots) -> int:
-    """Append a history entry for each tracked record ``tool`` wrote since ``earlier``.
-
-    The record before the call is what the unit held (an earlier write of the same tick)
-    or, for a kind the cache holds whole, the committed one. A lazy kind's committed
-    record is not looked up (that would cost a store query per call): memories written
-    by tools are new ones (no tool changes or deletes a memory), so ``before`` is None.
+    ``savepoint`` is the tool call's own unit before it is merged, so its own changes are
+    exactly the call's writes; the entries merge (and commit) with them. The record
+    before the call is what the enclosing units buffer (an earlier write of the same
+    tick) or, for a kind the cache holds whole, the committed one. A lazy kind's
+    committed record is not looked up (that would cost a store query per call):
+    memories written by tools are new ones (no tool changes or deletes a memory), so
+    ``before`` is None. Everything here is in memory.
 
     Returns:
         How many entries were appended.
     """
+    parent = savepoint.parent
     appended = 0
-    for (kind, key), entry in tracked_writes(unit).items():
-        if (kind, key) in earlier and earlier[(kind, key)] is entry:
+    for (kind, key), entry in savepoint.own_changes().items():
+        if kind not in TRACKED_KINDS:
             continue
-        if (kind, key) in earlier:
-            previous = earlier[(kind, key)]
-        else:
+        found, earlier = parent.buffered(kind, key) if parent is not None else (False, None)
+        previous = earlier if isinstance(earlier, Record) else None
+        if not found:
             model = record_model(kind)
-            lazy = model is None or model.lazy
-            previous = None if lazy or model is None else unit.cache.records(model).get(key)
-        if previous is None and entry is None:
+            if model is not None and not model.lazy:
+                previous = savepoint.cache.records(model).get(key)
+        after = entry if isinstance(entry, Record) else None
+        if previous is None and after is None:
             continue
         action: HistoryAction = (
-            "create" if previous is None else "delete" if entry is None else "update"
+            "create" if previous is None else "delete" if after is None else "update"
         )
         record_change(
-            unit,
+            savepoint,
             clock,
             actor,
             action,
             kind,
             key,
             before=None if previous is None else view_of(previous),
-            after=None if entry is None else view_of(entry),
+            after=None if after is None else view_of(after),
             via=f"tool:{tool}"[:64],  # the column holds 64 characters
         )
         appended += 1
