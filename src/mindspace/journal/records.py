@@ -111,8 +111,12 @@ class JournalEntry(Record):
 
 
 def text_digest(text: str) -> str:
-    """A short digest of an entry's text: a stored vector is current while it matches."""
-    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+    """The MD5 hex digest of an entry's UTF-8 text (not for security: a change detector).
+
+    MD5 because PostgreSQL computes the same digest in SQL (``md5(content)``), so the
+    database can tell a current vector from a stale one without Python reading entries.
+    """
+    return hashlib.md5(text.encode(), usedforsecurity=False).hexdigest()
 
 
 class EntryVector(Record):

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from operator import attrgetter
 from typing import Literal
 
 from mindspace.clock import format_time
 from mindspace.embeddings.port import Embedder, embed_async
 from mindspace.journal.ranker import EmbeddingRanker
 from mindspace.journal.records import JournalEntry
-from mindspace.journal.vectors import entry_digest
 from mindspace.state.semantic import JournalIndex, Ranked, rank_candidates
 from mindspace.state.unit import Unit
 
@@ -87,9 +87,16 @@ class JournalFilter:
 def filter_entries(unit: Unit, now: datetime, where: JournalFilter) -> list[JournalEntry]:
     """Entries passing ``where``, newest first (by timestamp, then id)."""
     since = where.since(now)
-    found = [e for e in unit.all(JournalEntry) if where.accepts(e, since)]
-    found.sort(key=lambda e: (e.timestamp, e.id), reverse=True)
+    entries = unit.all(JournalEntry)
+    if since is None and where.project is None and not where.tags:
+        found = list(entries)  # no filter: skip a call per entry
+    else:
+        found = [e for e in entries if where.accepts(e, since)]
+    found.sort(key=_NEWEST, reverse=True)
     return found
+
+
+_NEWEST = attrgetter("timestamp", "id")
 
 
 @dataclass(frozen=True)
@@ -136,9 +143,8 @@ async def _by_meaning(
 ) -> JournalSearch:
     query = (await embed_async(meaning.embedder, [text]))[0]
     keys = [str(e.id) for e in candidates]  # JournalEntry.record_key, without the call
-    pairs = list(zip(keys, map(entry_digest, [e.content for e in candidates]), strict=True))
     if meaning.index is not None:
-        ranked = meaning.index.rank(query, pairs, limit=limit, threshold=meaning.min_similarity)
+        ranked = meaning.index.rank(query, keys, limit=limit, threshold=meaning.min_similarity)
     else:
         ranked = Ranked([], 0, keys)
     at = dict(zip(keys, range(len(keys)), strict=True))

@@ -14,8 +14,8 @@ when a search needs them (and kept in the process-wide matrix of
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -27,15 +27,22 @@ from mindspace.state.models import Record
 from mindspace.state.semantic import JournalIndex, Ranked, rank_candidates
 from mindspace.state.unit import StateCache, Unit
 
-__all__ = ["EntryVectorIndex", "embed_pending_entries", "entry_digest"]
+__all__ = ["EntryVectorIndex", "embed_pending_entries"]
 
 _FIELDS = ("key", "embedder", "digest", "embedding")
 
 
-@lru_cache(maxsize=65_536)
-def entry_digest(text: str) -> str:
-    """:func:`text_digest` of an entry's text, memoised (every sleep tick asks for all)."""
-    return text_digest(text)
+class _Entries:
+    """Hears the journal's entry commits for :class:`EntryVectorIndex` (one kind a listener)."""
+
+    def __init__(self, index: EntryVectorIndex) -> None:
+        self._index = index
+
+    def applied(self, key: str, record: Record | None) -> None:
+        self._index.entry_applied(key, record)
+
+    def reset(self) -> None:
+        self._index.reset()
 
 
 class EntryVectorIndex:
@@ -43,8 +50,10 @@ class EntryVectorIndex:
 
     Rows are float32 (``4 * dim`` bytes per entry: 15 MB for 10,000 entries of 384
     dimensions), appended in place and compacted when half of them are dead. Built on
-    first use by streaming the ``journal_vector`` rows from the store; a listener on the
-    state cache keeps it in step with this process's and other processes' commits.
+    first use from the store's ``journal_vector`` rows and the cache's entries; two
+    listeners on the state cache (vectors and entries) keep it in step with this
+    process's and other processes' commits, including which entries lack a current
+    vector, so the sleep step finds its batch in O(batch).
 
     Args:
         cache: The assistant's state cache.
@@ -56,27 +65,46 @@ class EntryVectorIndex:
         self.embedder = embedder
         self._built = False
         cache.listen(EntryVector.kind, self)
+        cache.listen(JournalEntry.kind, _Entries(self))
         self._clear()
 
     def _clear(self) -> None:
         self._row_of: dict[str, int] = {}
-        self._digest_of: dict[str, str] = {}
-        self._current: set[tuple[str, str]] = set()
-        """(key, digest) of every stored vector: a candidate's one membership test."""
+        self._vector_digest: dict[str, str] = {}
+        self._entry_digest: dict[str, str] = {}
+        self._current: dict[str, int] = {}
+        """Row of each entry whose stored vector matches its text: one lookup a candidate."""
+        self._pending: set[str] = set()
+        """Entries without a current vector."""
+        self._age: dict[str, int] = {}
+        """Each entry's place in the order entries were stored (oldest first)."""
         self._data: npt.NDArray[np.float32] | None = None
         self._count = 0
         self._dead = 0
 
-    # -- CacheListener -------------------------------------------------------------------
+    # -- CacheListener (vectors) -----------------------------------------------------------
     def applied(self, key: str, record: Record | None) -> None:
-        """Apply one committed write (None: a delete)."""
+        """Apply one committed vector write (None: a delete)."""
         if not self._built:
-            return  # built from the store on first use, which already holds this write
+            return  # built on first use from the store, which already holds this write
         self._remove(key)
         if isinstance(record, EntryVector):
             self._add(record.key, record.embedder, record.digest, record.embedding)
+        self._settle(key)
         if self._dead > 64 and 2 * self._dead > self._count:
             self.reset()
+
+    def entry_applied(self, key: str, record: Record | None) -> None:
+        """Apply one committed journal entry write (None: a delete)."""
+        if not self._built:
+            return
+        if isinstance(record, JournalEntry):
+            self._entry_digest[key] = text_digest(record.content)
+            self._age.setdefault(key, len(self._age))
+        else:
+            self._entry_digest.pop(key, None)
+            self._age.pop(key, None)
+        self._settle(key)
 
     def reset(self) -> None:
         """The cache was reloaded: rebuild on next use."""
@@ -91,6 +119,11 @@ class EntryVectorIndex:
         scan = self._cache.store.scan(self._cache.assistant_id, EntryVector.kind, _FIELDS)
         for row in scan:
             self._add(str(row["key"]), str(row["embedder"]), str(row["digest"]), row["embedding"])
+        for key, entry in self._cache.records(JournalEntry).items():  # stored order
+            self._entry_digest[key] = text_digest(entry.content)
+            self._age[key] = len(self._age)
+        for key in self._entry_digest:
+            self._settle(key)
         self._built = True
 
     def _add(self, key: str, embedder: str, digest: str, embedding: Any) -> None:
@@ -107,14 +140,25 @@ class EntryVectorIndex:
             self._data = grown
         self._data[self._count] = vector
         self._row_of[key] = self._count
-        self._digest_of[key] = digest
-        self._current.add((key, digest))
+        self._vector_digest[key] = digest
         self._count += 1
 
     def _remove(self, key: str) -> None:
         if self._row_of.pop(key, None) is not None:
-            self._current.discard((key, self._digest_of.pop(key)))
+            self._vector_digest.pop(key, None)
             self._dead += 1
+
+    def _settle(self, key: str) -> None:
+        """Recompute whether ``key``'s entry has a current vector, or needs one."""
+        digest = self._entry_digest.get(key)
+        self._current.pop(key, None)
+        self._pending.discard(key)
+        if digest is None:
+            return  # no entry (any vector left is an orphan)
+        if self._vector_digest.get(key) == digest:
+            self._current[key] = self._row_of[key]
+        else:
+            self._pending.add(key)
 
     @property
     def nbytes(self) -> int:
@@ -122,27 +166,19 @@ class EntryVectorIndex:
         return 0 if self._data is None else int(self._data.nbytes)
 
     # -- JournalIndex --------------------------------------------------------------------
-    def _rows(self, candidates: Sequence[tuple[str, str]]) -> npt.NDArray[np.intp]:
-        """Each candidate's row, -1 where it has no current vector."""
-        self._ensure()
-        row_of, current = self._row_of, self._current
-        return np.fromiter(
-            (row_of[kd[0]] if kd in current else -1 for kd in candidates),
-            dtype=np.intp,
-            count=len(candidates),
-        )
-
     def rank(
         self,
         vector: npt.NDArray[np.float32],
-        candidates: Sequence[tuple[str, str]],
+        keys: Sequence[str],
         *,
         limit: int,
         threshold: float,
     ) -> Ranked:
-        """Rank ``candidates`` by cosine similarity of their stored vectors to ``vector``."""
-        rows = self._rows(candidates)
-        scores = np.full(len(candidates), np.nan, dtype=np.float32)
+        """Rank the entries under ``keys`` by cosine similarity of their stored vectors."""
+        self._ensure()
+        current = self._current
+        rows = np.fromiter((current.get(k, -1) for k in keys), dtype=np.intp, count=len(keys))
+        scores = np.full(len(keys), np.nan, dtype=np.float32)
         stored = rows >= 0
         if self._data is not None and stored.any():
             query = np.asarray(vector, dtype=np.float32)
@@ -151,20 +187,22 @@ class EntryVectorIndex:
                     scores[stored] = np.take(self._data, rows[stored], axis=0) @ query
                 else:  # most rows: one product over all, no copy of them
                     scores[stored] = (self._data[: self._count] @ query)[rows[stored]]
-        keys = [k for k, _ in candidates]
         hits, total = rank_candidates(keys, scores, limit=limit, threshold=threshold)
         missing = [keys[i] for i in np.flatnonzero(~stored).tolist()]
         return Ranked(hits, total, missing)
 
-    def unembedded(self, candidates: Sequence[tuple[str, str]], *, limit: int) -> list[str]:
-        """Up to ``limit`` keys of ``candidates`` without a current stored vector."""
-        rows = self._rows(candidates)
-        return [candidates[i][0] for i in np.flatnonzero(rows < 0)[: max(limit, 0)].tolist()]
-
-    def stored_keys(self) -> set[str]:
-        """Keys of every stored vector by this embedder."""
+    def unembedded(self, *, limit: int) -> list[str]:
+        """Up to ``limit`` keys of entries without a current vector, oldest first."""
         self._ensure()
-        return set(self._row_of)
+        # Few entries wait between nights; after an import or an embedder change many
+        # do, and picking the oldest of P costs O(P log limit) then.
+        return heapq.nsmallest(max(limit, 0), self._pending, key=self._age.__getitem__)
+
+    def orphans(self, *, limit: int) -> list[str]:
+        """Up to ``limit`` keys of stored vectors whose entry no longer exists."""
+        self._ensure()
+        entries = self._entry_digest
+        return [k for k in self._row_of if k not in entries][: max(limit, 0)]
 
 
 async def embed_pending_entries(
@@ -174,27 +212,27 @@ async def embed_pending_entries(
 
     One embedding call (awaited off the event loop) for the batch; the vectors are
     written in ``unit`` and committed with the caller's tick. Vectors of entries that
-    no longer exist (auto-pruned) are deleted, up to ``batch`` per call.
+    no longer exist (auto-pruned) are deleted, up to ``batch`` per call. The index finds
+    both lists itself, so a call costs O(batch) on either backend's side of Python.
 
     Returns:
         ``embedded`` and ``dropped`` counts.
     """
-    entries = {e.record_key(): e for e in unit.all(JournalEntry)}
-    candidates = [(key, entry_digest(e.content)) for key, e in entries.items()]
-    keys = index.unembedded(candidates, limit=batch)
-    if keys:
-        texts = [entries[key].content for key in keys]
+    keys = index.unembedded(limit=batch)
+    entries = unit.get_many(JournalEntry, keys)
+    if entries:
+        texts = [entry.content for entry in entries.values()]
         vectors = await embed_async(embedder, texts)
-        for key, text, vector in zip(keys, texts, vectors, strict=True):
+        for (key, entry), vector in zip(entries.items(), vectors, strict=True):
             unit.put(
                 EntryVector(
                     key=key,
                     embedder=embedder.name,
-                    digest=entry_digest(text),
+                    digest=text_digest(entry.content),
                     embedding=np.asarray(vector, dtype=np.float32).tobytes(),
                 )
             )
-    orphans = sorted(index.stored_keys() - entries.keys())[: max(batch, 0)]
+    orphans = index.orphans(limit=batch)
     for key in orphans:
         unit.delete(EntryVector, key)
-    return {"embedded": len(keys), "dropped": len(orphans)}
+    return {"embedded": len(entries), "dropped": len(orphans)}

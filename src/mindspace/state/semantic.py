@@ -128,8 +128,8 @@ class Ranked:
             candidate order), at most the limit asked for.
         total: How many candidates reached the threshold (may exceed ``len(hits)``).
         unembedded: Candidate keys with no current stored vector by the index's
-            embedder (never stored, stale since an edit, or made by another embedder),
-            in candidate order: the caller embeds and scores these itself.
+            embedder (never stored, stale since the entry's text changed, or made by
+            another embedder), in candidate order: the caller embeds and scores these.
     """
 
     hits: list[Neighbour]
@@ -169,37 +169,32 @@ class JournalIndex(Protocol):
 
     ``search_journal``'s semantic mode filters the entries first (tags, days, project),
     then ranks what passed here. Entry vectors are records (kind ``journal_vector``)
-    written by the sleep cycle; entries not embedded yet come back as ``unembedded``.
+    written by the sleep cycle, each with the digest of the text it embedded
+    (:func:`mindspace.journal.records.text_digest`); a vector is *current* while its
+    entry exists and its text still has that digest. The index knows the entries itself,
+    so no call costs a pass over every entry in Python.
     """
 
     embedder: str
-    """The embedder whose vectors are ranked; vectors by another one count as unembedded."""
+    """The embedder whose vectors are ranked; vectors by another one are not current."""
 
-    def rank(
-        self,
-        vector: Vector,
-        candidates: Sequence[tuple[str, str]],
-        *,
-        limit: int,
-        threshold: float,
-    ) -> Ranked:
-        """Rank ``candidates`` (entry key, text digest) by cosine similarity to ``vector``.
+    def rank(self, vector: Vector, keys: Sequence[str], *, limit: int, threshold: float) -> Ranked:
+        """Rank the entries under ``keys`` by cosine similarity to ``vector``.
 
         Args:
             vector: The query's unit vector, made by :attr:`embedder`.
-            candidates: The entries to rank, in tie-breaking order, with the digest of
-                their current text (a vector of another text is stale).
+            keys: The candidate entries' keys, in tie-breaking order.
             limit: How many hits at most.
             threshold: The least similarity of a hit.
         """
         ...
 
-    def unembedded(self, candidates: Sequence[tuple[str, str]], *, limit: int) -> list[str]:
-        """Up to ``limit`` keys of ``candidates`` without a current stored vector."""
+    def unembedded(self, *, limit: int) -> list[str]:
+        """Up to ``limit`` keys of entries without a current vector, oldest entry first."""
         ...
 
-    def stored_keys(self) -> set[str]:
-        """Keys of every stored entry vector (to drop those of deleted entries)."""
+    def orphans(self, *, limit: int) -> list[str]:
+        """Up to ``limit`` keys of stored vectors whose entry no longer exists."""
         ...
 
 

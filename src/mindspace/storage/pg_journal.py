@@ -3,9 +3,10 @@
 ``journal_vectors.embedding`` is a pgvector ``vector`` on PostgreSQL
 (:class:`~mindspace.storage.vectors.Embedding`). ``search_journal`` filters entries
 first (tags, days, project), so a search ranks a known candidate list: one statement
-joins the candidates (``unnest`` of keys and digests, with their order) to their
+joins the candidates (``unnest`` of their keys, with their order) to their entries and
 vectors and returns each one's inner product with the query (the cosine: vectors are
-unit length), or NULL where no current vector is stored. Python then applies the same
+unit length), or NULL where no current vector is stored (a vector is current while its
+digest is ``md5`` of the entry's text, computed here in SQL). Python then applies the same
 ranking as the embedded index (:func:`mindspace.state.semantic.rank_candidates`).
 """
 
@@ -27,18 +28,22 @@ Transaction = Callable[[str], AbstractContextManager[Connection]]
 
 _SCORES = text(
     "SELECT -(v.embedding <#> CAST(:query AS vector)) FROM "
-    "unnest(CAST(:keys AS text[]), CAST(:digests AS text[])) WITH ORDINALITY AS c(key, digest, n) "
+    "unnest(CAST(:keys AS text[])) WITH ORDINALITY AS c(key, n) "
+    "LEFT JOIN journal_entries e ON e.assistant_id = :a AND e.key = c.key "
     "LEFT JOIN journal_vectors v ON v.assistant_id = :a AND v.key = c.key "
-    "AND v.embedder = :e AND v.digest = c.digest "
+    "AND v.embedder = :e AND v.digest = md5(e.content) "
     "AND vector_dims(v.embedding) = :dim ORDER BY c.n"
 )
 _MISSING = text(
-    "SELECT c.key FROM unnest(CAST(:keys AS text[]), CAST(:digests AS text[])) "
-    "WITH ORDINALITY AS c(key, digest, n) WHERE NOT EXISTS (SELECT 1 FROM journal_vectors v "
-    "WHERE v.assistant_id = :a AND v.key = c.key AND v.embedder = :e AND v.digest = c.digest) "
-    "ORDER BY c.n LIMIT :limit"
+    "SELECT e.key FROM journal_entries e WHERE e.assistant_id = :a AND NOT EXISTS "
+    "(SELECT 1 FROM journal_vectors v WHERE v.assistant_id = :a AND v.key = e.key "
+    "AND v.embedder = :e AND v.digest = md5(e.content)) ORDER BY e.row_id LIMIT :limit"
 )
-_KEYS = text("SELECT key FROM journal_vectors WHERE assistant_id = :a AND embedder = :e")
+_ORPHANS = text(
+    "SELECT v.key FROM journal_vectors v WHERE v.assistant_id = :a AND NOT EXISTS "
+    "(SELECT 1 FROM journal_entries e WHERE e.assistant_id = :a AND e.key = v.key) "
+    "ORDER BY v.row_id LIMIT :limit"
+)
 
 
 class PgJournalIndex:
@@ -58,19 +63,17 @@ class PgJournalIndex:
     def rank(
         self,
         vector: npt.NDArray[np.float32],
-        candidates: Sequence[tuple[str, str]],
+        keys: Sequence[str],
         *,
         limit: int,
         threshold: float,
     ) -> Ranked:
-        """Rank ``candidates`` by cosine similarity of their stored vectors to ``vector``."""
-        keys = [k for k, _ in candidates]
-        if not candidates:
+        """Rank the entries under ``keys`` by cosine similarity of their stored vectors."""
+        if not keys:
             return Ranked([], 0, [])
         params = {
             "query": vector_literal(vector),
-            "keys": keys,
-            "digests": [d for _, d in candidates],
+            "keys": list(keys),
             "a": self.assistant_id,
             "e": self.embedder,
             "dim": int(np.asarray(vector).shape[0]),
@@ -82,24 +85,18 @@ class PgJournalIndex:
         missing = [keys[i] for i in np.flatnonzero(np.isnan(scores)).tolist()]
         return Ranked(hits, total, missing)
 
-    def unembedded(self, candidates: Sequence[tuple[str, str]], *, limit: int) -> list[str]:
-        """Up to ``limit`` keys of ``candidates`` without a current stored vector."""
-        if not candidates or limit <= 0:
+    def unembedded(self, *, limit: int) -> list[str]:
+        """Up to ``limit`` keys of entries without a current vector, oldest first."""
+        if limit <= 0:
             return []
-        params = {
-            "keys": [k for k, _ in candidates],
-            "digests": [d for _, d in candidates],
-            "a": self.assistant_id,
-            "e": self.embedder,
-            "limit": limit,
-        }
+        params = {"a": self.assistant_id, "e": self.embedder, "limit": limit}
         with self._transaction("finding journal entries to embed") as conn:
             return [str(k) for k in conn.execute(_MISSING, params).scalars()]
 
-    def stored_keys(self) -> set[str]:
-        """Keys of every stored vector by this embedder."""
-        with self._transaction("listing journal vectors") as conn:
-            return {
-                str(k)
-                for k in conn.execute(_KEYS, {"a": self.assistant_id, "e": self.embedder}).scalars()
-            }
+    def orphans(self, *, limit: int) -> list[str]:
+        """Up to ``limit`` keys of stored vectors whose entry no longer exists."""
+        if limit <= 0:
+            return []
+        with self._transaction("finding vectors of deleted journal entries") as conn:
+            found = conn.execute(_ORPHANS, {"a": self.assistant_id, "limit": limit})
+            return [str(k) for k in found.scalars()]

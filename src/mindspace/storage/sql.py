@@ -66,7 +66,7 @@ from mindspace.storage.pg_memory import (
 from mindspace.storage.pg_semantic import PgSemanticIndex
 from mindspace.storage.tables import KINDS, KindTable, assistants, events, memories
 
-__all__ = ["SemanticFactory", "SqlStore", "sqlite_file"]
+__all__ = ["STAGING_PREFIX", "SemanticFactory", "SqlStore", "sqlite_file"]
 
 SemanticFactory = Callable[[StateCache, str | None], SemanticIndex]
 """Builds an assistant's memory search in place of the store's own (see ``semantic``)."""
@@ -74,6 +74,9 @@ SemanticFactory = Callable[[StateCache, str | None], SemanticIndex]
 logger = logging.getLogger("mindspace.storage")
 
 _KEY_MAX = 128
+
+STAGING_PREFIX = "~import-"
+"""Keys of assistants an import is still writing (``mindspace.storage.swap``)."""
 
 
 class SqlStore:
@@ -205,9 +208,12 @@ class SqlStore:
         return found
 
     def list_assistants(self) -> list[AssistantInfo]:
-        """Every assistant in the store, by key."""
+        """Every assistant in the store, by key (not an import's staging copy)."""
+        # Hidden so that no server or worker opens (and writes to) an import under way.
+        visible = ~assistants.c.key.startswith(STAGING_PREFIX, autoescape=True)
         with self._transaction("listing assistants") as conn:
-            rows = conn.execute(select(assistants).order_by(assistants.c.key)).mappings()
+            query = select(assistants).where(visible).order_by(assistants.c.key)
+            rows = conn.execute(query).mappings()
             return [_info(row) for row in rows]
 
     # -- RecordStore -------------------------------------------------------------------

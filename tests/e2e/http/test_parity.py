@@ -133,6 +133,19 @@ async def test_a_tool_answers_the_same_through_python_cli_and_http(
         hub.close()
     assert (response.status_code == 200) is through_python["success"], response.text
     through_http = response.json()
+    # HTTP adds the API's one 422 field, 'problems', mirroring the spec's 'invalid_fields'
+    problems = through_http.pop("problems", None)
+    invalid = through_python.get("invalid_fields")
+    assert (problems is None) is (response.status_code != 422), through_http
+    if invalid is not None:
+        assert problems is not None
+        assert [(p["field"], p["message"]) for p in problems] == [
+            (f["field"], f["problem"]) for f in invalid
+        ]
+    elif problems is not None:
+        assert problems == [
+            {"field": "body", "message": through_python["error"], "type": "invalid_body"}
+        ]
 
     assert _normal(through_cli) == _normal(through_python)
     assert _normal(through_http) == _normal(through_python)

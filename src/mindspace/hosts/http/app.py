@@ -26,6 +26,7 @@ from mindspace import __version__
 from mindspace.clock import Clock
 from mindspace.config import Settings
 from mindspace.engine.scheduler import AsyncTickDriver, TickDispatch, TickPolicy
+from mindspace.hosts.http.contract import install_contract, operation_id
 from mindspace.hosts.http.errors import BodyLimitMiddleware, install_error_handlers
 from mindspace.hosts.http.hub import AssistantHub
 from mindspace.hosts.http.metrics import metrics_router
@@ -53,8 +54,10 @@ DASHBOARD_DIR = Path(__file__).parent / "dashboard"
 _DESCRIPTION = """\
 The HTTP API of mindspace assistants. Every tool is callable by name at
 `POST /v1/assistants/{key}/tools/{name}` with its arguments as the JSON body, and returns
-the spec's result shape. Errors always have the shape
-`{"success": false, "error": ..., "suggestion": ...}`.
+the spec's result shape. Every error (4xx and 5xx, 422 included) has the shape
+`{"success": false, "error": ..., "suggestion": ..., "problems": [...]}` (the model
+`ErrorBody`; `problems` lists each invalid field on a 422). Lists take `offset` and
+`limit` and answer `total`, `offset` and `limit`.
 
 Authentication: `Authorization: Bearer <token>`, with tokens from `MINDSPACE_API_TOKEN`
 (every assistant) and `MINDSPACE_API_TOKENS` (`token=key1,key2;token2=*`). With neither
@@ -189,6 +192,8 @@ def create_app(
         redoc_url=None,
         # every response renders, whatever text it carries (see responses.py)
         default_response_class=SafeJSONResponse,
+        # stable operation ids: a route's explicit one, else its function's name
+        generate_unique_id_function=operation_id,
     )
     app.state.hub = hub
     app.state.policy = policy
@@ -196,6 +201,7 @@ def create_app(
     app.state.ticker = ticker
     app.state.streams = {"open": 0}
     install_error_handlers(app)
+    install_contract(app)
     for router in (
         assistants_router,
         events_router,

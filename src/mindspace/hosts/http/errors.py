@@ -5,8 +5,9 @@ a body that is too large, a crash - has the shape of a failed tool result::
 
     {"success": false, "error": "...", "suggestion": "..."}
 
-with extra fields where they help (``problems`` for invalid requests, ``pending`` for an
-unknown approval). A mindspace error's status is its class's ``http_status``, so a
+with extra fields where they help (``problems`` for invalid requests - request
+validation and a tool's invalid arguments alike - and ``pending`` for an unknown
+approval). A mindspace error's status is its class's ``http_status``, so a
 subclass a host or a tool defines answers with its parent's status.
 """
 
@@ -38,8 +39,10 @@ from mindspace.validation import MAX_JSON_DEPTH, json_depth_exceeds
 __all__ = [
     "ApiError",
     "BodyLimitMiddleware",
+    "body_problem",
     "error_body",
     "error_response_body",
+    "http_tool_result",
     "install_error_handlers",
 ]
 
@@ -113,7 +116,7 @@ def error_response_body(exc: MindspaceError) -> dict[str, Any]:
     Server-side failures (5xx) do not show their internals.
     """
     if isinstance(exc, ToolError):
-        return exc.to_result()
+        return http_tool_result(exc.to_result(), status=exc.http_status)
     status = exc.http_status
     message = str(getattr(exc, "error", "") or exc)
     suggestion = str(getattr(exc, "suggestion", "") or "")
@@ -128,6 +131,34 @@ def error_response_body(exc: MindspaceError) -> dict[str, Any]:
     return error_body(message, suggestion or _DEFAULT_SUGGESTIONS.get(status, ""), **extra)
 
 
+def http_tool_result(result: dict[str, Any], status: int) -> dict[str, Any]:
+    """A tool's result as the API answers it: a failure with ``invalid_fields`` (the spec's
+    tool-result field) also gets the API's ``problems`` list, so every 422 has one shape.
+    """
+    fields = result.get("invalid_fields")
+    if status != 422 or "problems" in result:
+        return result
+    if not isinstance(fields, list):
+        # a body that is no JSON object at all: the whole body is the invalid field
+        return {**result, "problems": body_problem(str(result.get("error", "invalid")))}
+    problems = [
+        {
+            "field": str(f.get("field", "")),
+            "message": str(f.get("problem", "invalid")),
+            "type": "invalid_argument",
+            **({"got": str(f["got"])} if "got" in f else {}),
+        }
+        for f in fields
+        if isinstance(f, dict)
+    ]
+    return {**result, "problems": problems}
+
+
+def body_problem(message: str, type_: str = "invalid_body") -> list[dict[str, str]]:
+    """``problems`` for a 422 about the request body as a whole."""
+    return [{"field": "body", "message": message, "type": type_}]
+
+
 def _json(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> JSONResponse:
     return SafeJSONResponse(body, status_code=status, headers=headers)
 
@@ -137,7 +168,11 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
-        return _json(exc.status, error_body(exc.error, exc.suggestion, **exc.extra), exc.headers)
+        extra = dict(exc.extra)
+        if exc.status == 422:
+            # every 422 lists its problems, also one about the body as a whole
+            extra.setdefault("problems", body_problem(exc.error))
+        return _json(exc.status, error_body(exc.error, exc.suggestion, **extra), exc.headers)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -252,6 +287,9 @@ class BodyLimitMiddleware:
                 error_body(
                     f"The request body nests JSON deeper than {MAX_JSON_DEPTH} levels",
                     "Send a flatter JSON document; no request needs deeper nesting.",
+                    problems=body_problem(
+                        f"nested deeper than {MAX_JSON_DEPTH} levels", "json_too_deep"
+                    ),
                 ),
             )
             return

@@ -9,7 +9,9 @@ from fastapi import APIRouter
 from mindspace import __version__
 from mindspace.engine.assistant import assistant_tools
 from mindspace.hosts.http.auth import CallerDep, KeyDep
+from mindspace.hosts.http.contract import Limit, Offset, page_of
 from mindspace.hosts.http.errors import ApiError
+from mindspace.hosts.http.models import AssistantList, AssistantOut, Health, ToolList
 from mindspace.hosts.http.schemas import CreateAssistant, HubDep
 
 __all__ = ["router"]
@@ -17,18 +19,31 @@ __all__ = ["router"]
 router = APIRouter(prefix="/v1")
 
 
-@router.get("/health", tags=["server"], summary="Is the server up (no token needed)")
+@router.get(
+    "/health",
+    tags=["server"],
+    summary="Is the server up (no token needed)",
+    operation_id="get_health",
+    response_model=Health,
+)
 async def health() -> dict[str, Any]:
     """Always 200 while the server runs."""
     return {"success": True, "status": "ok", "version": __version__}
 
 
-@router.get("/tools", tags=["tools"], summary="Every tool, its category and parameters")
-async def list_tools(caller: CallerDep) -> dict[str, Any]:
+@router.get(
+    "/tools",
+    tags=["tools"],
+    summary="Every tool, its category and parameters",
+    operation_id="list_tools",
+    response_model=ToolList,
+)
+async def list_tools(caller: CallerDep, offset: Offset = 0, limit: Limit = 1000) -> dict[str, Any]:
     """The tools an assistant can call, with the JSON schema of their arguments."""
-    tools = assistant_tools().tools()
+    tools, paging = page_of(assistant_tools().tools(), offset, limit)
     return {
         "success": True,
+        **paging,
         "tools": [
             {
                 "name": tool.name,
@@ -41,14 +56,31 @@ async def list_tools(caller: CallerDep) -> dict[str, Any]:
     }
 
 
-@router.get("/assistants", tags=["assistants"], summary="The assistants this token may use")
-async def list_assistants(caller: CallerDep, hub: HubDep) -> dict[str, Any]:
-    """Keys of the assistants in the store that the caller's token may use."""
-    keys = [key for key in hub.assistant_keys() if caller.allows(key)]
-    return {"success": True, "assistants": keys}
+@router.get(
+    "/assistants",
+    tags=["assistants"],
+    summary="The assistants this token may use",
+    operation_id="list_assistants",
+    response_model=AssistantList,
+)
+async def list_assistants(
+    caller: CallerDep, hub: HubDep, offset: Offset = 0, limit: Limit = 1000
+) -> dict[str, Any]:
+    """Keys of the assistants in the store that the caller's token may use, sorted."""
+    keys, paging = page_of(
+        [key for key in hub.assistant_keys() if caller.allows(key)], offset, limit
+    )
+    return {"success": True, **paging, "assistants": keys}
 
 
-@router.post("/assistants", status_code=201, tags=["assistants"], summary="Create an assistant")
+@router.post(
+    "/assistants",
+    status_code=201,
+    tags=["assistants"],
+    summary="Create an assistant",
+    operation_id="create_assistant",
+    response_model=AssistantOut,
+)
 async def create_assistant(body: CreateAssistant, caller: CallerDep, hub: HubDep) -> dict[str, Any]:
     """Create the assistant ``key`` (409 if it exists)."""
     if not caller.allows(body.key):
@@ -61,7 +93,13 @@ async def create_assistant(body: CreateAssistant, caller: CallerDep, hub: HubDep
     return {"success": True, "assistant": assistant.views.summary()}
 
 
-@router.get("/assistants/{key}", tags=["assistants"], summary="One assistant at a glance")
+@router.get(
+    "/assistants/{key}",
+    tags=["assistants"],
+    summary="One assistant at a glance",
+    operation_id="get_assistant",
+    response_model=AssistantOut,
+)
 async def get_assistant(key: KeyDep, hub: HubDep) -> dict[str, Any]:
     """Mode, token usage, session metrics and counts of everything it holds."""
     return {"success": True, "assistant": hub.get(key).views.summary()}

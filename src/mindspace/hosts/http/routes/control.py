@@ -7,6 +7,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Path
 
 from mindspace.hosts.http.auth import KeyDep
+from mindspace.hosts.http.contract import Limit, Offset, page_of
+from mindspace.hosts.http.models import ApprovalList, Approved, Rejected, SleepOut, WakeOut
 from mindspace.hosts.http.schemas import Decision, HubDep, SleepIn, WakeIn
 
 __all__ = ["router"]
@@ -16,7 +18,13 @@ router = APIRouter(prefix="/v1/assistants/{key}")
 ApprovalId = Annotated[str, Path(min_length=1, max_length=64, description="The approval's id.")]
 
 
-@router.post("/sleep", tags=["modes"], summary="Put the assistant to sleep")
+@router.post(
+    "/sleep",
+    tags=["modes"],
+    summary="Put the assistant to sleep",
+    operation_id="sleep_assistant",
+    response_model=SleepOut,
+)
 async def sleep(
     key: KeyDep, hub: HubDep, body: Annotated[SleepIn | None, Body()] = None
 ) -> dict[str, Any]:
@@ -29,7 +37,13 @@ async def sleep(
     return {"success": True, "wake_at": state.wake_at, "mode": state.model_dump(mode="json")}
 
 
-@router.post("/wake", tags=["modes"], summary="Wake the assistant")
+@router.post(
+    "/wake",
+    tags=["modes"],
+    summary="Wake the assistant",
+    operation_id="wake_assistant",
+    response_model=WakeOut,
+)
 async def wake(
     key: KeyDep, hub: HubDep, body: Annotated[WakeIn | None, Body()] = None
 ) -> dict[str, Any]:
@@ -39,15 +53,27 @@ async def wake(
     return {"success": True, "mode": state.model_dump(mode="json")}
 
 
-@router.get("/approvals", tags=["approvals"], summary="Tool calls waiting for approval")
-async def approvals(key: KeyDep, hub: HubDep) -> dict[str, Any]:
-    """DANGEROUS tool calls the model made under dangerous_requires_confirm."""
-    pending = hub.get(key).views.pending_approvals()
-    return {"success": True, "approvals": [a.model_dump(mode="json") for a in pending]}
+@router.get(
+    "/approvals",
+    tags=["approvals"],
+    summary="Tool calls waiting for approval",
+    operation_id="list_approvals",
+    response_model=ApprovalList,
+)
+async def approvals(
+    key: KeyDep, hub: HubDep, offset: Offset = 0, limit: Limit = 1000
+) -> dict[str, Any]:
+    """DANGEROUS tool calls the model made under dangerous_requires_confirm, oldest first."""
+    pending, paging = page_of(hub.get(key).views.pending_approvals(), offset, limit)
+    return {"success": True, **paging, "approvals": [a.model_dump(mode="json") for a in pending]}
 
 
 @router.post(
-    "/approvals/{approval_id}/approve", tags=["approvals"], summary="Approve and run a call"
+    "/approvals/{approval_id}/approve",
+    tags=["approvals"],
+    summary="Approve and run a call",
+    operation_id="approve_call",
+    response_model=Approved,
 )
 async def approve(
     key: KeyDep,
@@ -64,7 +90,13 @@ async def approve(
     return {"success": True, "approval_id": approval_id, "result": approval.result}
 
 
-@router.post("/approvals/{approval_id}/reject", tags=["approvals"], summary="Reject a call")
+@router.post(
+    "/approvals/{approval_id}/reject",
+    tags=["approvals"],
+    summary="Reject a call",
+    operation_id="reject_call",
+    response_model=Rejected,
+)
 async def reject(
     key: KeyDep,
     approval_id: ApprovalId,

@@ -8,7 +8,9 @@ from fastapi import APIRouter, Path
 
 from mindspace.engine.views import event_view
 from mindspace.hosts.http.auth import KeyDep
+from mindspace.hosts.http.contract import Limit, Offset, page_of
 from mindspace.hosts.http.errors import ApiError
+from mindspace.hosts.http.models import EventList, EventOut, EventQueued, TickList, TickOut, TickRun
 from mindspace.hosts.http.schemas import EventIn, HubDep
 from mindspace.hosts.http.ticks import tick_summary
 
@@ -19,7 +21,14 @@ router = APIRouter(prefix="/v1/assistants/{key}")
 EventId = Annotated[str, Path(min_length=1, max_length=64, description="The event's id.")]
 
 
-@router.post("/events", status_code=202, tags=["events"], summary="Queue an event")
+@router.post(
+    "/events",
+    status_code=202,
+    tags=["events"],
+    summary="Queue an event",
+    operation_id="queue_event",
+    response_model=EventQueued,
+)
 async def post_event(key: KeyDep, body: EventIn, hub: HubDep) -> dict[str, Any]:
     """Put an event in the assistant's queue; its next tick takes it (urgent ones first).
 
@@ -36,13 +45,28 @@ async def post_event(key: KeyDep, body: EventIn, hub: HubDep) -> dict[str, Any]:
     return {"success": True, "event_id": event.id, "status": event.status, "urgent": event.urgent}
 
 
-@router.get("/events", tags=["events"], summary="Events not yet processed")
-async def open_events(key: KeyDep, hub: HubDep) -> dict[str, Any]:
+@router.get(
+    "/events",
+    tags=["events"],
+    summary="Events not yet processed",
+    operation_id="list_events",
+    response_model=EventList,
+)
+async def open_events(
+    key: KeyDep, hub: HubDep, offset: Offset = 0, limit: Limit = 1000
+) -> dict[str, Any]:
     """Pending and interrupted events, most urgent first."""
-    return {"success": True, "events": [event_view(e) for e in hub.get(key).views.open_events()]}
+    events, paging = page_of(hub.get(key).views.open_events(), offset, limit)
+    return {"success": True, **paging, "events": [event_view(e) for e in events]}
 
 
-@router.get("/events/{event_id}", tags=["events"], summary="An event's status and reply")
+@router.get(
+    "/events/{event_id}",
+    tags=["events"],
+    summary="An event's status and reply",
+    operation_id="get_event",
+    response_model=EventOut,
+)
 async def get_event(key: KeyDep, event_id: EventId, hub: HubDep) -> dict[str, Any]:
     """pending, processing, done (with the reply) or failed (with the error)."""
     event = hub.get(key).views.event(event_id)
@@ -55,7 +79,14 @@ async def get_event(key: KeyDep, event_id: EventId, hub: HubDep) -> dict[str, An
     return {"success": True, "event": event_view(event)}
 
 
-@router.post("/tick", tags=["ticks"], summary="Run one tick now")
+@router.post(
+    "/tick",
+    tags=["ticks"],
+    summary="Run one tick now",
+    operation_id="run_tick",
+    response_model=TickRun,
+    responses={502: {"description": "The language model failed."}},
+)
 async def tick_now(key: KeyDep, hub: HubDep) -> dict[str, Any]:
     """Run a tick at once (after a running one finishes): an event, goal work, a sleep tick
     or nothing (idle). Returns the tick's record as the context viewer shows it.
@@ -74,14 +105,29 @@ async def tick_now(key: KeyDep, hub: HubDep) -> dict[str, Any]:
     }
 
 
-@router.get("/ticks", tags=["ticks"], summary="Recent ticks (summaries)")
-async def recent_ticks(key: KeyDep, hub: HubDep) -> dict[str, Any]:
+@router.get(
+    "/ticks",
+    tags=["ticks"],
+    summary="Recent ticks (summaries)",
+    operation_id="list_ticks",
+    response_model=TickList,
+)
+async def recent_ticks(
+    key: KeyDep, hub: HubDep, offset: Offset = 0, limit: Limit = 1000
+) -> dict[str, Any]:
     """The last ticks this server ran for the assistant, newest first (idle ones are not kept)."""
     hub.get(key)
-    return {"success": True, "ticks": [tick_summary(r) for r in hub.ticks.recent(key)]}
+    ticks, paging = page_of(hub.ticks.recent(key), offset, limit)
+    return {"success": True, **paging, "ticks": [tick_summary(r) for r in ticks]}
 
 
-@router.get("/ticks/{number}", tags=["ticks"], summary="One recent tick in full")
+@router.get(
+    "/ticks/{number}",
+    tags=["ticks"],
+    summary="One recent tick in full",
+    operation_id="get_tick",
+    response_model=TickOut,
+)
 async def one_tick(
     key: KeyDep, number: Annotated[int, Path(ge=1, le=2**31)], hub: HubDep
 ) -> dict[str, Any]:

@@ -7,7 +7,21 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query
 
 from mindspace.hosts.http.auth import KeyDep
-from mindspace.hosts.http.errors import ApiError
+from mindspace.hosts.http.contract import Limit, Offset, page_of
+from mindspace.hosts.http.errors import ApiError, http_tool_result
+from mindspace.hosts.http.models import (
+    EntityList,
+    EntityOut,
+    GoalTree,
+    JournalPage,
+    MemoryGraph,
+    MemoryPage,
+    ModeOut,
+    ProjectList,
+    SessionMemoryOut,
+    StatusOut,
+    WorkingMemoryOut,
+)
 from mindspace.hosts.http.responses import SafeJSONResponse as JSONResponse
 from mindspace.hosts.http.schemas import HubDep
 from mindspace.journal.search import JournalFilter
@@ -16,34 +30,57 @@ __all__ = ["router"]
 
 router = APIRouter(prefix="/v1/assistants/{key}", tags=["state"])
 
-Offset = Annotated[int, Query(ge=0, le=1_000_000, description="Entries to skip.")]
-Limit = Annotated[int, Query(ge=1, le=200, description="Most entries returned.")]
+PageLimit = Annotated[int, Query(ge=1, le=200, description="Most entries returned.")]
 Tags = Annotated[
     list[str] | None,
     Query(max_length=20, description="Only items with every one of these tags (repeat)."),
 ]
 
 
-@router.get("/goals", summary="The goal tree with progress")
+@router.get(
+    "/goals",
+    summary="The goal tree with progress",
+    operation_id="get_goal_tree",
+    response_model=GoalTree,
+)
 async def goals(key: KeyDep, hub: HubDep) -> dict[str, Any]:
     """Root goals with nested ``subtasks``; parents carry the rolled-up progress."""
     return hub.get(key).views.goal_tree()
 
 
-@router.get("/projects", summary="Projects, the active one named")
-async def projects(key: KeyDep, hub: HubDep) -> dict[str, Any]:
+@router.get(
+    "/projects",
+    summary="Projects, the active one named",
+    operation_id="list_projects",
+    response_model=ProjectList,
+)
+async def projects(
+    key: KeyDep, hub: HubDep, offset: Offset = 0, limit: Limit = 1000
+) -> dict[str, Any]:
     """Every project with its status and context; ``active`` is the loaded one."""
-    return hub.get(key).views.projects_view()
+    view = hub.get(key).views.projects_view()
+    listed, paging = page_of(view["projects"], offset, limit)
+    return {**view, **paging, "projects": listed}
 
 
-@router.get("/session-memory", summary="Key facts, learned patterns, completed tasks")
+@router.get(
+    "/session-memory",
+    summary="Key facts, learned patterns, completed tasks",
+    operation_id="get_session_memory",
+    response_model=SessionMemoryOut,
+)
 async def session_memory(key: KeyDep, hub: HubDep) -> dict[str, Any]:
     """The session memory."""
     memory = hub.get(key).views.session_memory()
     return {"success": True, **memory.model_dump(mode="json")}
 
 
-@router.get("/journal", summary="Journal entries, newest first, filtered and paged")
+@router.get(
+    "/journal",
+    summary="Journal entries, newest first, filtered and paged",
+    operation_id="list_journal_entries",
+    response_model=JournalPage,
+)
 async def journal(
     key: KeyDep,
     hub: HubDep,
@@ -55,7 +92,7 @@ async def journal(
     query: Annotated[str, Query(max_length=500, description="Text the entry contains.")] = "",
     min_importance: Annotated[int, Query(ge=1, le=10)] = 1,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: PageLimit = 20,
 ) -> dict[str, Any]:
     """Entries with importance, how it was scored, trust, tags and consolidation; and the
     reflection state (importance gathered towards the next reflection).
@@ -70,7 +107,12 @@ async def journal(
     )
 
 
-@router.get("/memories", summary="Semantic memories: newest first, or ranked for a query")
+@router.get(
+    "/memories",
+    summary="Semantic memories: newest first, or ranked for a query",
+    operation_id="list_memories",
+    response_model=MemoryPage,
+)
 async def memories(
     key: KeyDep,
     hub: HubDep,
@@ -80,10 +122,11 @@ async def memories(
     tag: Tags = None,
     min_trust: Annotated[float, Query(ge=0, le=1)] = 0.0,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: PageLimit = 20,
 ) -> JSONResponse:
     """Without ``query``, a page of memories newest first; with it, the ``recall_memories``
-    ranking (dense and BM25, fused), best first. Nothing is written or counted.
+    ranking (dense and BM25, fused), best first, paged like the listing (``total`` then
+    counts the ranked matches, at most 100). Nothing is written or counted.
     """
     assistant = hub.get(key)
     if not query.strip():
@@ -93,27 +136,52 @@ async def memories(
         return JSONResponse(listed)
     args = {
         "query": query,
-        "limit": min(limit, 100),
+        "limit": 100,  # rank the first 100, then page them, so `total` is stable
         "min_source_trust": min_trust,
         "tags": list(tag or ()),
     }
     outcome = await assistant.views.search_memories(args)
-    return JSONResponse({**outcome.result, "query": query}, status_code=outcome.http_status)
+    result = http_tool_result(outcome.result, outcome.http_status)
+    if outcome.http_status < 400:
+        ranked, paging = page_of(list(result.get("memories", [])), offset, limit)
+        result = {**result, **paging, "memories": ranked}
+    return JSONResponse({**result, "query": query}, status_code=outcome.http_status)
 
 
-@router.get("/memory-links", summary="The A-MEM link graph")
+@router.get(
+    "/memory-links",
+    summary="The A-MEM link graph",
+    operation_id="get_memory_graph",
+    response_model=MemoryGraph,
+)
 async def memory_links(key: KeyDep, hub: HubDep) -> dict[str, Any]:
     """Memories as nodes and their A-MEM links (similarity scores) as edges."""
     return hub.get(key).views.memory_graph()
 
 
-@router.get("/entities", summary="Entity profiles with relationship state")
-async def entities(key: KeyDep, hub: HubDep) -> dict[str, Any]:
-    """Every profile: type, attributes, observations, relationship, first and last seen."""
-    return hub.get(key).views.entities_view()
+@router.get(
+    "/entities",
+    summary="Entity profiles with relationship state",
+    operation_id="list_entities",
+    response_model=EntityList,
+)
+async def entities(
+    key: KeyDep, hub: HubDep, offset: Offset = 0, limit: Limit = 1000
+) -> dict[str, Any]:
+    """Every profile, most recently seen first: type, attributes, observations,
+    relationship, first and last seen.
+    """
+    view = hub.get(key).views.entities_view()
+    listed, paging = page_of(view["entities"], offset, limit)
+    return {**view, **paging, "entities": listed}
 
 
-@router.get("/entities/{entity_id}", summary="One entity profile")
+@router.get(
+    "/entities/{entity_id}",
+    summary="One entity profile",
+    operation_id="get_entity",
+    response_model=EntityOut,
+)
 async def entity(
     key: KeyDep,
     entity_id: Annotated[str, Path(min_length=1, max_length=128)],
@@ -130,20 +198,35 @@ async def entity(
     return {"success": True, "entity": profile.model_dump(mode="json")}
 
 
-@router.get("/working-memory", summary="Active conversations")
+@router.get(
+    "/working-memory",
+    summary="Active conversations",
+    operation_id="get_working_memory",
+    response_model=WorkingMemoryOut,
+)
 async def working_memory(key: KeyDep, hub: HubDep) -> dict[str, Any]:
     """Topic, start, the last messages and pending actions of each active conversation."""
     memory = hub.get(key).views.working_memory()
     return {"success": True, **memory.model_dump(mode="json")}
 
 
-@router.get("/status", summary="Token usage, advisory level, loop and session metrics")
+@router.get(
+    "/status",
+    summary="Token usage, advisory level, loop and session metrics",
+    operation_id="get_status",
+    response_model=StatusOut,
+)
 async def status(key: KeyDep, hub: HubDep) -> dict[str, Any]:
     """What ``get_system_status`` reports, without counting as a tool call."""
     return hub.get(key).views.status()
 
 
-@router.get("/mode", summary="Operating mode, sleep phase, tick rate and schedule")
+@router.get(
+    "/mode",
+    summary="Operating mode, sleep phase, tick rate and schedule",
+    operation_id="get_mode",
+    response_model=ModeOut,
+)
 async def mode(key: KeyDep, hub: HubDep) -> dict[str, Any]:
     """Awake or asleep; asleep, the phase (compacting, dreaming) and depth."""
     return {"success": True, **hub.get(key).views.mode_view()}

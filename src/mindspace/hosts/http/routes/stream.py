@@ -43,8 +43,16 @@ def sse_message(kind: str, data: object) -> str:
     "/stream",
     tags=["stream"],
     summary="Live events (Server-Sent Events)",
+    operation_id="stream_events",
     response_class=StreamingResponse,
-    responses={200: {"content": {"text/event-stream": {}}, "description": "An SSE stream"}},
+    responses={
+        200: {
+            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+            "description": "An SSE stream: 'event: <kind>' and 'data: {kind, assistant, at, "
+            "data}' per message",
+        },
+        503: {"description": "Too many streams are open (MINDSPACE_API_MAX_STREAMS)."},
+    },
 )
 async def stream(
     key: KeyDep,

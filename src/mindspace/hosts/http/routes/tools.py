@@ -15,8 +15,9 @@ from fastapi import APIRouter, Path, Request
 
 from mindspace.engine.assistant import assistant_tools
 from mindspace.hosts.http.auth import KeyDep
-from mindspace.hosts.http.errors import ApiError
+from mindspace.hosts.http.errors import ApiError, http_tool_result
 from mindspace.hosts.http.hub import AssistantHub
+from mindspace.hosts.http.models import ToolResult
 from mindspace.hosts.http.responses import SafeJSONResponse as JSONResponse
 
 __all__ = ["router"]
@@ -28,7 +29,8 @@ _RESPONSES: dict[int | str, dict[str, Any]] = {
     400: {"description": "The tool failed; the result says why"},
     404: {"description": "No such tool, or a missing goal, project or entry"},
     409: {"description": "Conflict with the current state"},
-    422: {"description": "Invalid arguments (each field's problem is listed)"},
+    422: {"description": "Invalid arguments (each field's problem is listed in 'problems')"},
+    502: {"description": "The language model failed (a tool that calls it)"},
 }
 
 
@@ -57,7 +59,8 @@ async def _run(key: str, name: str, request: Request) -> JSONResponse:
     hub: AssistantHub = request.app.state.hub
     arguments = await _arguments(request)
     outcome = await hub.get(key).run_tool(name, arguments)
-    return JSONResponse(outcome.result, status_code=outcome.http_status)
+    result = http_tool_result(outcome.result, outcome.http_status)
+    return JSONResponse(result, status_code=outcome.http_status)
 
 
 def _documented(name: str, description: str, schema: dict[str, Any]) -> None:
@@ -71,6 +74,7 @@ def _documented(name: str, description: str, schema: dict[str, Any]) -> None:
         summary=f"Call {name}",
         description=description,
         operation_id=f"tool_{name}",
+        response_model=ToolResult,
         responses=_RESPONSES,
         openapi_extra={
             "requestBody": {
@@ -88,6 +92,8 @@ for _tool in assistant_tools().tools():
 @router.post(
     "/{name}",
     summary="Call any tool by name",
+    operation_id="call_tool",
+    response_model=ToolResult,
     responses=_RESPONSES,
     openapi_extra={
         "requestBody": {
