@@ -15,33 +15,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from mindspace.engine.edits import memory_view
 from mindspace.engine.history import Actor
 from mindspace.hosts.http.auth import KeyDep
+from mindspace.hosts.http.contract import Limit, Offset, Page
 from mindspace.hosts.http.schemas import HubDep
 from mindspace.validation import find_invalid_text
 
 __all__ = ["router"]
 
 
-class ErrorOut(BaseModel):
-    """The API's error shape (docs/http.md); invalid requests add ``problems``."""
-
-    success: Literal[False] = False
-    error: str
-    suggestion: str = ""
-
-
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    status: {"model": ErrorOut, "description": description}
-    for status, description in (
-        (401, "A bearer token is needed, or it is not valid"),
-        (403, "This token may not use the assistant"),
-        (404, "No such assistant, record or entity"),
-        (409, "Other processes kept changing the assistant; retry"),
-        (413, "The body is too large"),
-        (422, "An invalid value (each problem is named)"),
-    )
-}
-
-router = APIRouter(prefix="/v1/assistants/{key}", tags=["edits"], responses=_ERRORS)
+router = APIRouter(prefix="/v1/assistants/{key}", tags=["edits"])
 
 ActorName = Annotated[
     str,
@@ -167,13 +148,9 @@ class HistoryEntryOut(BaseModel):
     via: str | None = Field(description="tool:<name> for a tool call; null for a direct edit.")
 
 
-class HistoryOut(BaseModel):
+class HistoryOut(Page):
     """A page of the history, newest first."""
 
-    success: Literal[True] = True
-    total: int
-    offset: int
-    limit: int
     entries: list[HistoryEntryOut]
 
 
@@ -321,8 +298,8 @@ async def forget_entity(
 async def history(
     key: KeyDep,
     hub: HubDep,
-    offset: Annotated[int, Query(ge=0, le=1_000_000, description="Entries to skip.")] = 0,
-    limit: Annotated[int, Query(ge=1, le=200, description="Most entries returned.")] = 20,
+    offset: Offset = 0,
+    limit: Limit = 20,
 ) -> HistoryOut:
     """Edits, deletions and forgetting with the actor, the time, before and after."""
     page = hub.get(key).views.history(offset=offset, limit=limit)
