@@ -24,6 +24,7 @@ from mindspace.config import Settings
 from mindspace.embeddings.port import Embedder
 from mindspace.engine.approvals import Approvals, request_approval
 from mindspace.engine.core import EngineCore
+from mindspace.engine.edits import Edits
 from mindspace.engine.executor import ToolExecutor
 from mindspace.engine.memory_context import install_memory_providers
 from mindspace.engine.mode_tools import GoToSleep
@@ -155,6 +156,8 @@ class Assistant:
         self.approvals = Approvals(self.core, self.executor)
         self.views = AssistantViews(self.core, self.executor)
         """Read models of this assistant: what hosts show."""
+        self.edits = Edits(self.core)
+        """Update, delete and forget, each recorded in the history (docs/manage.md)."""
 
     @classmethod
     def open(

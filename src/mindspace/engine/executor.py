@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from mindspace.engine.core import EngineCore
+from mindspace.engine.history import Actor, record_tool_writes
 from mindspace.errors import ToolExecutionError
 from mindspace.state.unit import Unit
 from mindspace.tools.runner import ToolOutcome, ToolResultCache, ToolRunner
@@ -77,18 +78,33 @@ class ToolExecutor:
         snapshot = loop or LoopSnapshot()
         if side is None and self.side_factory is not None:
             side = self.side_factory(unit)
+        actor = self._actor(loop, approved_by)
+
+        def record(savepoint: Unit) -> None:
+            record_tool_writes(savepoint, self.core.clock, actor, name)
+
         try:
             outcome = await self.runner.run(
                 unit,
                 name,
                 args,
                 lambda u: self.core.tool_context(u, snapshot, approved_by=approved_by, side=side),
+                record,
             )
         except Exception:
             _count(unit, ok=False, now=self.core.now())
             raise
         _count(unit, ok=outcome.ok, now=self.core.now())
         return outcome
+
+    def _actor(self, loop: LoopSnapshot | None, approved_by: str | None) -> Actor:
+        # The ReAct loop passes its snapshot: the model chose the call. Otherwise a host
+        # called the tool directly (an API or CLI call), or approved the model's call.
+        if approved_by:
+            return Actor("host", approved_by[:128])
+        if loop is not None:
+            return Actor("model", self.core.key)
+        return Actor("host", "tool call")
 
     async def for_loop(
         self,

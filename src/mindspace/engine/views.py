@@ -15,6 +15,7 @@ from typing import Any
 from mindspace.engine.approvals import Approvals
 from mindspace.engine.core import EngineCore
 from mindspace.engine.executor import ToolExecutor
+from mindspace.engine.history import HistoryPage, history_page
 from mindspace.engine.memory_views import MAX_GRAPH_NODES, MemoryListing, MemoryViews
 from mindspace.engine.modes import OperatingMode, SleepSchedule
 from mindspace.engine.records import Approval, Event
@@ -302,3 +303,8 @@ class AssistantViews:
     def working_memory(self) -> WorkingMemory:
         """The active conversations, by entity."""
         return self.core.read().doc(WorkingMemory)
+
+    # -- history -------------------------------------------------------------------------
+    def history(self, *, offset: int = 0, limit: int = 20) -> HistoryPage:
+        """Recorded edits, deletions and forgetting, newest first (docs/manage.md)."""
+        return history_page(self.core.store, self.core.info.id, offset=offset, limit=limit)

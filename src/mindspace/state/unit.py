@@ -499,6 +499,17 @@ class Unit:
             merged.update(layer._changes)
         return merged
 
+    def own_changes(self) -> dict[_Slot, _Entry]:
+        """Writes buffered in this unit itself (not its parents): a savepoint's own work."""
+        return dict(self._changes)
+
+    def buffered(self, kind: str, key: str) -> tuple[bool, Record | Document | None]:
+        """Whether this unit or a parent buffers a write of (``kind``, ``key``), and which.
+
+        Never reads the committed state (no store query); None marks a deletion.
+        """
+        return self._lookup((kind, key))
+
     def touched_topics(self) -> set[str]:
         """Invalidation topics written by this unit or its parents and not yet committed."""
         return {topic_of(kind, key) for kind, key in self.pending_changes()}

@@ -220,6 +220,20 @@ entities = _owned(
     Column("last_seen", String(32), nullable=False),
 )
 
+history = _owned(
+    "history",
+    Column("id", String(40), nullable=False),
+    Column("at", String(32), nullable=False),
+    Column("actor_kind", String(16), nullable=False),
+    Column("actor", String(128), nullable=False),
+    Column("action", String(16), nullable=False),
+    Column("target_kind", String(32), nullable=False),
+    Column("target_key", String(128), nullable=False),
+    Column("before", JSON, nullable=True),
+    Column("after", JSON, nullable=True),
+    Column("via", String(64), nullable=True),
+)
+
 
 @dataclass(frozen=True)
 class KindTable:
@@ -246,5 +260,6 @@ KINDS: dict[str, KindTable] = {
     "memory": KindTable(memories, "id"),
     "memory_links": KindTable(memory_links, "memory_id"),
     "entity": KindTable(entities, "entity_id"),
+    "history": KindTable(history, "id"),
 }
 """Every record kind the store knows, by the kind name the core uses."""

@@ -123,8 +123,12 @@ class ToolRunner:
         name: str,
         raw_args: RawArguments,
         context_for: Callable[[Unit], ToolContext],
+        before_merge: Callable[[Unit], None] | None = None,
     ) -> ToolOutcome:
         """Run ``name`` with ``raw_args``; writes land in ``unit`` only on success.
+
+        ``before_merge`` sees the savepoint of a successful call (its own changes are
+        exactly what the tool wrote) and may add writes to it (the edit history).
 
         Raises:
             ToolExecutionError: the tool crashed (a bug); nothing it wrote is kept.
@@ -160,6 +164,8 @@ class ToolRunner:
             )
         outcome = ToolOutcome(name, result, tool.category)
         if outcome.ok:
+            if before_merge is not None:
+                before_merge(savepoint)
             savepoint.merge()
             if tool.cacheable:
                 self.cache.put(tool, key, unit, result)

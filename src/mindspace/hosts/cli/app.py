@@ -38,9 +38,10 @@ from mindspace.hosts.cli.common import (
     run_once,
 )
 from mindspace.hosts.cli.doctor import doctor_command
+from mindspace.hosts.cli.edits import register_edit_commands
 from mindspace.hosts.cli.journal import journal_app
 from mindspace.hosts.cli.mcp_server import mcp_command
-from mindspace.hosts.cli.memory import register_memory_commands
+from mindspace.hosts.cli.memory import entities_app, memories_app, register_memory_commands
 from mindspace.hosts.cli.serve import HostOption, PortOption, serve_command, serve_demo
 from mindspace.hosts.cli.transfer import export_command, import_command
 from mindspace.hosts.cli.worker import worker_command
@@ -343,6 +344,7 @@ app.command("doctor")(doctor_command)
 app.command("mcp")(mcp_command)
 app.command("export")(export_command)
 app.command("import")(import_command)
+register_edit_commands(app, memories_app, journal_app, entities_app)
 reflow_help(app)
 
 

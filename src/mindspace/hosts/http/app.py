@@ -34,6 +34,7 @@ from mindspace.hosts.http.responses import SafeJSONResponse
 from mindspace.hosts.http.routes import (
     assistants_router,
     control_router,
+    edits_router,
     events_router,
     state_router,
     stream_router,
@@ -207,6 +208,7 @@ def create_app(
         tools_router,
         state_router,
         control_router,
+        edits_router,
         stream_router,
         metrics_router,
     ):

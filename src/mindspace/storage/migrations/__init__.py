@@ -25,6 +25,7 @@ from mindspace.storage.migrations import (
     v0005_changes,
     v0006_pgvector,
     v0007_journal_vectors,
+    v0008_history,
 )
 from mindspace.storage.tables import schema_migrations
 
@@ -48,6 +49,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, v0005_changes.NAME, v0005_changes.upgrade),
     Migration(6, v0006_pgvector.NAME, v0006_pgvector.upgrade),
     Migration(7, v0007_journal_vectors.NAME, v0007_journal_vectors.upgrade),
+    Migration(8, v0008_history.NAME, v0008_history.upgrade),
 )
 
 

@@ -1,0 +1,248 @@
+"""Edit, delete and forget from the command line, and the history of such changes.
+
+``memories edit/delete ID``, ``journal edit/delete ID``, ``entities forget NAME
+[--dry-run]`` and ``history`` (goals and entity attributes are edited over HTTP). Each change is
+recorded in the history as made by the user ``cli`` (``--actor`` names someone else).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich import box
+from rich.table import Table
+
+from mindspace.hosts.cli.common import (
+    AssistantOption,
+    CliError,
+    DbOption,
+    JsonOption,
+    check_limit,
+    console,
+    dump,
+    load_settings,
+    open_cli_assistant,
+    run_once,
+    say,
+)
+
+if TYPE_CHECKING:  # the engine is imported in the commands' bodies (start-up time)
+    from mindspace.engine.history import Actor
+
+__all__ = ["register_edit_commands"]
+
+ActorOption = Annotated[
+    str,
+    typer.Option("--actor", metavar="NAME", help="Who makes the change, for the history."),
+]
+ContentOption = Annotated[
+    str | None, typer.Option("--content", metavar="TEXT", help="The new text.")
+]
+TagsOption = Annotated[
+    list[str] | None,
+    typer.Option("--tag", "-t", metavar="TAG", help="Replace the tags (repeat for several)."),
+]
+ImportanceOption = Annotated[
+    int | None,
+    typer.Option("--importance", min=1, max=10, metavar="N", help="The new importance (1-10)."),
+]
+
+
+def _actor(name: str) -> Actor:
+    from mindspace.engine.history import Actor
+
+    return Actor("user", name)
+
+
+def _nothing_to_change(command: str) -> CliError:
+    return CliError(
+        f"Nothing to change: pass --content, --tag or --importance, e.g. "
+        f"mindspace {command} --content 'Alice prefers dark ale'."
+    )
+
+
+def memory_edit_command(
+    memory_id: Annotated[str, typer.Argument(metavar="ID", help="The memory's id (mem_...).")],
+    content: ContentOption = None,
+    tag: TagsOption = None,
+    importance: ImportanceOption = None,
+    trust: Annotated[
+        float | None,
+        typer.Option("--trust", min=0.0, max=1.0, metavar="X", help="The new source trust."),
+    ] = None,
+    actor: ActorOption = "cli",
+    as_json: JsonOption = False,
+    db: DbOption = None,
+    assistant: AssistantOption = None,
+) -> None:
+    """Change a memory's text (embedded again), tags, importance or trust."""
+    if content is None and tag is None and importance is None and trust is None:
+        raise _nothing_to_change(f"memories edit {memory_id}")
+    from mindspace.engine.edits import memory_view
+
+    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
+    work = opened.edits.update_memory(
+        memory_id,
+        _actor(actor),
+        content=content,
+        tags=tag,
+        importance=importance,
+        source_trust=trust,
+    )
+    memory = run_once(opened, work)
+    if as_json:
+        dump(memory_view(memory))
+        return
+    say(f"Memory {memory.id} updated: {memory.content}")
+
+
+def memory_delete_command(
+    memory_id: Annotated[str, typer.Argument(metavar="ID", help="The memory's id (mem_...).")],
+    actor: ActorOption = "cli",
+    as_json: JsonOption = False,
+    db: DbOption = None,
+    assistant: AssistantOption = None,
+) -> None:
+    """Delete a memory (links to it go at the next night)."""
+    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
+    memory = run_once(opened, opened.edits.delete_memory(memory_id, _actor(actor)))
+    if as_json:
+        dump({"deleted": "memory", "ids": [memory.id]})
+        return
+    say(f"Memory {memory.id} deleted: {memory.content}")
+
+
+def journal_edit_command(
+    entry_id: Annotated[int, typer.Argument(metavar="ID", min=1, help="The entry's number.")],
+    content: ContentOption = None,
+    tag: TagsOption = None,
+    importance: ImportanceOption = None,
+    actor: ActorOption = "cli",
+    as_json: JsonOption = False,
+    db: DbOption = None,
+    assistant: AssistantOption = None,
+) -> None:
+    """Change a journal entry's text, tags or importance."""
+    if content is None and tag is None and importance is None:
+        raise _nothing_to_change(f"journal edit {entry_id}")
+    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
+    work = opened.edits.update_journal_entry(
+        entry_id, _actor(actor), content=content, tags=tag, importance=importance
+    )
+    entry = run_once(opened, work)
+    if as_json:
+        dump(entry.to_spec())
+        return
+    say(f"Journal entry {entry.id} updated: {entry.content}")
+
+
+def journal_delete_command(
+    entry_id: Annotated[int, typer.Argument(metavar="ID", min=1, help="The entry's number.")],
+    actor: ActorOption = "cli",
+    as_json: JsonOption = False,
+    db: DbOption = None,
+    assistant: AssistantOption = None,
+) -> None:
+    """Delete a journal entry and its stored vector."""
+    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
+    entry = run_once(opened, opened.edits.delete_journal_entry(entry_id, _actor(actor)))
+    if as_json:
+        dump({"deleted": "journal_entry", "ids": [entry.id]})
+        return
+    say(f"Journal entry {entry.id} deleted: {entry.content}")
+
+
+def forget_command(
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The entity's id, as stored.")],
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Only list what would go; change nothing.")
+    ] = False,
+    actor: ActorOption = "cli",
+    as_json: JsonOption = False,
+    db: DbOption = None,
+    assistant: AssistantOption = None,
+) -> None:
+    """Forget everything about an entity: profile, conversation, memories and journal
+    entries from it, their links and vectors, in one transaction.
+    """
+    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
+    report = run_once(opened, opened.edits.forget(name, _actor(actor), dry_run=dry_run))
+    shown = report.to_dict()
+    if as_json:
+        dump(shown)
+        return
+    counts: dict[str, Any] = shown["counts"]
+    listed = ", ".join(f"{n} {what.replace('_', ' ')}" for what, n in counts.items() if n)
+    verb = "Would forget" if dry_run else "Forgot"
+    say(f"{verb} {name!r}: {listed}.")
+    if shown["memory_ids"]:
+        say(f"Memories: {', '.join(shown['memory_ids'])}")
+    if shown["journal_entry_ids"]:
+        say(f"Journal entries: {', '.join(map(str, shown['journal_entry_ids']))}")
+    if dry_run:
+        say(f"Nothing was changed. Run without --dry-run to forget {name!r}.")
+
+
+def history_command(
+    limit: Annotated[int, typer.Option("--limit", "-n", metavar="N", help="Most shown.")] = 20,
+    offset: Annotated[int, typer.Option("--offset", min=0, metavar="N", help="Skip N.")] = 0,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+    assistant: AssistantOption = None,
+) -> None:
+    """Show who edited, deleted or forgot what, newest first."""
+    check_limit(limit)
+    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
+    page = opened.views.history(offset=offset, limit=limit)
+    if as_json:
+        dump(
+            {
+                "total": page.total,
+                "offset": offset,
+                "limit": limit,
+                "entries": [e.model_dump(mode="json") for e in page.entries],
+            }
+        )
+        return
+    if not page.total:
+        say(f"Assistant {opened.key!r} has no recorded changes yet.")
+        return
+    table = Table(
+        title=f"History of {opened.key!r}", title_justify="left", box=box.SIMPLE_HEAD, expand=True
+    )
+    for column in ("When (UTC)", "Who", "Action", "What"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("Before -> after", overflow="fold")
+    for e in page.entries:
+        table.add_row(
+            e.at.replace("T", " ").removesuffix("Z"),
+            f"{e.actor_kind}:{e.actor}",
+            e.action,
+            f"{e.target_kind} {e.target_key}",
+            _change(e.before, e.after),
+        )
+    console.print(table)
+    say(f"{len(page.entries)} of {page.total} shown.")
+
+
+def _change(before: dict[str, Any] | None, after: dict[str, Any] | None) -> str:
+    if before is None or after is None:
+        return str((before or after or {}).get("content", "") or (before or {}).get("counts", ""))
+    changed = [k for k in after if before.get(k) != after.get(k) and k != "updated"]
+    return "; ".join(f"{k}: {before.get(k)!r} -> {after.get(k)!r}" for k in changed)
+
+
+def register_edit_commands(
+    app: typer.Typer,
+    memories: typer.Typer,
+    journal: typer.Typer,
+    entities: typer.Typer,
+) -> None:
+    """Add the edit commands to their groups and ``history`` to ``app``."""
+    memories.command("edit")(memory_edit_command)
+    memories.command("delete")(memory_delete_command)
+    journal.command("edit")(journal_edit_command)
+    journal.command("delete")(journal_delete_command)
+    entities.command("forget")(forget_command)
+    app.command("history")(history_command)

@@ -1,0 +1,307 @@
+"""Edit, delete and forget, and the history of every such change (docs/manage.md).
+
+Each change runs through ``assistant.edits`` in one transaction and is recorded in the
+history with the caller as a ``user`` actor named by the ``actor`` query parameter
+(``http`` by default). Errors have the API's error shape (docs/http.md).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Path, Query
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from mindspace.engine.edits import memory_view
+from mindspace.engine.history import Actor
+from mindspace.hosts.http.auth import KeyDep
+from mindspace.hosts.http.contract import Limit, Offset, Page
+from mindspace.hosts.http.schemas import HubDep
+from mindspace.validation import find_invalid_text
+
+__all__ = ["router"]
+
+
+router = APIRouter(prefix="/v1/assistants/{key}", tags=["edits"])
+
+ActorName = Annotated[
+    str,
+    Query(
+        min_length=1,
+        max_length=128,
+        description="Who makes the change, as the history records it (a user).",
+    ),
+]
+MemoryId = Annotated[str, Path(min_length=1, max_length=40, description="The memory's id.")]
+EntryId = Annotated[int, Path(ge=1, description="The journal entry's id.")]
+GoalId = Annotated[str, Path(min_length=1, max_length=64, description="The goal's id.")]
+EntityName = Annotated[str, Path(min_length=1, max_length=128, description="The entity's id.")]
+Tag = Annotated[str, Field(min_length=1, max_length=64)]
+
+
+# -- request bodies ----------------------------------------------------------------------
+class _Patch(BaseModel):
+    # Strict like every request body of the API: unknown fields are refused.
+    model_config = ConfigDict(extra="forbid")
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _valid_text(cls, value: Any) -> Any:
+        # the same text rule as tool arguments and events (mindspace.validation)
+        found = find_invalid_text(value)
+        if found is not None:
+            where, problem = found
+            raise ValueError(problem if where == "(value)" else f"{where} {problem}")
+        return value
+
+
+class MemoryPatch(_Patch):
+    """What to change in a memory (fields left out stay as they are)."""
+
+    content: str | None = Field(default=None, min_length=1, max_length=100_000)
+    tags: list[Tag] | None = Field(default=None, max_length=20)
+    importance: int | None = Field(default=None, ge=1, le=10)
+    source_trust: float | None = Field(default=None, ge=0, le=1)
+
+
+class JournalPatch(_Patch):
+    """What to change in a journal entry (fields left out stay as they are)."""
+
+    content: str | None = Field(default=None, min_length=1, max_length=100_000)
+    tags: list[Tag] | None = Field(default=None, max_length=20)
+    importance: int | None = Field(default=None, ge=1, le=10)
+
+
+class GoalPatch(_Patch):
+    """What to change in a goal (fields left out stay as they are)."""
+
+    description: str | None = Field(default=None, min_length=1, max_length=10_000)
+    priority: Literal["high", "medium", "low"] | None = None
+    status: Literal["active", "completed", "abandoned"] | None = None
+    progress: float | None = Field(default=None, ge=0, le=100)
+
+
+class EntityPatch(_Patch):
+    """Attributes to set (a null value removes one) and observations to drop by index."""
+
+    attributes: dict[str, str | None] = Field(default_factory=dict, max_length=50)
+    remove_observations: list[Annotated[int, Field(ge=0)]] = Field(
+        default_factory=list, max_length=1_000
+    )
+
+
+# -- responses ---------------------------------------------------------------------------
+class EditedOut(BaseModel):
+    """The record as it is after the change."""
+
+    success: Literal[True] = True
+    kind: str = Field(description="memory, journal_entry, goal or entity.")
+    id: str
+    record: dict[str, Any]
+
+
+class DeletedOut(BaseModel):
+    """What was deleted (a goal takes its subtasks along)."""
+
+    success: Literal[True] = True
+    kind: str
+    ids: list[str]
+
+
+class ForgetCounts(BaseModel):
+    """How much goes, per tier."""
+
+    profile: int
+    observations: int
+    working_memory: int
+    messages: int
+    memories: int
+    journal_entries: int
+    journal_vectors: int
+    memory_links: int
+
+
+class ForgetOut(BaseModel):
+    """What forgetting the entity removed (or, in a dry run, would remove)."""
+
+    success: Literal[True] = True
+    entity: str
+    dry_run: bool
+    counts: ForgetCounts
+    memory_ids: list[str]
+    journal_entry_ids: list[int]
+    message_ids: list[str]
+
+
+class HistoryEntryOut(BaseModel):
+    """One recorded change."""
+
+    id: str
+    at: str
+    actor_kind: Literal["model", "user", "host"]
+    actor: str
+    action: Literal["create", "update", "delete", "forget"]
+    target_kind: str
+    target_key: str
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+    via: str | None = Field(description="tool:<name> for a tool call; null for a direct edit.")
+
+
+class HistoryOut(Page):
+    """A page of the history, newest first."""
+
+    entries: list[HistoryEntryOut]
+
+
+def _user(name: str) -> Actor:
+    return Actor("user", name)
+
+
+# -- memories ----------------------------------------------------------------------------
+@router.patch(
+    "/memories/{memory_id}",
+    summary="Edit a memory",
+    operation_id="edit_memory",
+    response_model=EditedOut,
+)
+async def edit_memory(
+    key: KeyDep, memory_id: MemoryId, body: MemoryPatch, hub: HubDep, actor: ActorName = "http"
+) -> EditedOut:
+    """Change the text (embedded again), tags, importance or trust of a memory."""
+    memory = await hub.get(key).edits.update_memory(
+        memory_id, _user(actor), **body.model_dump(exclude_none=True)
+    )
+    return EditedOut(kind="memory", id=memory.id, record=memory_view(memory))
+
+
+@router.delete(
+    "/memories/{memory_id}",
+    summary="Delete a memory",
+    operation_id="delete_memory",
+    response_model=DeletedOut,
+)
+async def delete_memory(
+    key: KeyDep, memory_id: MemoryId, hub: HubDep, actor: ActorName = "http"
+) -> DeletedOut:
+    """The memory goes from pages and recall now; links to it go at night."""
+    memory = await hub.get(key).edits.delete_memory(memory_id, _user(actor))
+    return DeletedOut(kind="memory", ids=[memory.id])
+
+
+# -- journal -----------------------------------------------------------------------------
+@router.patch(
+    "/journal/{entry_id}",
+    summary="Edit a journal entry",
+    operation_id="edit_journal_entry",
+    response_model=EditedOut,
+)
+async def edit_journal_entry(
+    key: KeyDep, entry_id: EntryId, body: JournalPatch, hub: HubDep, actor: ActorName = "http"
+) -> EditedOut:
+    """Change the text, tags or importance of an entry (importance_method becomes manual)."""
+    entry = await hub.get(key).edits.update_journal_entry(
+        entry_id, _user(actor), **body.model_dump(exclude_none=True)
+    )
+    return EditedOut(kind="journal_entry", id=str(entry.id), record=entry.to_spec())
+
+
+@router.delete(
+    "/journal/{entry_id}",
+    summary="Delete a journal entry",
+    operation_id="delete_journal_entry",
+    response_model=DeletedOut,
+)
+async def delete_journal_entry(
+    key: KeyDep, entry_id: EntryId, hub: HubDep, actor: ActorName = "http"
+) -> DeletedOut:
+    """The entry and its stored vector go."""
+    entry = await hub.get(key).edits.delete_journal_entry(entry_id, _user(actor))
+    return DeletedOut(kind="journal_entry", ids=[str(entry.id)])
+
+
+# -- goals -------------------------------------------------------------------------------
+@router.patch(
+    "/goals/{goal_id}", summary="Edit a goal", operation_id="edit_goal", response_model=EditedOut
+)
+async def edit_goal(
+    key: KeyDep, goal_id: GoalId, body: GoalPatch, hub: HubDep, actor: ActorName = "http"
+) -> EditedOut:
+    """Change a goal's description, priority, status or progress."""
+    goal = await hub.get(key).edits.update_goal(
+        goal_id, _user(actor), **body.model_dump(exclude_none=True)
+    )
+    return EditedOut(kind="goal", id=goal.id, record=goal.to_spec())
+
+
+@router.delete(
+    "/goals/{goal_id}",
+    summary="Delete a goal and its subtasks",
+    operation_id="delete_goal",
+    response_model=DeletedOut,
+)
+async def delete_goal(
+    key: KeyDep, goal_id: GoalId, hub: HubDep, actor: ActorName = "http"
+) -> DeletedOut:
+    """The goal, its subtasks, and its place in its parent's subtasks go."""
+    goals = await hub.get(key).edits.delete_goal(goal_id, _user(actor))
+    return DeletedOut(kind="goal", ids=[g.id for g in goals])
+
+
+# -- entities ----------------------------------------------------------------------------
+@router.patch(
+    "/entities/{entity_id}",
+    summary="Edit an entity's attributes and observations",
+    operation_id="edit_entity",
+    response_model=EditedOut,
+)
+async def edit_entity(
+    key: KeyDep, entity_id: EntityName, body: EntityPatch, hub: HubDep, actor: ActorName = "http"
+) -> EditedOut:
+    """Set or remove attributes and drop observations (indexes from 0)."""
+    profile = await hub.get(key).edits.update_entity(
+        entity_id,
+        _user(actor),
+        attributes=body.attributes,
+        remove_observations=body.remove_observations,
+    )
+    return EditedOut(kind="entity", id=profile.entity_id, record=profile.model_dump(mode="json"))
+
+
+@router.post(
+    "/entities/{entity_id}/forget",
+    summary="Forget everything about an entity",
+    operation_id="forget_entity",
+    response_model=ForgetOut,
+)
+async def forget_entity(
+    key: KeyDep,
+    entity_id: EntityName,
+    hub: HubDep,
+    dry_run: Annotated[bool, Query(description="Only list what would go.")] = False,
+    actor: ActorName = "http",
+) -> ForgetOut:
+    """Profile, working memory, conversation, memories and journal entries from the entity,
+    their links and vectors go in one transaction; ``dry_run`` lists them and writes nothing.
+    """
+    report = await hub.get(key).edits.forget(entity_id, _user(actor), dry_run=dry_run)
+    return ForgetOut.model_validate(report.to_dict())
+
+
+# -- history -----------------------------------------------------------------------------
+@router.get(
+    "/history",
+    summary="Who changed what, newest first",
+    operation_id="list_history",
+    response_model=HistoryOut,
+)
+async def history(
+    key: KeyDep,
+    hub: HubDep,
+    offset: Offset = 0,
+    limit: Limit = 20,
+) -> HistoryOut:
+    """Edits, deletions and forgetting with the actor, the time, before and after."""
+    page = hub.get(key).views.history(offset=offset, limit=limit)
+    entries = [HistoryEntryOut.model_validate(e.model_dump(mode="json")) for e in page.entries]
+    return HistoryOut(total=page.total, offset=offset, limit=limit, entries=entries)
