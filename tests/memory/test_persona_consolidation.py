@@ -190,3 +190,22 @@ async def test_an_entry_the_model_gave_no_fact_for_is_extracted_by_the_rules(
     memories = _memories(assistant)
     assert set(memories) == {"Bob is in debt", "Alice needed help to find her lost sword"}
     assert memories["Alice needed help to find her lost sword"].entry_id == helped
+
+
+async def test_a_speakers_own_words_keep_their_first_person_the_assistants_do_not(
+    make_assistant: Callable[..., Assistant],
+) -> None:
+    assistant = make_assistant("innkeeper", llm=ScriptedLLM())  # every call fails: rules
+    said = "I adopted a grey kitten named Pebble last weekend!"
+    theirs = await _journal(assistant, said, source_type="direct", source_entity="Ana")
+    mine = await _journal(assistant, SELF_REFERENCE, source_type="observation")
+    await assistant.sleep("closing time")
+
+    tick = await assistant.tick()
+
+    assert tick.sleep is not None
+    assert tick.sleep.operations["run_sleep_consolidation"]["by_rules"] == [theirs, mine]
+    memories = _memories(assistant)
+    assert memories[said].source_entity == "Ana"  # Ana's "I", kept with Ana as its source
+    assert memories[said].entry_id == theirs
+    assert SELF_REFERENCE not in memories

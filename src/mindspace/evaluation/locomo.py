@@ -96,7 +96,8 @@ async def _live_through(
                 "add_journal_entry",
                 {
                     "content": turn.content,
-                    "source_type": "observation",
+                    # A turn is the speaker's own words, told directly: its "I" is theirs.
+                    "source_type": "direct",
                     "source_entity": turn.speaker,
                     "tags": [f"ref:{turn.dia_id}", f"session:{session.number}"],
                 },
