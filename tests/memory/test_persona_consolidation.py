@@ -52,7 +52,8 @@ async def test_the_model_extracts_facts_in_the_sleep_consolidate_context(
 ) -> None:
     llm = ScriptedLLM()
     assistant = make_assistant("innkeeper", llm=llm)
-    entry_id = await _journal(assistant, SELF_REFERENCE, source_type="direct", tags=["quest"])
+    # The assistant's own note (an observation): its "I" is the assistant's.
+    entry_id = await _journal(assistant, SELF_REFERENCE, source_type="observation", tags=["quest"])
     await assistant.sleep("closing time")
     # The model first copies the entry (the guard rejects it), then rephrases.
     llm.enqueue(
@@ -84,7 +85,7 @@ async def test_the_model_extracts_facts_in_the_sleep_consolidate_context(
     assert consolidation["memory_ids"] == [fact.id]
     # The entry's source metadata travels with the fact.
     assert (fact.source, fact.entry_id, fact.source_entity) == ("journal", entry_id, "Alice")
-    assert (fact.source_type, fact.source_trust, fact.importance) == ("direct", 0.9, 6)
+    assert (fact.source_type, fact.source_trust, fact.importance) == ("observation", 0.8, 6)
     assert "quest" in fact.tags
 
     # The session ran in the spec's context: its prompt, tools and iteration limit.
@@ -93,7 +94,7 @@ async def test_the_model_extracts_facts_in_the_sleep_consolidate_context(
     system = first.messages[0]
     assert system.role == "system"
     assert ASSISTANT_FACT_EXTRACTION_PROMPT.strip() in (system.content or "")
-    assert f"[{entry_id}] (direct from Alice, importance 6) {SELF_REFERENCE}" in (
+    assert f"[{entry_id}] (observation from Alice, importance 6) {SELF_REFERENCE}" in (
         first.last_user_text
     )
     assert tick.context_type == "sleep_consolidate"

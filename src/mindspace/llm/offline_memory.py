@@ -312,7 +312,10 @@ def fact_mining_skill(messages: Sequence[Message], tools: Sequence[ToolSchema]) 
 
 # -- journal consolidation (the sleep_consolidate context) ----------------------------------
 _JOURNAL_TASK = "Consolidate these journal entries into long-term memory."
-_JOURNAL_LINE = re.compile(r"^\[(?P<id>\d+)\] \([^)]*\) (?P<text>.+)$", re.MULTILINE)
+_JOURNAL_LINE = re.compile(
+    r"^\[(?P<id>\d+)\] \((?:direct from (?P<speaker>[^,]+)|[^)]*?)(?:, [^)]*)?\) (?P<text>.+)$",
+    re.MULTILINE,
+)
 
 
 def journal_consolidation_skill(
@@ -338,7 +341,9 @@ def journal_consolidation_skill(
             json.dumps({"content": fact, "entry_id": int(found.group("id"))}),
         )
         for found in _JOURNAL_LINE.finditer(task)
-        for n, fact in enumerate(persona_safe_facts(found.group("text"), guard))
+        for n, fact in enumerate(
+            persona_safe_facts(found.group("text"), guard, found.group("speaker"))
+        )
     ]
     return LLMResponse(tool_calls=tuple(calls) or (ToolCall("offline_noop", "noop", "{}"),))
 

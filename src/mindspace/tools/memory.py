@@ -47,7 +47,6 @@ class StoreMemory(Tool[StoreMemoryArgs]):
     args_model = StoreMemoryArgs
 
     async def execute(self, ctx: ToolContext, args: StoreMemoryArgs) -> dict[str, Any]:
-        ctx.guard.check(args.content)
         if args.entry_id is not None:
             entry = ctx.unit.get(JournalEntry, str(args.entry_id))
             if entry is None:
@@ -55,10 +54,14 @@ class StoreMemory(Tool[StoreMemoryArgs]):
                     f"No journal entry has entry_id {args.entry_id!r}",
                     "Use the number of an entry from the list, or leave entry_id out.",
                 )
+            # A direct entry holds its source entity's own words: their "I" is theirs.
+            speaker = entry.source_entity if entry.source_type == "direct" else None
+            ctx.guard.check(f"{speaker}: {args.content}" if speaker else args.content)
             draft = journal_draft(ctx.unit, entry, args.content)
             tags = tuple(dict.fromkeys([*draft.tags, *args.tags]))
             memory = await ctx.semantic.astore(replace(draft, tags=tags))
         else:
+            ctx.guard.check(args.content)
             memory = await ctx.semantic.astore(
                 MemoryDraft(
                     content=args.content,
