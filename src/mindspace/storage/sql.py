@@ -35,8 +35,6 @@ from sqlalchemy import (
     create_engine,
     delete,
     event,
-    exists,
-    func,
     insert,
     select,
     update,
@@ -51,6 +49,7 @@ from mindspace.memory.index import MemoryIndex
 from mindspace.state.port import AssistantInfo, Change, StoredRecord
 from mindspace.state.semantic import JournalIndex, SemanticIndex
 from mindspace.state.unit import StateCache
+from mindspace.storage import queries
 from mindspace.storage.connection import begin_sqlite, file_of, parse_url, sqlite_file, tune_sqlite
 from mindspace.storage.feed import read_feed, record_feed
 from mindspace.storage.migrations import migrate
@@ -64,7 +63,7 @@ from mindspace.storage.pg_memory import (
     search_values,
 )
 from mindspace.storage.pg_semantic import PgSemanticIndex
-from mindspace.storage.tables import KINDS, KindTable, assistants, events, memories
+from mindspace.storage.tables import KindTable, assistants, kind_table, memories, row_values
 
 __all__ = ["STAGING_PREFIX", "SemanticFactory", "SqlStore", "sqlite_file"]
 
@@ -229,7 +228,7 @@ class SqlStore:
 
     def load(self, assistant_id: int, kind: str) -> list[StoredRecord]:
         """All records of ``kind`` for the assistant, in insertion order."""
-        spec = _kind(kind)
+        spec = kind_table(kind)
         table = spec.table
         columns = [table.c[name] for name in spec.value_columns]
         query = (
@@ -240,7 +239,7 @@ class SqlStore:
 
     def load_keys(self, assistant_id: int, kind: str, keys: Sequence[str]) -> list[StoredRecord]:
         """The records of ``kind`` under ``keys``, in insertion order (absent keys left out)."""
-        spec = _kind(kind)
+        spec = kind_table(kind)
         table = spec.table
         columns = [table.c[name] for name in spec.value_columns]
         found: list[tuple[int, StoredRecord]] = []
@@ -268,7 +267,7 @@ class SqlStore:
         Each batch is its own short read (keyset pagination on the row id), so a long
         scan never holds a transaction open between batches.
         """
-        spec = _kind(kind)
+        spec = kind_table(kind)
         table = spec.table
         unknown = set(fields) - set(spec.value_columns)
         if unknown:
@@ -316,7 +315,7 @@ class SqlStore:
                 keys = [c.key for c in changes if c.kind == "memory" and not c.new]
                 before = old_lengths(conn, assistant_id, keys)
             for change in changes:
-                spec = _kind(change.kind)
+                spec = kind_table(change.kind)
                 searching = self.postgres and spec.table is memories
                 updating, deleting = _statements(change.kind, searching)
                 where = {"_owner": assistant_id, "_key": change.key}
@@ -325,7 +324,7 @@ class SqlStore:
                     if searching:
                         searched[change.key] = None
                     continue
-                row = _row(spec, change.record)
+                row = row_values(spec, change.record)
                 if searching:
                     searched[change.key] = dict(row)
                     row.update(_search_values(row))
@@ -337,7 +336,7 @@ class SqlStore:
                         {"assistant_id": assistant_id, **row}
                     )
             for kind, rows in inserts.items():
-                conn.execute(insert(self._table(_kind(kind))), rows)
+                conn.execute(insert(self._table(kind_table(kind))), rows)
             if searched:
                 index_terms(conn, assistant_id, searched, before)
             record_feed(conn, assistant_id, expected_revision + 1, changes)
@@ -405,10 +404,8 @@ class SqlStore:
 
     def count(self, assistant_id: int, kind: str) -> int:
         """How many records of ``kind`` the assistant has."""
-        table = _kind(kind).table
-        query = select(func.count()).select_from(table).where(table.c.assistant_id == assistant_id)
         with self._transaction(f"counting {kind!r} records") as conn:
-            return int(conn.execute(query).scalar_one())
+            return queries.count(conn, assistant_id, kind)
 
     def page(
         self,
@@ -420,90 +417,37 @@ class SqlStore:
         newest_first: bool = True,
     ) -> list[StoredRecord]:
         """``limit`` records of ``kind`` after skipping ``offset``, by insertion order."""
-        spec = _kind(kind)
-        table = spec.table
-        order = table.c.row_id.desc() if newest_first else table.c.row_id
-        query = (
-            select(*(table.c[name] for name in spec.value_columns))
-            .where(table.c.assistant_id == assistant_id)
-            .order_by(order)
-            .offset(max(offset, 0))
-            .limit(max(limit, 0))
-        )
         with self._transaction(f"paging {kind!r} records") as conn:
-            return [dict(row) for row in conn.execute(query).mappings()]
+            return queries.page(conn, assistant_id, kind, offset, limit, newest_first)
 
     def missing(
         self, assistant_id: int, kind: str, other_kind: str, *, limit: int
     ) -> tuple[list[str], int]:
         """Keys of ``kind`` records (oldest first) lacking an ``other_kind`` one, and how many."""
-        spec, other = _kind(kind), _kind(other_kind)
-        table, key = spec.table, spec.table.c[spec.key_column]
-        partner = (
-            select(other.table.c.row_id)
-            .where(other.table.c.assistant_id == assistant_id)
-            .where(other.table.c[other.key_column] == key)
-        )
-        # NOT EXISTS on the unique (assistant_id, key) index of the other table: an
-        # anti-join both SQLite and PostgreSQL plan as an index probe per row.
-        lonely = (table.c.assistant_id == assistant_id) & ~exists(partner)
-        keys_query = select(key).where(lonely).order_by(table.c.row_id).limit(max(limit, 0))
-        total_query = select(func.count()).select_from(table).where(lonely)
         with self._transaction(f"finding {kind!r} records without {other_kind!r}") as conn:
-            keys = [str(k) for k in conn.execute(keys_query).scalars()]
-            total = int(conn.execute(total_query).scalar_one())
-        return keys, total
+            return queries.missing(conn, assistant_id, kind, other_kind, limit)
 
     # -- EventInbox --------------------------------------------------------------------
     def enqueue(self, assistant_id: int, event: StoredRecord) -> None:
         """Store a new event (no revision bump: hosts enqueue while ticks run)."""
-        row = _row(KINDS["event"], event)
         with self._transaction("enqueueing an event", write=True) as conn:
-            conn.execute(insert(events).values(assistant_id=assistant_id, **row))
+            queries.enqueue(conn, assistant_id, event)
 
     def open_events(self, assistant_id: int, limit: int) -> list[StoredRecord]:
         """Events still pending or processing, oldest first."""
-        columns = [events.c[name] for name in KINDS["event"].value_columns]
-        query = (
-            select(*columns)
-            .where(events.c.assistant_id == assistant_id)
-            .where(events.c.status.in_(("pending", "processing")))
-            .order_by(events.c.row_id)
-            .limit(limit)
-        )
         with self._transaction("reading open events") as conn:
-            return [dict(row) for row in conn.execute(query).mappings()]
+            return queries.open_events(conn, assistant_id, limit)
 
     def find_event(self, assistant_id: int, event_id: str) -> StoredRecord | None:
         """One event by id."""
-        columns = [events.c[name] for name in KINDS["event"].value_columns]
-        query = select(*columns).where(
-            (events.c.assistant_id == assistant_id) & (events.c.id == event_id)
-        )
         with self._transaction("reading an event") as conn:
-            row = conn.execute(query).mappings().first()
-        return dict(row) if row is not None else None
+            return queries.find_event(conn, assistant_id, event_id)
 
     def update_event(self, assistant_id: int, event_id: str, fields: StoredRecord) -> None:
         """Change some fields of one event."""
-        unknown = set(fields) - set(KINDS["event"].value_columns)
-        if unknown:
-            raise StorageError(f"Events have no fields {sorted(unknown)!r}")
+        queries.check_event_fields(fields)
         with self._transaction("updating an event", write=True) as conn:
-            conn.execute(
-                update(events)
-                .where((events.c.assistant_id == assistant_id) & (events.c.id == event_id))
-                .values(**fields)
-            )
-
-
-def _kind(kind: str) -> KindTable:
-    try:
-        return KINDS[kind]
-    except KeyError:
-        raise StorageError(
-            f"Unknown record kind {kind!r}; known kinds: {sorted(KINDS)!r}"
-        ) from None
+            queries.update_event(conn, assistant_id, event_id, fields)
 
 
 @cache
@@ -514,7 +458,7 @@ def _statements(kind: str, search_columns: bool = False) -> tuple[Update, Delete
     SQLAlchemy about a millisecond of coercion and cache-key work per row, the bulk of a
     sleep tick's commit; one statement per kind is compiled once and reused.
     """
-    spec = _kind(kind)
+    spec = kind_table(kind)
     # Memories on PostgreSQL also carry their search columns (pg_memory.PG_COLUMNS).
     table = PG_MEMORIES if search_columns else spec.table
     names = [*spec.value_columns, *(PG_COLUMNS if search_columns else ())]
@@ -525,16 +469,6 @@ def _statements(kind: str, search_columns: bool = False) -> tuple[Update, Delete
         name: bindparam(f"_set_{name}", type_=table.c[name].type) for name in names
     }
     return update(table).where(where).values(values), delete(table).where(where)
-
-
-def _row(spec: KindTable, record: StoredRecord) -> dict[str, Any]:
-    unknown = set(record) - set(spec.value_columns)
-    if unknown:
-        raise StorageError(
-            f"Record for table {spec.table.name!r} has fields {sorted(unknown)!r} with no column; "
-            "add a migration for them."
-        )
-    return {name: record.get(name) for name in spec.value_columns}
 
 
 def _search_values(row: dict[str, Any]) -> dict[str, Any]:

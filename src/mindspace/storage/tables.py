@@ -9,6 +9,7 @@ sort as text.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import (
     JSON,
@@ -26,9 +27,20 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
+from mindspace.errors import StorageError
+from mindspace.state.port import StoredRecord
 from mindspace.storage.vectors import Embedding
 
-__all__ = ["KINDS", "KindTable", "assistants", "changes", "metadata", "schema_migrations"]
+__all__ = [
+    "KINDS",
+    "KindTable",
+    "assistants",
+    "changes",
+    "kind_table",
+    "metadata",
+    "row_values",
+    "schema_migrations",
+]
 
 metadata = MetaData()
 
@@ -263,3 +275,24 @@ KINDS: dict[str, KindTable] = {
     "history": KindTable(history, "id"),
 }
 """Every record kind the store knows, by the kind name the core uses."""
+
+
+def kind_table(kind: str) -> KindTable:
+    """The table spec of one record kind; ``StorageError`` naming the known kinds."""
+    try:
+        return KINDS[kind]
+    except KeyError:
+        raise StorageError(
+            f"Unknown record kind {kind!r}; known kinds: {sorted(KINDS)!r}"
+        ) from None
+
+
+def row_values(spec: KindTable, record: StoredRecord) -> dict[str, Any]:
+    """A record's column values, every column present; ``StorageError`` on unknown fields."""
+    unknown = set(record) - set(spec.value_columns)
+    if unknown:
+        raise StorageError(
+            f"Record for table {spec.table.name!r} has fields {sorted(unknown)!r} with no column; "
+            "add a migration for them."
+        )
+    return {name: record.get(name) for name in spec.value_columns}
