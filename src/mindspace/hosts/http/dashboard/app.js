@@ -3,13 +3,16 @@
 
 import { api, ApiError, enc, openStream, setToken } from "./api.js";
 import { tickDetail, tickList } from "./context.js";
-import { badge, bar, fill, h, svg, when } from "./dom.js";
+import { badge, bar, fill, h, statusClass, svg, when } from "./dom.js";
+import { busy, editActions, historyEntries } from "./edits.js";
 import { linkGraph } from "./graph.js";
+import { readRoute, routeHash } from "./router.js";
 import * as views from "./views.js";
 
 const $ = (sel) => document.querySelector(sel);
-const state = { key: null, tab: "overview", stopStream: null, journalOffset: 0, tick: null, pending: new Map() };
+const state = { key: null, keys: [], tab: "overview", stopStream: null, journalOffset: 0, historyOffset: 0, tick: null, pending: new Map() };
 const JOURNAL_PAGE = 20;
+const HISTORY_PAGE = 20;
 const ADVISORY_CLASS = { normal: "ok", warning: "warn", critical: "bad" };
 
 function base() {
@@ -146,7 +149,8 @@ async function loadOverview() {
   const status = summary.assistant;
   const modeBadge = $("#mode-badge");
   modeBadge.textContent = mode.mode === "sleep" ? "asleep" : "awake";
-  modeBadge.className = `badge ${mode.mode === "sleep" ? "sleep" : "ok"}`;
+  modeBadge.className = `badge status ${statusClass(modeBadge.textContent)}`;
+  modeBadge.title = mode.mode === "sleep" ? `Asleep since ${when(mode.since)}: ${mode.reason}` : `Awake since ${when(mode.since)}`;
   const phase = $("#phase-badge");
   phase.hidden = mode.mode !== "sleep";
   phase.textContent = mode.sleep_phase ? `phase: ${mode.sleep_phase}` : "";
@@ -168,7 +172,7 @@ async function loadJournal() {
   for (const [k, v] of form.entries()) if (String(v).trim()) params.set(k, String(v).trim());
   const data = await api(`${base()}/journal?${params}`);
   fill($("#reflection"), views.reflection(data));
-  fill($("#journal-list"), views.journalEntries(data));
+  fill($("#journal-list"), views.journalEntries(data, edits.journal));
   const last = Math.min(data.total, data.offset + data.entries.length);
   $("#journal-range").textContent = data.total ? `${data.offset + 1}–${last} of ${data.total}` : "0 entries";
   $("#journal-prev").disabled = data.offset === 0;
@@ -179,8 +183,24 @@ async function loadMemory() {
   const form = new FormData($("#memory-form"));
   const params = new URLSearchParams({ limit: 30 });
   for (const [k, v] of form.entries()) if (String(v).trim()) params.set(k, String(v).trim());
-  fill($("#memory-list"), views.memories(await api(`${base()}/memories?${params}`)));
+  fill($("#memory-list"), views.memories(await api(`${base()}/memories?${params}`), edits.memory));
 }
+
+async function loadHistory() {
+  const data = await api(`${base()}/history?offset=${state.historyOffset}&limit=${HISTORY_PAGE}`);
+  fill($("#history-list"), historyEntries(data));
+  const last = Math.min(data.total, data.offset + data.entries.length);
+  $("#history-range").textContent = data.total ? `${data.offset + 1}–${last} of ${data.total}` : "no changes";
+  $("#history-prev").disabled = data.offset === 0;
+  $("#history-next").disabled = last >= data.total;
+}
+
+function forgotten(entity, lines) {
+  notice(`Forgot ${entity}${lines.length ? `: ${lines.join(", ")}` : ""}. The History tab lists it.`);
+  refresh({ keepNotice: true });
+}
+
+const edits = editActions(base, guarded, () => refresh());
 
 async function loadTicks() {
   const data = await api(`${base()}/ticks`);
@@ -204,14 +224,15 @@ async function decide(id, action) {
 
 const LOADERS = {
   overview: loadOverview,
-  goals: async () => fill($("#tab-goals .body"), views.goalTree(await api(`${base()}/goals`))),
+  goals: async () => fill($("#tab-goals .body"), views.goalTree(await api(`${base()}/goals`), { ops: edits.goal })),
   projects: async () => fill($("#tab-projects .body"), views.projects(await api(`${base()}/projects`))),
   journal: loadJournal,
-  memory: loadMemory,
-  entities: async () => fill($("#entity-list"), views.entities(await api(`${base()}/entities`))),
+  memories: loadMemory,
+  entities: async () => fill($("#entity-list"), views.entities(await api(`${base()}/entities`), { ops: edits, done: forgotten })),
   links: async () => fill($("#graph"), linkGraph(await api(`${base()}/memory-links`), showMemory)),
   context: loadTicks,
   approvals: async () => fill($("#approval-list"), views.approvals(await api(`${base()}/approvals`), decide)),
+  history: loadHistory,
 };
 
 function showMemory(node) {
@@ -219,16 +240,21 @@ function showMemory(node) {
 }
 
 let refreshTimer = null;
-function refresh() {
+let keepNotice = false;
+function refresh({ keepNotice: keep = false } = {}) {
   clearTimeout(refreshTimer);
+  keepNotice = keepNotice || keep;
   refreshTimer = setTimeout(async () => {
     if (!state.key) return;
     const ok = await guarded(async () => {
       if (state.tab !== "overview") await loadOverview();
-      await LOADERS[state.tab]();
+      // An open editor or confirm step stays as it is until it is saved or cancelled.
+      if (!busy()) await LOADERS[state.tab]();
+      document.body.dataset.loaded = state.tab; // which tab's data is on screen (tests wait for it)
       return true;
     });
-    if (ok) notice("");
+    if (ok && !keepNotice) notice("");
+    keepNotice = false;
   }, 150);
 }
 
@@ -280,57 +306,119 @@ function onItem(kind, item) {
   if (["tick_finished", "mode_changed", "tick_recorded", "event_queued"].includes(kind)) refresh();
 }
 
+const LIVE_TITLE = {
+  live: "Live updates: the stream is open; panels refresh on every tick.",
+  offline: "Offline: the stream is closed (server down or unreachable); retrying. Panels may be stale.",
+  connecting: "Live updates: connecting to the stream",
+  idle: "No assistant to follow yet",
+};
+
 function setLive(status) {
   const live = $("#live");
-  live.textContent = status === "live" ? "● live" : "● offline";
-  live.className = `live ${status}`;
+  live.textContent = `● ${status}`;
+  live.className = `live status-${statusClass(status)}`;
+  live.title = LIVE_TITLE[status] || status;
 }
 
 // -- wiring -----------------------------------------------------------------------------------
+// Show a tab (the URL already says it: tab clicks go through the hash, see router.js).
 function selectTab(tab) {
   state.tab = tab;
-  for (const button of document.querySelectorAll("#tabs button")) button.classList.toggle("active", button.dataset.tab === tab);
+  for (const button of document.querySelectorAll("#tabs button")) {
+    const on = button.dataset.tab === tab;
+    button.classList.toggle("active", on);
+    if (on) button.setAttribute("aria-current", "page");
+    else button.removeAttribute("aria-current");
+  }
   for (const section of document.querySelectorAll(".tab")) section.classList.toggle("active", section.id === `tab-${tab}`);
   refresh();
 }
 
-function selectAssistant(key) {
+function writeRoute() {
+  const params = readRoute().params;
+  if (state.key) params.set("assistant", state.key);
+  history.replaceState(null, "", routeHash(state.tab, params));
+}
+
+function openTab(tab) {
+  const params = readRoute().params;
+  if (state.key) params.set("assistant", state.key);
+  const hash = routeHash(tab, params);
+  if (location.hash === hash) selectTab(tab);
+  else location.hash = hash; // a history entry; the hashchange handler shows the tab
+}
+
+// Back, forward, a pasted link: show what the URL names.
+function followRoute() {
+  const { tab, params } = readRoute();
+  const wanted = params.get("assistant");
+  if (wanted && wanted !== state.key && state.keys.includes(wanted)) {
+    $("#assistant").value = wanted;
+    selectAssistant(wanted, { tab });
+  } else if (tab !== state.tab) selectTab(tab);
+}
+
+function selectAssistant(key, { tab = state.tab } = {}) {
   state.key = key;
   state.tick = null;
   state.journalOffset = 0;
+  state.historyOffset = 0;
   fill($("#chat-log"));
-  const params = new URLSearchParams(location.hash.slice(1));
-  params.set("assistant", key);
-  history.replaceState(null, "", `#${params}`);
   if (state.stopStream) state.stopStream();
+  setLive("connecting");
   state.stopStream = openStream(key, onItem, setLive);
-  refresh();
+  selectTab(tab);
+  writeRoute();
 }
 
 async function loadAssistants() {
   const data = await guarded(() => api("/v1/assistants"));
   if (!data) return;
   $("#token-form").hidden = true;
+  state.keys = data.assistants;
   const select = $("#assistant");
   fill(select, data.assistants.map((k) => h("option", { value: k }, k)));
-  if (!data.assistants.length) {
-    notice("No assistants yet: create one with POST /v1/assistants or run `mindspace demo`.");
+  const none = !data.assistants.length;
+  $("#empty-state").hidden = !none;
+  $("#main").hidden = none;
+  $("#tabs").hidden = none;
+  if (none) {
+    setLive("idle");
+    $("#create-key").focus();
     return;
   }
-  const wanted = new URLSearchParams(location.hash.slice(1)).get("assistant");
+  const wanted = readRoute().params.get("assistant");
   const key = data.assistants.includes(wanted) ? wanted : data.assistants[0];
   select.value = key;
   selectAssistant(key);
 }
 
+// The empty state's form: POST /v1/assistants, then open the new assistant.
+async function createAssistant(event) {
+  event.preventDefault();
+  const key = $("#create-key").value.trim();
+  if (!key) return;
+  const made = await guarded(() => api("/v1/assistants", { method: "POST", body: { key } }));
+  if (!made) return;
+  notice("");
+  $("#create-key").value = "";
+  const params = readRoute().params;
+  params.set("assistant", key);
+  history.replaceState(null, "", routeHash("overview", params));
+  await loadAssistants();
+}
+
 function start() {
-  const params = new URLSearchParams(location.hash.slice(1));
+  const { tab, params } = readRoute();
   if (params.get("token")) {
     setToken(params.get("token"));
     params.delete("token");
-    history.replaceState(null, "", `#${params}`);
   }
-  for (const button of document.querySelectorAll("#tabs button")) button.addEventListener("click", () => selectTab(button.dataset.tab));
+  state.tab = tab;
+  history.replaceState(null, "", routeHash(tab, params));
+  window.addEventListener("hashchange", followRoute);
+  $("#create-form").addEventListener("submit", createAssistant);
+  for (const button of document.querySelectorAll("#tabs button")) button.addEventListener("click", () => openTab(button.dataset.tab));
   $("#assistant").addEventListener("change", (e) => selectAssistant(e.target.value));
   $("#chat-form").addEventListener("submit", sendChat);
   $("#tick-now").addEventListener("click", async () => {
@@ -358,6 +446,14 @@ function start() {
   });
   $("#memory-form").addEventListener("submit", (e) => {
     e.preventDefault();
+    refresh();
+  });
+  $("#history-prev").addEventListener("click", () => {
+    state.historyOffset = Math.max(0, state.historyOffset - HISTORY_PAGE);
+    refresh();
+  });
+  $("#history-next").addEventListener("click", () => {
+    state.historyOffset += HISTORY_PAGE;
     refresh();
   });
   loadAssistants();
