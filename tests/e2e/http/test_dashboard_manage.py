@@ -13,6 +13,7 @@ data behind the browser's back); the browser and the page come from conftest.py.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -48,7 +49,9 @@ async def teach(assistant: Assistant) -> dict[str, str]:
             args["source_entity"] = who
         ids[name] = (await call("store_memory", args))["memory_id"]
     for who in ("Alice", "Bob"):
-        entry = await call("add_journal_entry", {"content": f"{who} came by.", "source_entity": who})
+        entry = await call(
+            "add_journal_entry", {"content": f"{who} came by.", "source_entity": who}
+        )
         ids[f"entry_{who}"] = str(entry["entry_id"])
         await call("update_entity_observation", {"entity_id": who, "observation": f"{who} came"})
     goal = await call("add_goal", {"description": "Fix the leaking roof", "priority": "high"})
@@ -131,9 +134,9 @@ def test_edit_a_memory_and_see_the_new_text_after_a_reload(
     expect(edited).to_contain_text("user: dashboard")
     expect(edited.locator("del")).to_contain_text("Alice likes dark ale")
     expect(edited.locator("ins")).to_contain_text("Alice likes pale ale, not dark")
-    expect(history.locator(f"li[data-action=delete][data-target='{ids['cellar']}']")).to_contain_text(
-        "The cellar floods in spring"
-    )
+    expect(
+        history.locator(f"li[data-action=delete][data-target='{ids['cellar']}']")
+    ).to_contain_text("The cellar floods in spring")
     shot(page, "dashboard-history-edits.png")
 
 
@@ -153,9 +156,8 @@ def test_forget_an_entity_after_the_dry_run_and_see_the_history_entry(
     expect(panel.locator(".forget-ids")).to_contain_text("Alice pays her tab every Friday")
     shot(page, "dashboard-forget-dry-run.png")
     # The dry run wrote nothing: Alice's memory is still listed.
-    assert "Alice likes dark ale" in page.request.get(
-        url.replace("/dashboard/", "/v1/assistants/barkeep/memories?limit=50")
-    ).text()
+    listed = page.request.get(url.replace("/dashboard/", "/v1/assistants/barkeep/memories"))
+    assert "Alice likes dark ale" in listed.text()
 
     panel.get_by_role("button", name="Forget Alice").click()
     expect(page.locator("#notice")).to_contain_text("Forgot Alice: 1 entity profile")
@@ -213,7 +215,8 @@ def test_tabs_are_routes_in_the_url_and_the_graph_shows_clusters(
 
     def distance(a: str, b: str) -> float:
         one, two = where[a], where[b]
-        assert one is not None and two is not None
+        assert one is not None
+        assert two is not None
         return float(((one["x"] - two["x"]) ** 2 + (one["y"] - two["y"]) ** 2) ** 0.5)
 
     assert distance("alice", "alice2") < distance("alice", "roof")
@@ -252,7 +255,7 @@ def test_offline_and_asleep_are_not_green(taught: tuple[str, dict[str, str]], pa
     page.reload()
     expect(live).to_have_text("● offline")
     expect(live).to_have_css("color", "rgb(239, 107, 107)")
-    expect(live).to_have_attribute("title", "Offline: the stream is closed (server down or unreachable); retrying. Panels may be stale.")
+    expect(live).to_have_attribute("title", re.compile(r"^Offline: the stream is closed"))
     expect(page.locator(".status-legend")).to_contain_text("offline, failed, error")
 
     page.click("#sleep-btn")
@@ -274,11 +277,13 @@ def test_at_400_px_neither_the_header_nor_a_tab_overflows(
         page.locator(f"#tabs button[data-tab={tab}]").click()
         expect(page.locator(f"#tab-{tab}")).to_be_visible()
         expect(page.locator("body")).to_have_attribute("data-loaded", tab)
-        widths = page.evaluate(
+        page_width, window, header, tab_bar = page.evaluate(
             "() => [document.documentElement.scrollWidth, window.innerWidth,"
-            " document.querySelector('header').scrollWidth, document.querySelector('#tabs').clientWidth]"
+            " document.querySelector('header').scrollWidth,"
+            " document.querySelector('#tabs').clientWidth]"
         )
-        assert widths[0] <= widths[1], f"tab {tab}: page is {widths[0]} px wide at {widths[1]} px"
-        assert widths[2] <= widths[1] and widths[3] <= widths[1], f"tab {tab}: {widths}"
+        assert page_width <= window, f"tab {tab}: the page is {page_width} px wide at {window}"
+        assert header <= window, f"tab {tab}: the header is {header} px wide at {window}"
+        assert tab_bar <= window, f"tab {tab}: the tab bar is {tab_bar} px wide at {window}"
         if tab in ("overview", "entities"):
             shot(page, f"dashboard-400px-{tab}.png")

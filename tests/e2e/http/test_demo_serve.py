@@ -36,7 +36,11 @@ def test_demo_serve_goes_on_from_the_demo_clock(
     settings = Settings(data_dir=tmp_path, embedder="hashing")
     store = SqlStore.from_path(db)  # the database as the demo leaves it
     Assistant.open(
-        store, "barkeep", llm=OfflineLLM(announce=False), clock=ManualClock(ENDED), settings=settings
+        store,
+        "barkeep",
+        llm=OfflineLLM(announce=False),
+        clock=ManualClock(ENDED),
+        settings=settings,
     )
     store.close()
     seen: dict[str, Any] = {}
