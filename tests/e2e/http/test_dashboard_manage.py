@@ -33,8 +33,8 @@ TABS += ["context", "approvals", "history"]
 
 
 async def teach(assistant: Assistant) -> dict[str, str]:
-    """Memories, journal entries and observations about Alice and Bob, two linked clusters
-    and an unlinked memory, and a goal; returns the ids by name."""
+    """Memories, journal entries and observations about Alice and Bob, two clusters of
+    linked memories and an unlinked one, and a goal; returns the ids by name."""
     call = assistant.call_tool
     ids: dict[str, str] = {}
     for name, who, text in (
@@ -43,6 +43,7 @@ async def teach(assistant: Assistant) -> dict[str, str]:
         ("bob", "Bob", "Bob sings old ballads at night"),
         ("cellar", None, "The cellar floods in spring"),
         ("roof", None, "The roof leaks above room three"),
+        ("bard", None, "A bard plays on Sundays"),
     ):
         args: dict[str, Any] = {"content": text}
         if who:
@@ -184,7 +185,12 @@ def test_tabs_are_routes_in_the_url_and_the_graph_shows_clusters(
     expect(page).to_have_url(f"{url}#/overview?assistant=barkeep")
     page.click("#tabs button[data-tab=journal]")
     expect(page).to_have_url(f"{url}#/journal?assistant=barkeep")
-    expect(page.locator("#journal-list")).to_contain_text("Bob came by.")
+    entry = page.locator(f"#journal-list .editable[data-id='{ids['entry_Bob']}']")
+    expect(entry).to_contain_text("Bob came by.")
+    entry.get_by_role("button", name="Edit").click()
+    entry.locator("textarea").fill("Bob came by at noon.")
+    entry.get_by_role("button", name="Save").click()
+    expect(entry.locator(".content")).to_have_text("Bob came by at noon.")
     page.click("#tabs button[data-tab=links]")
     expect(page).to_have_url(f"{url}#/links?assistant=barkeep")
 
@@ -198,7 +204,8 @@ def test_tabs_are_routes_in_the_url_and_the_graph_shows_clusters(
     expect(page.locator("#tabs button.active")).to_have_text("Link graph")
 
     graph = page.locator("#graph")
-    expect(graph).to_contain_text("5 memories in 2 clusters")
+    expect(graph).to_contain_text("6 memories in 2 clusters")
+    expect(graph.locator("svg")).to_contain_text("not linked yet")  # the bard's row
     expect(graph.locator(".legend")).to_contain_text("not linked yet")
     expect(graph.locator(".legend")).to_contain_text("cluster")
     expect(graph.locator("g.cluster")).to_have_count(2)
@@ -273,10 +280,14 @@ def test_at_400_px_neither_the_header_nor_a_tab_overflows(
     page.set_viewport_size({"width": 400, "height": 800})
     page.goto(f"{url}#/overview?assistant=barkeep")
     expect(page.locator("#mode-badge")).to_have_text("awake")
+    page.click("#tick-now")  # a tick, so the context tab shows its widest table
     for tab in TABS:
         page.locator(f"#tabs button[data-tab={tab}]").click()
         expect(page.locator(f"#tab-{tab}")).to_be_visible()
         expect(page.locator("body")).to_have_attribute("data-loaded", tab)
+        if tab == "context":
+            page.locator("#tick-list li button").first.click()
+            expect(page.locator("#tick-detail table.pattern")).to_contain_text("source layer")
         page_width, window, header, tab_bar = page.evaluate(
             "() => [document.documentElement.scrollWidth, window.innerWidth,"
             " document.querySelector('header').scrollWidth,"

@@ -237,7 +237,11 @@ function selectTab(tab) {
   for (const button of document.querySelectorAll("#tabs button")) {
     const on = button.dataset.tab === tab;
     button.classList.toggle("active", on);
-    if (on) button.setAttribute("aria-current", "page");
+    if (on) {
+      button.setAttribute("aria-current", "page");
+      // on a narrow screen the tab bar scrolls: keep the shown tab in view
+      button.scrollIntoView({ block: "nearest", inline: "nearest" });
+    }
     else button.removeAttribute("aria-current");
   }
   for (const section of document.querySelectorAll(".tab")) section.classList.toggle("active", section.id === `tab-${tab}`);

@@ -5,7 +5,7 @@
 import { empty, h, svg } from "./dom.js";
 
 const WIDTH = 900;
-const NODE_SPACE = 26; // radius a cluster needs per sqrt(member)
+const NODE_SPACE = 20; // radius a cluster needs per sqrt(member)
 const LONELY_STEP = 30; // spacing of the unlinked memories' grid
 const PAD = 16;
 const LABEL_SPACE = 14; // under each cluster, for its label
@@ -39,7 +39,7 @@ function layoutCluster(members, links, radius) {
   });
   const own = links.filter(([a]) => local.has(a)).map(([a, b, score]) => [local.get(a), local.get(b), score]);
   const k = (1.1 * radius) / Math.sqrt(n);
-  const steps = n > 120 ? 120 : 220;
+  const steps = n > 200 ? 80 : n > 120 ? 120 : 220; // a big cluster settles in fewer steps
   for (let step = 0; step < steps; step++) {
     const disp = pos.map(() => ({ x: 0, y: 0 }));
     for (let i = 0; i < n; i++) {
@@ -95,7 +95,7 @@ export function layout(nodes, edges) {
   let y = PAD;
   let rowHeight = 0;
   for (const members of clusters) {
-    const radius = Math.min(WIDTH / 2 - PAD, NODE_SPACE * Math.sqrt(members.length) + 18);
+    const radius = Math.min(WIDTH / 2 - PAD, NODE_SPACE * Math.sqrt(members.length) + 14);
     if (x + 2 * radius > WIDTH - PAD && x > PAD) {
       x = PAD;
       y += rowHeight + PAD;
@@ -143,7 +143,7 @@ function legend() {
     item(dot("imp-high"), "importance 8–10"),
     item(dot("imp-mid"), "importance 4–7"),
     item(dot("imp-low"), "importance 1–3"),
-    item(dot("lonely"), "not linked yet"),
+    item(dot("lonely"), "faded: not linked yet"),
     item(h("span", { class: "swatch edge" }), "link (thicker: more similar)"),
     item(h("span", { class: "swatch hull" }), "cluster: memories linked to each other"),
     item(h("span", { class: "swatch size" }), "size: importance"),
