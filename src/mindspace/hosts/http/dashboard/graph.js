@@ -9,6 +9,7 @@ const NODE_SPACE = 20; // radius a cluster needs per sqrt(member)
 const LONELY_STEP = 30; // spacing of the unlinked memories' grid
 const PAD = 16;
 const LABEL_SPACE = 14; // under each cluster, for its label
+const LABEL_WIDTH = 130; // a cluster's slot is at least as wide as its label
 const EXCERPT = 90; // characters of content in the hover label
 
 // Connected components of the link graph (union-find), biggest first, then by first node.
@@ -38,7 +39,7 @@ function layoutCluster(members, links, radius) {
     return { x: 0.6 * radius * Math.cos(angle), y: 0.6 * radius * Math.sin(angle) };
   });
   const own = links.filter(([a]) => local.has(a)).map(([a, b, score]) => [local.get(a), local.get(b), score]);
-  const k = (1.1 * radius) / Math.sqrt(n);
+  const k = (1.6 * radius) / Math.sqrt(n);
   const steps = n > 200 ? 80 : n > 120 ? 120 : 220; // a big cluster settles in fewer steps
   for (let step = 0; step < steps; step++) {
     const disp = pos.map(() => ({ x: 0, y: 0 }));
@@ -66,8 +67,8 @@ function layoutCluster(members, links, radius) {
     }
     const heat = (radius / 3) * (1 - step / steps) + 0.5;
     for (let i = 0; i < n; i++) {
-      disp[i].x -= pos[i].x * 0.8;
-      disp[i].y -= pos[i].y * 0.8;
+      disp[i].x -= pos[i].x * 0.3;
+      disp[i].y -= pos[i].y * 0.3;
       const length = Math.hypot(disp[i].x, disp[i].y) || 1;
       pos[i].x += (disp[i].x / length) * Math.min(length, heat);
       pos[i].y += (disp[i].y / length) * Math.min(length, heat);
@@ -96,18 +97,19 @@ export function layout(nodes, edges) {
   let rowHeight = 0;
   for (const members of clusters) {
     const radius = Math.min(WIDTH / 2 - PAD, NODE_SPACE * Math.sqrt(members.length) + 14);
-    if (x + 2 * radius > WIDTH - PAD && x > PAD) {
+    const slot = Math.max(2 * radius, LABEL_WIDTH);
+    if (x + slot > WIDTH - PAD && x > PAD) {
       x = PAD;
       y += rowHeight + PAD;
       rowHeight = 0;
     }
-    const cx = x + radius;
+    const cx = x + slot / 2;
     const cy = y + radius;
     layoutCluster(members, links, radius).forEach((p, i) => {
       pos[members[i]] = { x: cx + p.x, y: cy + p.y };
     });
     hulls.push({ cx, cy, r: radius, size: members.length });
-    x += 2 * radius + PAD;
+    x += slot + PAD;
     rowHeight = Math.max(rowHeight, 2 * radius + LABEL_SPACE);
   }
   let height = clusters.length ? y + rowHeight + PAD : PAD;
