@@ -240,6 +240,10 @@ def test_an_empty_database_offers_a_form_that_creates_an_assistant(
     expect(empty).to_contain_text("No assistants yet")
     expect(page.locator("#tabs")).to_be_hidden()
     shot(page, "dashboard-empty-state.png")
+    page.fill("#create-key", "inn keeper!")  # not a key: the rule is shown
+    page.click("#create-form button[type=submit]")
+    expect(page.locator("#notice")).to_contain_text('"inn keeper!" cannot be a key: use letters')
+    expect(empty).to_be_visible()
     page.fill("#create-key", "innkeeper")
     page.click("#create-form button[type=submit]")
     expect(empty).to_be_hidden()

@@ -312,6 +312,11 @@ async function createAssistant(event) {
   event.preventDefault();
   const key = $("#create-key").value.trim();
   if (!key) return;
+  // the API's rule for keys (CreateAssistant), said in words before asking
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(key)) {
+    notice(`${JSON.stringify(key)} cannot be a key: use letters, digits, '_', '.' or '-' (at most 64), starting with a letter or digit, e.g. barkeep.`);
+    return;
+  }
   const made = await guarded(() => api("/v1/assistants", { method: "POST", body: { key } }));
   if (!made) return;
   notice("");

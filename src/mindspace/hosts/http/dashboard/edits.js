@@ -75,6 +75,11 @@ export function editable({ kind, id, text, ops, what = kind, tag = "div", textCl
         show();
       }
     };
+    // Ctrl+Enter (or Cmd+Enter) saves, Escape cancels.
+    area.addEventListener("keydown", (event) => {
+      if (event.key === "Escape") show();
+      else if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) save();
+    });
     fill(box, area, actions(button("Save", "save small", save), button("Cancel", "cancel small", show)));
     area.focus();
   };
