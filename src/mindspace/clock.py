@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta
 from typing import Protocol, runtime_checkable
 
-__all__ = ["Clock", "ManualClock", "SystemClock", "format_time", "parse_time"]
+__all__ = ["Clock", "ManualClock", "ResumedClock", "SystemClock", "format_time", "parse_time"]
 
 
 @runtime_checkable
@@ -60,6 +61,27 @@ class ManualClock:
     def set(self, when: datetime) -> None:
         """Jump to ``when`` (forward or backward)."""
         self._now = _aware(when)
+
+
+class ResumedClock:
+    """A clock that starts at ``start`` and then runs at real speed.
+
+    For serving a database written on a scripted clock (``mindspace demo --serve``): new
+    ticks and events continue the story's timeline instead of jumping to today, so old and
+    new dates never mix.
+
+    Args:
+        start: The time to continue from; naive values are taken as UTC.
+    """
+
+    def __init__(self, start: datetime) -> None:
+        self._start = _aware(start)
+        # monotonic, so a wall-clock adjustment never moves this clock backwards
+        self._began = time.monotonic()
+
+    def now(self) -> datetime:
+        """``start`` plus the real time elapsed since this clock was made."""
+        return self._start + timedelta(seconds=time.monotonic() - self._began)
 
 
 def _aware(when: datetime) -> datetime:

@@ -10,12 +10,14 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 import uvicorn
 from fastapi import FastAPI
+from playwright.sync_api import Browser, Page, sync_playwright
 
 from mindspace import ManualClock, Settings
 from mindspace.embeddings import HashingEmbedder
@@ -170,3 +172,42 @@ def live_server() -> Iterator[Callable[[FastAPI], LiveServer]]:
     yield start
     for server in started:
         server.stop()
+
+
+# -- the browser (test_browser.py, test_dashboard_manage.py) ---------------------------------
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """Debian's Chromium, headless (never a downloaded browser)."""
+    if not CHROMIUM.exists():
+        pytest.fail(
+            f"{CHROMIUM} is missing: apt-get install -y chromium chromium-driver "
+            "(make test installs it)."
+        )
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    """A page that records script errors."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    opened = context.new_page()
+    errors: list[str] = []
+    opened.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield opened
+    context.close()
+    assert errors == [], f"script errors on the page: {errors}"

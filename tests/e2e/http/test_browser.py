@@ -2,59 +2,24 @@
 
 A real uvicorn server on 127.0.0.1 runs the background ticker; the browser sends a chat
 message, gets the reply, and sees the goal tree update. Screenshots are kept in
-``test-artifacts/`` at the repository root.
+``test-artifacts/`` at the repository root. The ``browser`` and ``page`` fixtures are in
+conftest.py (test_dashboard_manage.py uses them too).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi import FastAPI
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 
 from mindspace import Settings
 from mindspace.hosts.http import AssistantHub, create_app
 
-CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    """Debian's Chromium, headless (never a downloaded browser)."""
-    if not CHROMIUM.exists():
-        pytest.fail(
-            f"{CHROMIUM} is missing: apt-get install -y chromium chromium-driver "
-            "(make test installs it)."
-        )
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield launched
-        launched.close()
-
-
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    """A page that records script errors."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    opened = context.new_page()
-    errors: list[str] = []
-    opened.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield opened
-    context.close()
-    assert errors == [], f"script errors on the page: {errors}"
 
 
 @pytest.fixture

@@ -122,6 +122,8 @@ class DemoReport:
     events: int = 0
     ticks: int = 0
     tick_results: list[tuple[str, TickResult]] = field(default_factory=list)
+    # the scripted clock's time when the story ended: `demo --serve` continues from it
+    ended_at: datetime | None = None
     night: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
 
@@ -361,6 +363,7 @@ def run_demo(settings: Settings, db: str | None, base_key: str, console: Console
             )
         )
         asyncio.run(_scenario(_Story(assistant, clock, console, report)))
+        report.ended_at = clock.now()
         report.seconds = time.perf_counter() - started
         print_summary(assistant, report, console)
         where = shlex.quote(report.database) if "***" not in report.database else "URL"

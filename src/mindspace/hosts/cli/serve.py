@@ -23,6 +23,7 @@ from mindspace.hosts.cli.common import (
 )
 
 if TYPE_CHECKING:
+    from mindspace.clock import Clock
     from mindspace.config import Settings
     from mindspace.hosts.cli.demo import DemoReport
     from mindspace.hosts.http.settings import ServerSettings
@@ -84,11 +85,12 @@ def serve(
     *,
     report: DemoReport | None = None,
     ticks: TicksMode = "local",
+    clock: Clock | None = None,
 ) -> None:
     """Serve the database ``db`` (seeding the tick log with a demo's ticks, if any).
 
     ``ticks="queue"`` enqueues the assistants' ticks for the worker fleet instead of
-    running them here.
+    running them here. ``clock`` is the hub's clock (the system clock by default).
     """
     server = _server_settings()
     from mindspace.hosts.http.app import build_hub, create_app
@@ -98,7 +100,7 @@ def serve(
     check_listen_address(host, server)
     if ticks == "queue":
         require_queue_database(settings, db)
-    hub = build_hub(settings, db=db, tick_history=server.api_tick_history)
+    hub = build_hub(settings, db=db, tick_history=server.api_tick_history, clock=clock)
     if report is not None:
         for at, result in report.tick_results[-server.api_tick_history :]:
             hub.ticks.add(report.assistant_key, at, result)
@@ -115,13 +117,18 @@ def serve(
     def announce(url: str) -> None:
         where = database_location(settings, db)
         console.print(Text.assemble(("mindspace serve", "bold"), f" - database {where}"))
-        dashboard = f"{url}/dashboard/" + (f"#assistant={key}" if key else "")
+        dashboard = f"{url}/dashboard/" + (f"#/overview?assistant={key}" if key else "")
         console.print(Text.assemble("Dashboard: ", (dashboard, "bold cyan")))
         console.print(Text(f"API: {url}/v1 (schema at {url}/openapi.json)", style="dim"))
         if importlib.util.find_spec("mcp") is not None:
             console.print(Text(f"MCP: {url}/v1/assistants/<key>/mcp (docs/mcp.md)", style="dim"))
         if ticks == "queue":
             console.print(Text("Ticks: enqueued for `mindspace worker` processes", style="dim"))
+        if report is not None and report.ended_at is not None:
+            started = report.ended_at.strftime("%Y-%m-%d %H:%M")
+            console.print(
+                Text(f"Clock: the demo's, going on from {started} UTC at real speed", style="dim")
+            )
         if getattr(hub.llm, "model", "") == "mindspace-offline":
             console.print(Text("Model: the offline stand-in (set MINDSPACE_LLM_*)", style="dim"))
         console.print(Text("Press Ctrl+C to stop.", style="dim"))
@@ -149,5 +156,13 @@ def serve_command(
 def serve_demo(
     settings: Settings, db: str | None, report: DemoReport, host: str, port: int
 ) -> None:
-    """After the demo: serve its database, with its ticks in the context viewer."""
-    serve(settings, db, host, port, report=report)
+    """After the demo: serve its database, with its ticks in the context viewer.
+
+    The server's clock goes on from the demo's scripted time at real speed, so the
+    ticker's new ticks, events and entries follow the demo's 2025 story instead of
+    jumping to today (docs/http.md).
+    """
+    from mindspace.clock import ResumedClock
+
+    clock = ResumedClock(report.ended_at) if report.ended_at is not None else None
+    serve(settings, db, host, port, report=report, clock=clock)

@@ -3,14 +3,17 @@
 
 import { api, ApiError, enc, openStream, setToken } from "./api.js";
 import { tickDetail, tickList } from "./context.js";
-import { badge, bar, fill, h, svg, when } from "./dom.js";
+import { fill, h, statusClass, when } from "./dom.js";
+import { busy, editActions, historyEntries } from "./edits.js";
 import { linkGraph } from "./graph.js";
+import { gauge, metricsCard, modeCard } from "./overview.js";
+import { readRoute, routeHash } from "./router.js";
 import * as views from "./views.js";
 
 const $ = (sel) => document.querySelector(sel);
-const state = { key: null, tab: "overview", stopStream: null, journalOffset: 0, tick: null, pending: new Map() };
+const state = { key: null, keys: [], tab: "overview", stopStream: null, journalOffset: 0, historyOffset: 0, tick: null, pending: new Map() };
 const JOURNAL_PAGE = 20;
-const ADVISORY_CLASS = { normal: "ok", warning: "warn", critical: "bad" };
+const HISTORY_PAGE = 20;
 
 function base() {
   return `/v1/assistants/${enc(state.key)}`;
@@ -38,96 +41,6 @@ async function guarded(action) {
   }
 }
 
-// -- overview -------------------------------------------------------------------------------
-function gauge(status) {
-  const usage = status.token_usage;
-  const pct = Math.max(0, Math.min(100, usage.usage_percentage));
-  const level = status.token_advisory.level;
-  const angle = Math.PI * (1 - pct / 100);
-  const x = 100 + 80 * Math.cos(angle);
-  const y = 100 - 80 * Math.sin(angle);
-  const arc = (from, to, cls) => {
-    const a1 = Math.PI * (1 - from / 100);
-    const a2 = Math.PI * (1 - to / 100);
-    return svg("path", { d: `M ${100 + 80 * Math.cos(a1)} ${100 - 80 * Math.sin(a1)} A 80 80 0 0 1 ${100 + 80 * Math.cos(a2)} ${100 - 80 * Math.sin(a2)}`, class: `arc ${cls}` });
-  };
-  return [
-    svg(
-      "svg",
-      { viewBox: "0 0 200 120", class: "gauge", role: "img", "aria-label": `context ${pct}% used` },
-      arc(0, 60, "zone-normal"),
-      arc(60, 80, "zone-warning"),
-      arc(80, 100, "zone-critical"),
-      svg("line", { x1: 100, y1: 100, x2: x, y2: y, class: "needle" }),
-      svg("circle", { cx: 100, cy: 100, r: 5, class: "hub" }),
-      svg("text", { x: 100, y: 88, class: "gauge-value", "text-anchor": "middle" }, `${pct}%`),
-    ),
-    h("div", { class: "row center" }, badge(level.toUpperCase(), ADVISORY_CLASS[level] || ""), h("span", {}, status.token_advisory.message)),
-    h("p", { class: "muted center" }, `${usage.estimated_used.toLocaleString()} of ${usage.model_limit.toLocaleString()} tokens (${usage.source})`),
-  ];
-}
-
-function modeCard(mode) {
-  const asleep = mode.mode === "sleep";
-  return [
-    h("div", { class: "row" }, badge(asleep ? "asleep" : "awake", asleep ? "sleep" : "ok"), asleep ? badge(`${mode.sleep_phase} · ${mode.sleep_depth}`, "warn") : null),
-    h("p", {}, `since ${when(mode.since)}: ${mode.reason}`),
-    h("p", { class: "muted" }, `ticks every ${mode.tick_rate}s · schedule ${mode.schedule.enabled ? `on (${mode.schedule.sleep_start_hour}:00 for ${mode.schedule.sleep_duration_hours}h)` : "off"}`),
-    mode.cooldown_until ? h("p", { class: "muted" }, `wake cooldown until ${when(mode.cooldown_until)}`) : null,
-    h(
-      "div",
-      { class: "row" },
-      asleep
-        ? h("button", { type: "button", id: "wake-btn", onclick: () => control("wake") }, "Wake")
-        : h("button", { type: "button", id: "sleep-btn", onclick: () => control("sleep") }, "Sleep"),
-    ),
-  ];
-}
-
-function metricsCard(summary) {
-  const m = summary.session_metrics;
-  const c = summary.counts;
-  const ok = m.total_tool_calls ? (m.successful_calls / m.total_tool_calls) * 100 : 100;
-  return [
-    h("div", { class: "stat-row" }, stat(m.total_tool_calls, "tool calls"), stat(m.successful_calls, "ok"), stat(m.failed_calls, "failed")),
-    bar(ok, "done"),
-    h("p", { class: "muted" }, `session since ${when(m.session_start)} · model ${summary.model} · embedder ${summary.embedder || "none"}`),
-    toolUseLine(summary.tool_use_health),
-    h(
-      "div",
-      { class: "stat-row small" },
-      stat(c.active_goals, "active goals"),
-      stat(c.journal_entries, "journal"),
-      stat(c.memories, "memories"),
-      stat(c.entities, "entities"),
-      stat(c.open_events, "queued events"),
-    ),
-  ];
-}
-
-// One line of tool-use health over the last ticks, and the warning when tools go unused.
-function toolUseLine(health) {
-  if (!health) return null;
-  if (!health.ticks) return h("p", { class: "muted", id: "tool-use" }, "tool use: no ticks yet");
-  const extras = [
-    [health.parsed_from_text, "written as text"],
-    [health.repeated_calls, "repeated"],
-    [health.cut_replies, "cut by the length limit"],
-    [health.fallback_replies, "fallback replies"],
-  ].filter(([n]) => n).map(([n, label]) => `${n} ${label}`);
-  const text = `tool use (last ${health.ticks} ticks): ${health.valid_calls} valid, ${health.invalid_calls} invalid, ${health.text_only_answers} text-only` + (extras.length ? ` (${extras.join(", ")})` : "");
-  return h(
-    "div",
-    { id: "tool-use" },
-    h("p", { class: "muted" }, text),
-    health.warning ? h("div", { class: "row" }, badge("warning", "warn"), h("span", {}, health.warning)) : null,
-  );
-}
-
-function stat(value, label) {
-  return h("div", { class: "stat" }, h("strong", {}, String(value)), h("span", {}, label));
-}
-
 async function control(action) {
   await guarded(() => api(`${base()}/${action}`, { method: "POST", body: {} }));
   refresh();
@@ -146,14 +59,15 @@ async function loadOverview() {
   const status = summary.assistant;
   const modeBadge = $("#mode-badge");
   modeBadge.textContent = mode.mode === "sleep" ? "asleep" : "awake";
-  modeBadge.className = `badge ${mode.mode === "sleep" ? "sleep" : "ok"}`;
+  modeBadge.className = `badge status ${statusClass(modeBadge.textContent)}`;
+  modeBadge.title = mode.mode === "sleep" ? `Asleep since ${when(mode.since)}: ${mode.reason}` : `Awake since ${when(mode.since)}`;
   const phase = $("#phase-badge");
   phase.hidden = mode.mode !== "sleep";
   phase.textContent = mode.sleep_phase ? `phase: ${mode.sleep_phase}` : "";
   const count = $("#approvals-count");
   count.hidden = !status.counts.pending_approvals;
   count.textContent = String(status.counts.pending_approvals);
-  fill($("#mode-card .body"), modeCard(mode));
+  fill($("#mode-card .body"), modeCard(mode, control));
   fill($("#gauge-card .body"), gauge(status));
   fill($("#metrics-card .body"), metricsCard(status));
   fill($("#goals-card .body"), views.goalTree(goals, { compact: true }));
@@ -168,7 +82,7 @@ async function loadJournal() {
   for (const [k, v] of form.entries()) if (String(v).trim()) params.set(k, String(v).trim());
   const data = await api(`${base()}/journal?${params}`);
   fill($("#reflection"), views.reflection(data));
-  fill($("#journal-list"), views.journalEntries(data));
+  fill($("#journal-list"), views.journalEntries(data, edits.journal));
   const last = Math.min(data.total, data.offset + data.entries.length);
   $("#journal-range").textContent = data.total ? `${data.offset + 1}–${last} of ${data.total}` : "0 entries";
   $("#journal-prev").disabled = data.offset === 0;
@@ -179,8 +93,24 @@ async function loadMemory() {
   const form = new FormData($("#memory-form"));
   const params = new URLSearchParams({ limit: 30 });
   for (const [k, v] of form.entries()) if (String(v).trim()) params.set(k, String(v).trim());
-  fill($("#memory-list"), views.memories(await api(`${base()}/memories?${params}`)));
+  fill($("#memory-list"), views.memories(await api(`${base()}/memories?${params}`), edits.memory));
 }
+
+async function loadHistory() {
+  const data = await api(`${base()}/history?offset=${state.historyOffset}&limit=${HISTORY_PAGE}`);
+  fill($("#history-list"), historyEntries(data));
+  const last = Math.min(data.total, data.offset + data.entries.length);
+  $("#history-range").textContent = data.total ? `${data.offset + 1}–${last} of ${data.total}` : "no changes";
+  $("#history-prev").disabled = data.offset === 0;
+  $("#history-next").disabled = last >= data.total;
+}
+
+function forgotten(entity, lines) {
+  notice(`Forgot ${entity}${lines.length ? `: ${lines.join(", ")}` : ""}. The History tab lists it.`);
+  refresh({ keepNotice: true });
+}
+
+const edits = editActions(base, guarded, () => refresh());
 
 async function loadTicks() {
   const data = await api(`${base()}/ticks`);
@@ -204,14 +134,15 @@ async function decide(id, action) {
 
 const LOADERS = {
   overview: loadOverview,
-  goals: async () => fill($("#tab-goals .body"), views.goalTree(await api(`${base()}/goals`))),
+  goals: async () => fill($("#tab-goals .body"), views.goalTree(await api(`${base()}/goals`), { ops: edits.goal })),
   projects: async () => fill($("#tab-projects .body"), views.projects(await api(`${base()}/projects`))),
   journal: loadJournal,
-  memory: loadMemory,
-  entities: async () => fill($("#entity-list"), views.entities(await api(`${base()}/entities`))),
+  memories: loadMemory,
+  entities: async () => fill($("#entity-list"), views.entities(await api(`${base()}/entities`), { ops: edits, done: forgotten })),
   links: async () => fill($("#graph"), linkGraph(await api(`${base()}/memory-links`), showMemory)),
   context: loadTicks,
   approvals: async () => fill($("#approval-list"), views.approvals(await api(`${base()}/approvals`), decide)),
+  history: loadHistory,
 };
 
 function showMemory(node) {
@@ -219,16 +150,21 @@ function showMemory(node) {
 }
 
 let refreshTimer = null;
-function refresh() {
+let keepNotice = false;
+function refresh({ keepNotice: keep = false } = {}) {
   clearTimeout(refreshTimer);
+  keepNotice = keepNotice || keep;
   refreshTimer = setTimeout(async () => {
     if (!state.key) return;
     const ok = await guarded(async () => {
       if (state.tab !== "overview") await loadOverview();
-      await LOADERS[state.tab]();
+      // An open editor or confirm step stays as it is until it is saved or cancelled.
+      if (!busy()) await LOADERS[state.tab]();
+      document.body.dataset.loaded = state.tab; // which tab's data is on screen (tests wait for it)
       return true;
     });
-    if (ok) notice("");
+    if (ok && !keepNotice) notice("");
+    keepNotice = false;
   }, 150);
 }
 
@@ -280,57 +216,128 @@ function onItem(kind, item) {
   if (["tick_finished", "mode_changed", "tick_recorded", "event_queued"].includes(kind)) refresh();
 }
 
+const LIVE_TITLE = {
+  live: "Live updates: the stream is open; panels refresh on every tick.",
+  offline: "Offline: the stream is closed (server down or unreachable); retrying. Panels may be stale.",
+  connecting: "Live updates: connecting to the stream",
+  idle: "No assistant to follow yet",
+};
+
 function setLive(status) {
   const live = $("#live");
-  live.textContent = status === "live" ? "● live" : "● offline";
-  live.className = `live ${status}`;
+  live.textContent = `● ${status}`;
+  live.className = `live status-${statusClass(status)}`;
+  live.title = LIVE_TITLE[status] || status;
 }
 
 // -- wiring -----------------------------------------------------------------------------------
+// Show a tab (the URL already says it: tab clicks go through the hash, see router.js).
 function selectTab(tab) {
   state.tab = tab;
-  for (const button of document.querySelectorAll("#tabs button")) button.classList.toggle("active", button.dataset.tab === tab);
+  for (const button of document.querySelectorAll("#tabs button")) {
+    const on = button.dataset.tab === tab;
+    button.classList.toggle("active", on);
+    if (on) {
+      button.setAttribute("aria-current", "page");
+      // on a narrow screen the tab bar scrolls: keep the shown tab in view
+      button.scrollIntoView({ block: "nearest", inline: "nearest" });
+    }
+    else button.removeAttribute("aria-current");
+  }
   for (const section of document.querySelectorAll(".tab")) section.classList.toggle("active", section.id === `tab-${tab}`);
   refresh();
 }
 
-function selectAssistant(key) {
+function writeRoute() {
+  const params = readRoute().params;
+  if (state.key) params.set("assistant", state.key);
+  history.replaceState(null, "", routeHash(state.tab, params));
+}
+
+function openTab(tab) {
+  const params = readRoute().params;
+  if (state.key) params.set("assistant", state.key);
+  const hash = routeHash(tab, params);
+  if (location.hash === hash) selectTab(tab);
+  else location.hash = hash; // a history entry; the hashchange handler shows the tab
+}
+
+// Back, forward, a pasted link: show what the URL names.
+function followRoute() {
+  const { tab, params } = readRoute();
+  const wanted = params.get("assistant");
+  if (wanted && wanted !== state.key && state.keys.includes(wanted)) {
+    $("#assistant").value = wanted;
+    selectAssistant(wanted, { tab });
+  } else if (tab !== state.tab) selectTab(tab);
+}
+
+function selectAssistant(key, { tab = state.tab } = {}) {
   state.key = key;
   state.tick = null;
   state.journalOffset = 0;
+  state.historyOffset = 0;
   fill($("#chat-log"));
-  const params = new URLSearchParams(location.hash.slice(1));
-  params.set("assistant", key);
-  history.replaceState(null, "", `#${params}`);
   if (state.stopStream) state.stopStream();
+  setLive("connecting");
   state.stopStream = openStream(key, onItem, setLive);
-  refresh();
+  selectTab(tab);
+  writeRoute();
 }
 
 async function loadAssistants() {
   const data = await guarded(() => api("/v1/assistants"));
   if (!data) return;
   $("#token-form").hidden = true;
+  state.keys = data.assistants;
   const select = $("#assistant");
   fill(select, data.assistants.map((k) => h("option", { value: k }, k)));
-  if (!data.assistants.length) {
-    notice("No assistants yet: create one with POST /v1/assistants or run `mindspace demo`.");
+  const none = !data.assistants.length;
+  $("#empty-state").hidden = !none;
+  $("#main").hidden = none;
+  $("#tabs").hidden = none;
+  if (none) {
+    setLive("idle");
+    $("#create-key").focus();
     return;
   }
-  const wanted = new URLSearchParams(location.hash.slice(1)).get("assistant");
+  const wanted = readRoute().params.get("assistant");
   const key = data.assistants.includes(wanted) ? wanted : data.assistants[0];
   select.value = key;
   selectAssistant(key);
 }
 
+// The empty state's form: POST /v1/assistants, then open the new assistant.
+async function createAssistant(event) {
+  event.preventDefault();
+  const key = $("#create-key").value.trim();
+  if (!key) return;
+  // the API's rule for keys (CreateAssistant), said in words before asking
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(key)) {
+    notice(`${JSON.stringify(key)} cannot be a key: use letters, digits, '_', '.' or '-' (at most 64), starting with a letter or digit, e.g. barkeep.`);
+    return;
+  }
+  const made = await guarded(() => api("/v1/assistants", { method: "POST", body: { key } }));
+  if (!made) return;
+  notice("");
+  $("#create-key").value = "";
+  const params = readRoute().params;
+  params.set("assistant", key);
+  history.replaceState(null, "", routeHash("overview", params));
+  await loadAssistants();
+}
+
 function start() {
-  const params = new URLSearchParams(location.hash.slice(1));
+  const { tab, params } = readRoute();
   if (params.get("token")) {
     setToken(params.get("token"));
     params.delete("token");
-    history.replaceState(null, "", `#${params}`);
   }
-  for (const button of document.querySelectorAll("#tabs button")) button.addEventListener("click", () => selectTab(button.dataset.tab));
+  state.tab = tab;
+  history.replaceState(null, "", routeHash(tab, params));
+  window.addEventListener("hashchange", followRoute);
+  $("#create-form").addEventListener("submit", createAssistant);
+  for (const button of document.querySelectorAll("#tabs button")) button.addEventListener("click", () => openTab(button.dataset.tab));
   $("#assistant").addEventListener("change", (e) => selectAssistant(e.target.value));
   $("#chat-form").addEventListener("submit", sendChat);
   $("#tick-now").addEventListener("click", async () => {
@@ -358,6 +365,14 @@ function start() {
   });
   $("#memory-form").addEventListener("submit", (e) => {
     e.preventDefault();
+    refresh();
+  });
+  $("#history-prev").addEventListener("click", () => {
+    state.historyOffset = Math.max(0, state.historyOffset - HISTORY_PAGE);
+    refresh();
+  });
+  $("#history-next").addEventListener("click", () => {
+    state.historyOffset += HISTORY_PAGE;
     refresh();
   });
   loadAssistants();

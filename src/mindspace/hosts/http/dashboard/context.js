@@ -1,7 +1,7 @@
 // The context-window viewer: recent ticks, and for one tick every prompt component with
 // its tokens and content, the execution pattern with source_layers, and the tool calls.
 
-import { badge, bar, empty, h, when } from "./dom.js";
+import { badge, bar, empty, h, statusBadge, when } from "./dom.js";
 
 export function tickList(ticks, selected, pick) {
   if (!ticks.length) return [empty("No ticks yet on this server (idle ticks are not kept).")];
@@ -123,7 +123,7 @@ export function tickDetail(tick) {
       { class: "row" },
       h("strong", {}, `Tick #${tick.number}`),
       badge(tick.kind, "info"),
-      badge(tick.status, tick.status === "failed" ? "bad" : "ok"),
+      statusBadge(tick.status),
       tick.context_type ? badge(tick.context_type, "subtle") : null,
       h("span", { class: "muted" }, when(tick.at)),
     ),

@@ -57,8 +57,26 @@ export function when(stamp) {
   return String(stamp).replace("T", " ").replace(/:\d\dZ$/, "").replace(/Z$/, "");
 }
 
-export function badge(text, cls = "") {
-  return h("span", { class: `badge ${cls}` }, text);
+export function badge(text, cls = "", title = undefined) {
+  return h("span", { class: `badge ${cls}`, title }, text);
+}
+
+// What a status looks like: green only for things that are up, done or fine; anything
+// unknown is grey, never green. The colour legend in the overview says the same.
+const STATUS = {
+  live: "ok", awake: "ok", ok: "ok", done: "ok", completed: "ok", approved: "ok", success: "ok",
+  active: "info", running: "info", pending: "warn", queued: "warn",
+  asleep: "sleep", sleep: "sleep", sleeping: "sleep",
+  paused: "warn", connecting: "warn", warning: "warn",
+  offline: "bad", error: "bad", failed: "bad", abandoned: "bad", rejected: "bad", critical: "bad",
+};
+
+export function statusClass(status) {
+  return STATUS[String(status).toLowerCase()] || "subtle";
+}
+
+export function statusBadge(status, title = undefined) {
+  return badge(status, `status ${statusClass(status)}`, title);
 }
 
 export function empty(text) {

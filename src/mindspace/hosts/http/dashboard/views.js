@@ -1,11 +1,12 @@
 // Renderers for the state panels. Each takes the API's JSON and returns DOM nodes.
 
-import { badge, bar, empty, h, when } from "./dom.js";
+import { badge, bar, empty, h, statusBadge, when } from "./dom.js";
+import { editable, forgetButton } from "./edits.js";
 
-const STATUS_CLASS = { active: "info", completed: "ok", abandoned: "bad", paused: "warn" };
 const STATE_CLASS = { stranger: "subtle", acquaintance: "info", friend: "ok", ally: "ok strong" };
 
-export function goalTree(data, { compact = false } = {}) {
+// With `ops` (editActions().goal) each goal's description can be edited and the goal deleted.
+export function goalTree(data, { compact = false, ops = null } = {}) {
   if (!data.goals.length) return empty("No goals yet. Ask the assistant for something in the chat.");
   const render = (goal) =>
     h(
@@ -16,8 +17,8 @@ export function goalTree(data, { compact = false } = {}) {
         { class: "goal-row" },
         bar(goal.progress, goal.status === "completed" ? "done" : ""),
         h("span", { class: "pct" }, `${Math.floor(goal.progress)}%`),
-        h("span", { class: "desc" }, goal.description),
-        badge(goal.status, STATUS_CLASS[goal.status] || ""),
+        ops ? editable({ kind: "goal", id: goal.id, text: goal.description, ops, tag: "span", textClass: "desc-text" }) : h("span", { class: "desc" }, goal.description),
+        statusBadge(goal.status),
         compact ? null : badge(goal.priority, `prio-${goal.priority}`),
         compact ? null : h("code", { class: "id" }, goal.id),
       ),
@@ -42,7 +43,7 @@ export function projects(data, { compact = false } = {}) {
         h(
           "div",
           { class: "row" },
-          p.key === data.active ? badge("▶ active", "ok") : badge(p.status, STATUS_CLASS[p.status] || ""),
+          p.key === data.active ? badge("▶ active", "ok") : statusBadge(p.status),
           h("strong", {}, p.key),
           h("span", { class: "muted" }, `last active ${when(p.last_active)}`),
         ),
@@ -81,7 +82,7 @@ function importanceClass(value) {
   return "imp-mid";
 }
 
-export function journalEntries(data) {
+export function journalEntries(data, ops = null) {
   if (!data.entries.length) return [empty("No journal entries match.")];
   return data.entries.map((e) =>
     h(
@@ -98,7 +99,7 @@ export function journalEntries(data) {
         e.source_entity ? badge(e.source_entity, "info") : null,
         e.consolidated ? badge("consolidated", "ok") : null,
       ),
-      h("div", { class: "content" }, e.content),
+      editable({ kind: "journal", id: e.id, text: e.content, ops, what: "journal entry" }),
       e.tags.length || e.related_projects.length
         ? h("div", { class: "tags" }, e.tags.map((t) => h("span", { class: "tag" }, `#${t}`)), e.related_projects.map((p) => h("span", { class: "tag project" }, p)))
         : null,
@@ -116,7 +117,7 @@ export function reflection(data) {
   ];
 }
 
-export function memories(data) {
+export function memories(data, ops = null) {
   const items = data.memories || [];
   if (!items.length) return empty(data.query ? `Nothing recalled for “${data.query}”.` : "No semantic memories yet (they come from the journal while sleeping).");
   return h(
@@ -125,7 +126,7 @@ export function memories(data) {
     items.map((m) =>
       h(
         "li",
-        {},
+        { dataset: { memory: m.id } },
         h(
           "div",
           { class: "meta" },
@@ -137,13 +138,14 @@ export function memories(data) {
           m.metadata.source_entity ? badge(m.metadata.source_entity, "info") : null,
           h("span", { class: "muted" }, when(m.metadata.occurred_at)),
         ),
-        h("div", { class: "content" }, m.content),
+        editable({ kind: "memory", id: m.id, text: m.content, ops }),
       ),
     ),
   );
 }
 
-export function entities(data) {
+// With `forget` ({ ops, done }) each card offers "Forget…" (dry run first, then confirm).
+export function entities(data, forget = null) {
   if (!data.entities.length) return [empty("No one has spoken to the assistant yet.")];
   return data.entities.map((e) => {
     const rel = e.relationship;
@@ -151,7 +153,7 @@ export function entities(data) {
     return h(
       "article",
       { class: "card entity", dataset: { entity: e.entity_id } },
-      h("h2", {}, e.entity_id, " ", badge(e.entity_type, "subtle")),
+      h("div", { class: "row entity-head" }, h("h2", {}, e.entity_id, " ", badge(e.entity_type, "subtle")), forget ? forgetButton(e.entity_id, forget.ops, forget.done) : null),
       h(
         "div",
         { class: "row" },
