@@ -8,6 +8,7 @@ today: old and new dates do not mix.
 
 from __future__ import annotations
 
+import io
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -15,10 +16,11 @@ from typing import Any
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
+from rich.console import Console
 
 from mindspace import Assistant, ManualClock, Settings
 from mindspace.clock import ResumedClock, parse_time
-from mindspace.hosts.cli.demo import DemoReport
+from mindspace.hosts.cli.demo import DEMO_START, DemoReport, run_demo
 from mindspace.hosts.cli.serve import serve_demo
 from mindspace.llm import OfflineLLM
 from mindspace.storage import SqlStore
@@ -77,3 +79,13 @@ def test_the_resumed_clock_runs_forward_from_its_start() -> None:
     second = clock.now()
     assert ENDED <= first <= second < ENDED + timedelta(seconds=5)
     assert first.tzinfo is not None
+
+
+def test_the_demo_reports_when_its_story_ends(tmp_path: Path) -> None:
+    """``run_demo`` hands ``serve`` the story's last minute, inside the scripted December."""
+    settings = Settings(data_dir=tmp_path, embedder="hashing")
+    report = run_demo(
+        settings, f"sqlite:///{tmp_path / 'demo.db'}", "barkeep", Console(file=io.StringIO())
+    )
+    assert report.ended_at is not None
+    assert DEMO_START < report.ended_at < DEMO_START + timedelta(days=7)
