@@ -70,14 +70,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from docs_commands_run import (  # noqa: E402  (the script's own directory, above)
+from docs_commands_run import (
     CommandResult,
     PageRunner,
     Problem,
+    chat_respond,
     extract,
     pages,
 )
-from docs_commands_table import (  # noqa: E402
+from docs_commands_table import (
     CAPTURES,
     EXIT_STATUS,
     FRESH_SHELL_PAGES,
@@ -145,8 +146,6 @@ def run_docs(
     """
     from mindspace.testing import ChatCompletionsServer, MessagesServer
 
-    from docs_commands_run import chat_respond
-
     lock = threading.Lock()
 
     def database(name: str) -> str:
@@ -156,9 +155,7 @@ def run_docs(
     results: list[CommandResult] = []
     problems: list[Problem] = []
     with ExitStack() as stack:
-        chat = stack.enter_context(
-            ChatCompletionsServer(model="qwen2.5:7b", respond=chat_respond)
-        )
+        chat = stack.enter_context(ChatCompletionsServer(model="qwen2.5:7b", respond=chat_respond))
         messages = stack.enter_context(
             MessagesServer(model="claude-sonnet-4-5", respond=chat_respond)
         )
@@ -173,9 +170,7 @@ def run_docs(
             with PageRunner(relative, work, names, database, lines.append) as runner:
                 return runner.run(commands), found, lines
 
-        chosen = [
-            p for p in pages(REPO) if not only or p.relative_to(REPO).as_posix() in only
-        ]
+        chosen = [p for p in pages(REPO) if not only or p.relative_to(REPO).as_posix() in only]
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             for done, found, lines in pool.map(page_run, chosen):
                 results += done

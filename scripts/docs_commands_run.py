@@ -285,9 +285,10 @@ class PageRunner:
         return self.names[name]
 
     def _script(self, text: str, *, save: bool) -> str:
+        state = shlex.quote(str(self.state))
         lines = [
             "set -o pipefail",
-            f"[ -f {shlex.quote(str(self.state))} ] && . {shlex.quote(str(self.state))} 2>/dev/null",
+            f"[ -f {state} ] && . {state} 2>/dev/null",
             f"cd {shlex.quote(str(self.cwd))} || exit 97",
             text,
         ]
@@ -295,7 +296,7 @@ class PageRunner:
             lines += [
                 "__rc=$?",
                 f"for __v in $(compgen -v); do case $__v in {_BASH_OWN}) ;; *) declare -p $__v;;"
-                f" esac; done > {shlex.quote(str(self.state))} 2>/dev/null",
+                f" esac; done > {state} 2>/dev/null",
                 f"pwd > {shlex.quote(str(self.dir / '.cwd'))}",
                 "exit $__rc",
             ]

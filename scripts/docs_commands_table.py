@@ -36,13 +36,13 @@ SKIP: dict[str, str] = {
     'pip install -e ".[mem0]"': _INSTALL,
     'pip install -e ".[otel]"': _INSTALL,
     "pip install -e '.[server,postgres,fleet]'": _INSTALL,
-    "pip install \"mindspace[server] @ git+<the repository's URL>\"": (
+    'pip install "mindspace[server] @ git+<the repository\'s URL>"': (
         "`<the repository's URL>` is the reader's to fill in, and it needs the network."
     ),
     "mindspace bench locomo --data locomo10.json": (
         "LoCoMo's data is not shipped (CC BY-NC 4.0) and a run takes minutes; "
-        "tests/evaluation runs the benchmark on a small conversation, bench/RESULTS.md "
-        "has the figures."
+        "tests/evaluation/test_locomo.py runs the command on a conversation of its own, "
+        "bench/RESULTS.md has the figures."
     ),
     "python -m venv evenv": _EVENNIA,
     ". evenv/bin/activate": _EVENNIA,
@@ -53,9 +53,7 @@ SKIP: dict[str, str] = {
     'pip install -e "path/to/mindspace[evennia]"': _EVENNIA,
     "evennia start": _EVENNIA,
     "ollama pull qwen2.5:7b": _MODEL_SERVER,
-    "llama-server -m qwen2.5-7b-instruct-q4_k_m.gguf --jinja -c 16384 --port 8080": (
-        _MODEL_SERVER
-    ),
+    "llama-server -m qwen2.5-7b-instruct-q4_k_m.gguf --jinja -c 16384 --port 8080": (_MODEL_SERVER),
     "vllm serve Qwen/Qwen2.5-7B-Instruct --enable-auto-tool-choice --tool-call-parser hermes": (
         _MODEL_SERVER
     ),
@@ -158,7 +156,7 @@ SERVERS: dict[str, Server] = {
     "mindspace serve --host 0.0.0.0 --port 8765": Server("http"),
     'mindspace serve --db "$MINDSPACE_DATABASE_URL" --ticks queue --host 0.0.0.0': Server("http"),
     'mindspace worker --db "$MINDSPACE_DATABASE_URL" --concurrency 16': _READY,
-    "curl -N -H \"$AUTH\" $API/assistants/barkeep/stream": Server("ready", ready="event: hello"),
+    'curl -N -H "$AUTH" $API/assistants/barkeep/stream': Server("ready", ready="event: hello"),
 }
 """Long-running commands (servers, a stream): started, probed once and stopped."""
 
@@ -177,14 +175,21 @@ def markdown_table() -> str:
         "database per page, with this checkout's `mindspace` on PATH. A command runs when it",
         "exits 0 and prints no traceback. Commands are the lines of ```` ```sh ```` blocks",
         "and lines starting `$ `; the script's docstring has the full rule. This page is",
-        "generated: `PYTHONPATH=src python scripts/docs_commands.py --table > docs/doc-commands.md`.",
+        "generated:",
+        "`PYTHONPATH=src python scripts/docs_commands.py --table > docs/doc-commands.md`.",
         "",
         "## Commands that cannot run there",
         "",
         "| command | why |",
         "|---|---|",
     ]
-    lines += [f"| `{cell(text)}` | {cell(why)} |" for text, why in SKIP.items()]
+    grouped: dict[str, list[str]] = {}
+    for text, why in SKIP.items():
+        grouped.setdefault(why, []).append(text)
+    lines += [
+        f"| {'<br>'.join(f'`{cell(t)}`' for t in texts)} | {cell(why)} |"
+        for why, texts in grouped.items()
+    ]
     lines += [
         "",
         "## What the check changes",
@@ -196,9 +201,7 @@ def markdown_table() -> str:
     ]
     lines += [
         f"  - `{cell(text)}`: "
-        + (
-            "`GET /v1/health`" if server.kind == "http" else f"waits for `{cell(server.ready)}`"
-        )
+        + ("`GET /v1/health`" if server.kind == "http" else f"waits for `{cell(server.ready)}`")
         + (", kept up until the page ends" if server.keep else "")
         for text, server in SERVERS.items()
     ]
