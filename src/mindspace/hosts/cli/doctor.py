@@ -16,7 +16,6 @@ import functools
 import json
 import logging
 import math
-import os
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
@@ -25,7 +24,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 import typer
 
 from mindspace.errors import LLMConnectionError, LLMError, LLMProviderError
-from mindspace.hosts.cli.common import CliError, load_settings
+from mindspace.hosts.cli.common import load_settings
+from mindspace.hosts.cli.doctor_target import Provider, probe_target
 from mindspace.llm.port import LLMResponse, Message
 
 if TYPE_CHECKING:
@@ -37,7 +37,6 @@ __all__ = ["PROBE_TOOL", "DoctorReport", "ProbeResult", "diagnose", "doctor_comm
 Status = Literal["ok", "warn", "fail", "skip"]
 Verdict = Literal["usable", "unusable", "unreachable", "offline"]
 ToolSupport = Literal["native", "text", "none", "error"]
-Provider = Literal["openai", "anthropic"]
 
 PROBE_TOOL_NAME = "report_weather"
 PROBE_TOOL: dict[str, Any] = {
@@ -446,7 +445,10 @@ def doctor_command(
     ] = None,
     api_key: Annotated[
         str | None,
-        typer.Option("--api-key", help="API key (default: MINDSPACE_LLM_API_KEY)."),
+        typer.Option(
+            "--api-key",
+            help="API key (default: MINDSPACE_LLM_API_KEY; for anthropic, then ANTHROPIC_API_KEY).",
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
@@ -456,15 +458,8 @@ def doctor_command(
     but cannot be used, 2 when it cannot be reached.
     """
     settings = load_settings()
-    provider, url, key_from = _target(settings, base_url, api_key)
+    provider, url, key_from, key = probe_target(settings, base_url, api_key)
     name = model or settings.llm_model
-    key = {
-        "--api-key": api_key,
-        "MINDSPACE_LLM_API_KEY": settings.llm_api_key.get_secret_value()
-        if settings.llm_api_key
-        else None,
-        "ANTHROPIC_API_KEY": os.environ.get("ANTHROPIC_API_KEY"),
-    }.get(key_from or "")
     # Each probe reports its own retries; the adapter's retry warnings would repeat them.
     logging.getLogger("mindspace.llm.openai").setLevel(logging.ERROR)
     logging.getLogger("mindspace.llm.anthropic").setLevel(logging.ERROR)
@@ -477,39 +472,3 @@ def doctor_command(
     else:
         typer.echo(render(report), nl=False)
     raise typer.Exit(report.exit_code)
-
-
-def _target(
-    settings: Settings, base_url: str | None, api_key: str | None
-) -> tuple[Provider, str | None, str | None]:
-    """The provider to probe, its URL (None: the offline model) and where the key comes from.
-
-    The provider is the one the assistant would use (``MINDSPACE_LLM_PROVIDER``, else
-    chat completions when a URL is set); ``--base-url`` alone probes chat completions.
-    """
-    name = settings.resolved_llm_provider
-    keys: tuple[str, ...]
-    url: str | None
-    if name == "anthropic":
-        from mindspace.llm.anthropic_wire import ANTHROPIC_BASE_URL
-
-        keys = ("MINDSPACE_LLM_API_KEY", "ANTHROPIC_API_KEY")
-        url = base_url or settings.llm_base_url or ANTHROPIC_BASE_URL
-        provider: Provider = "anthropic"
-    elif name in ("openai", "offline"):
-        keys = ("MINDSPACE_LLM_API_KEY",)
-        url = base_url or (settings.llm_base_url if name == "openai" else None)
-        provider = "openai"
-    else:
-        raise CliError(
-            f"mindspace doctor probes the 'openai' and 'anthropic' providers, not {name!r} "
-            "(MINDSPACE_LLM_PROVIDER); unset it, or pass --base-url and --model to probe an "
-            "OpenAI-compatible endpoint."
-        )
-    if api_key:
-        return provider, url, "--api-key"
-    if settings.llm_api_key is not None and settings.llm_api_key.get_secret_value():
-        return provider, url, keys[0]
-    if len(keys) > 1 and os.environ.get(keys[1]):
-        return provider, url, keys[1]
-    return provider, url, None
