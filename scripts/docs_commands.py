@@ -23,7 +23,8 @@ command runs in its own ``bash`` (with ``pipefail``); the working directory and 
 variables it leaves carry on to the next command of the page, as in one terminal
 (:data:`FRESH_SHELL_PAGES` start a new shell at each heading: their sections are
 alternatives). A command *runs* when it exits 0 (or as :data:`EXIT_STATUS` documents) and
-prints no traceback.
+prints no traceback; a ``curl`` command also when the API did not answer
+``"success": false`` (curl exits 0 on any HTTP answer).
 
 What the harness changes, and says so:
 

@@ -326,6 +326,8 @@ class PageRunner:
         out = done.stdout.decode(errors="replace")
         err = done.stderr.decode(errors="replace")
         self.output += out + err
+        # What it printed, kept beside the page's database for whoever reads the run.
+        (self.dir / f".out-{command.line}.txt").write_text(f"$ {text}\n{out}\n--- stderr\n{err}")
         cwd_file = self.dir / ".cwd"
         if cwd_file.exists():
             self.cwd = Path(cwd_file.read_text().strip())
@@ -337,6 +339,9 @@ class PageRunner:
             )
         if _TRACEBACK in out or _TRACEBACK in err:
             return "fail", f"printed a traceback: {_tail(err or out)!r}"
+        if command.text.startswith("curl ") and re.search(r'"success":\s*false', out):
+            # curl exits 0 on any HTTP answer: the API's own verdict is in the body.
+            return "fail", f"the API refused: {_tail(out)!r}"
         return "ok", ""
 
     def _serve(self, text: str, server: Server) -> tuple[Literal["ok", "fail"], str]:

@@ -156,7 +156,7 @@ SERVERS: dict[str, Server] = {
     "mindspace serve --host 0.0.0.0 --port 8765": Server("http"),
     'mindspace serve --db "$MINDSPACE_DATABASE_URL" --ticks queue --host 0.0.0.0': Server("http"),
     'mindspace worker --db "$MINDSPACE_DATABASE_URL" --concurrency 16': _READY,
-    'curl -N -H "$AUTH" $API/assistants/barkeep/stream': Server("ready", ready="event: hello"),
+    'curl -N -H "$AUTH" $API/assistants/innkeeper/stream': Server("ready", ready="event: hello"),
 }
 """Long-running commands (servers, a stream): started, probed once and stopped."""
 

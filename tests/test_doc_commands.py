@@ -62,7 +62,10 @@ def test_every_command_in_the_docs_runs_as_written(postgres: LocalPostgres, tmp_
     failed = [r for r in results if r.status == "fail"]
     report = "\n".join(lines)
     assert problems == []
-    assert failed == [], f"{len(failed)} command(s) failed:\n{report}"
+    summary = "\n".join(
+        f"{r.command.page}:{r.command.line}  {r.command.text}\n    {r.detail}" for r in failed
+    )
+    assert failed == [], f"{len(failed)} command(s) failed:\n{summary}\n\nThe run:\n{report}"
     ran = {r.command.text for r in results if r.status == "ok"}
     skipped = {r.command.text for r in results if r.status == "skip"}
     # The table's reasons are what the run reports, and the core commands really ran.
@@ -72,6 +75,6 @@ def test_every_command_in_the_docs_runs_as_written(postgres: LocalPostgres, tmp_
         "mindspace chat --as Alice",
         "mindspace import barkeep.jsonl --db postgresql+psycopg://...",
         "mindspace doctor --base-url http://127.0.0.1:8080/v1 --model qwen --json",
-        'curl -N -H "$AUTH" $API/assistants/barkeep/stream',
+        'curl -N -H "$AUTH" $API/assistants/innkeeper/stream',
     ):
         assert text in ran, report
