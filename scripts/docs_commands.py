@@ -43,9 +43,11 @@ What the harness changes, and says so:
   earlier commands printed.
 * :data:`SETUP`: what a page assumes exists (run first, shown in the output).
 
-Commands that cannot run here are in :data:`SKIP` with the reason; the run fails on any
-command that is neither run nor skipped, and on any table entry that no longer matches a
-command. ``docs/doc-commands.md`` lists the skipped ones (``--table`` prints that page).
+Commands that cannot run here are in :data:`SKIP` with the reason; every other command
+runs, and the check fails when one does not, so a new command in the docs is either run or
+explicitly skipped. A table entry that no longer matches a command fails too.
+``docs/doc-commands.md`` lists the skipped ones (``--table`` prints that page). Pages run
+two at a time (``--jobs``), each with its own directory, databases and shell.
 
 Usage (from the repository root)::
 
