@@ -148,8 +148,11 @@ SERVERS: dict[str, Server] = {
     "mindspace demo --serve": Server("http"),
     "mindspace serve --port 8765": Server("http"),
     "mindspace worker --db postgresql+psycopg://...": _READY,
-    "mindspace serve": Server("http", keep=True),
-    "mindspace serve --db tavern.db --port 9000": Server("http"),
+    "mindspace serve": Server("http"),
+    # Kept for http.md's curl examples; on its own database, because a server ticks the
+    # assistants of its database and the page's `mindspace demo --serve` writes the default
+    # one (two writers on one assistant: the demo stops at the conflict, as it should).
+    "mindspace serve --db tavern.db --port 9000": Server("http", keep=True),
     'MINDSPACE_API_TOKEN=$(python -c "import secrets; print(secrets.token_urlsafe(32))") '
     "mindspace serve --host 0.0.0.0": Server("http"),
     "MINDSPACE_OTEL=1 MINDSPACE_API_TOKEN=change-me-0123456789 "
