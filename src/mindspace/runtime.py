@@ -328,8 +328,9 @@ def probe_llm(
     api_key: str | None,
     tool_choice: Literal["auto", "omit"],
     sleep: Callable[[float], Awaitable[None]] | None = None,
+    provider: Literal["openai", "anthropic"] = "openai",
 ) -> EndpointLLM:
-    """An OpenAI-compatible client for ``mindspace doctor``'s probes (settings' timeouts).
+    """A client for ``mindspace doctor``'s probes (settings' timeouts).
 
     Args:
         settings: Timeouts and retries.
@@ -338,7 +339,31 @@ def probe_llm(
         api_key: The key, if the endpoint needs one.
         tool_choice: Whether requests with tools carry ``tool_choice: "auto"``.
         sleep: How retries wait (the doctor counts them).
+        provider: ``openai`` (chat completions) or ``anthropic`` (the Messages API).
+
+    Raises:
+        ConfigError: the provider is ``anthropic`` and its SDK is not installed.
     """
+    if provider == "anthropic":
+        try:
+            from mindspace.llm.anthropic_messages import AnthropicLLM
+        except ModuleNotFoundError as exc:
+            if exc.name != "anthropic":
+                raise
+            raise ConfigError(
+                "The LLM provider is 'anthropic' but the anthropic SDK is not installed; "
+                "install it with: pip install -e '.[anthropic]' in a mindspace clone"
+            ) from exc
+        return AnthropicLLM(
+            model=model,
+            api_key=api_key or "",
+            base_url=base_url,
+            timeout=settings.llm_timeout,
+            connect_timeout=settings.llm_connect_timeout,
+            max_retries=settings.llm_max_retries,
+            tool_choice=tool_choice,
+            sleep=sleep or asyncio.sleep,
+        )
     from mindspace.llm.openai_compat import OpenAICompatibleLLM
 
     return OpenAICompatibleLLM(

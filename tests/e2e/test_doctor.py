@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from mindspace.hosts.cli.doctor import PROBE_TOOL_NAME
-from mindspace.testing import ChatCompletionsServer, Quirk, Step
+from mindspace.testing import ChatCompletionsServer, MessagesServer, Quirk, Step
 
 SNAPSHOTS = Path(__file__).parent / "snapshots" / "doctor"
 CHAT_REPLY = "Ready. I can hear you clearly and I am ready to help."
@@ -140,3 +140,84 @@ def test_doctor_without_a_model_lists_what_the_endpoint_serves() -> None:
     assert "MINDSPACE_LLM_MODEL is not set; set it to a model the endpoint serves ('llama3.2')" in (
         done.stdout
     )
+
+
+def _without_anthropic_key(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """``doctor`` with ANTHROPIC_API_KEY only when the test sets it."""
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("MINDSPACE_") and k != "ANTHROPIC_API_KEY"
+    }
+    clean.update({"COLUMNS": "200", **env})
+    return subprocess.run(
+        [sys.executable, "-m", "mindspace.hosts.cli.app", "doctor", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=clean,
+        check=False,
+    )
+
+
+def test_doctor_probes_the_anthropic_provider_through_the_messages_api() -> None:
+    with MessagesServer(model="claude-sonnet-4-5", respond=respond) as server:
+        done = _without_anthropic_key(
+            MINDSPACE_LLM_PROVIDER="anthropic",
+            MINDSPACE_LLM_MODEL="claude-sonnet-4-5",
+            MINDSPACE_LLM_BASE_URL=server.url,
+            ANTHROPIC_API_KEY="sk-ant-test",
+        )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stderr == ""
+    lines = done.stdout.splitlines()
+    assert lines[0] == (
+        f"mindspace doctor: Anthropic Messages API at {server.url}, model 'claude-sonnet-4-5', "
+        "API key from ANTHROPIC_API_KEY"
+    )
+    assert "No LLM is configured" not in done.stdout
+    assert "Verdict: usable. The endpoint is usable." in lines
+    settings = lines[lines.index("Settings to use:") + 1 :]
+    assert settings[:3] == [
+        "  MINDSPACE_LLM_PROVIDER=anthropic",
+        f"  MINDSPACE_LLM_BASE_URL={server.url}",
+        "  MINDSPACE_LLM_MODEL=claude-sonnet-4-5",
+    ]
+    # Every probe went to the Messages API (chat, two tool probes, JSON).
+    assert len(server.requests) == 4
+    assert all(r["model"] == "claude-sonnet-4-5" for r in server.requests)
+
+
+def test_doctor_on_anthropic_without_a_key_names_the_variables_and_the_default_url() -> None:
+    done = _without_anthropic_key(
+        "--json", MINDSPACE_LLM_PROVIDER="anthropic", MINDSPACE_LLM_MODEL="claude-sonnet-4-5"
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert report["provider"] == "anthropic"
+    assert report["base_url"] == "https://api.anthropic.com"
+    assert report["model"] == "claude-sonnet-4-5"
+    assert report["api_key_from"] is None
+    assert report["verdict"] == "unusable"
+    assert "set MINDSPACE_LLM_API_KEY (or ANTHROPIC_API_KEY)" in report["summary"]
+    assert report["probes"] == []
+
+
+def test_doctor_on_anthropic_reads_mindspace_llm_api_key_first() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    done = _without_anthropic_key(
+        MINDSPACE_LLM_PROVIDER="anthropic",
+        MINDSPACE_LLM_MODEL="claude-haiku-4-5",
+        MINDSPACE_LLM_BASE_URL=f"http://127.0.0.1:{port}",
+        MINDSPACE_LLM_API_KEY="sk-ant-mine",
+        ANTHROPIC_API_KEY="sk-ant-other",
+        MINDSPACE_LLM_MAX_RETRIES="0",
+    )
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert done.stdout.splitlines()[0].endswith(
+        "model 'claude-haiku-4-5', API key from MINDSPACE_LLM_API_KEY"
+    )
+    assert f"Cannot reach the Anthropic API at 'http://127.0.0.1:{port}'" in done.stdout

@@ -20,7 +20,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import anthropic
 
@@ -34,6 +34,7 @@ from mindspace.errors import (
 )
 from mindspace.llm.anthropic_retry import error_detail, is_transient, timeout_kind
 from mindspace.llm.anthropic_wire import (
+    ANTHROPIC_BASE_URL,
     MalformedAnswerError,
     from_wire,
     to_wire,
@@ -47,8 +48,9 @@ __all__ = ["DEFAULT_BASE_URL", "DEFAULT_MAX_TOKENS", "EXCERPT_CHARS", "Anthropic
 logger = logging.getLogger("mindspace.llm.anthropic")
 
 Sleep = Callable[[float], Awaitable[None]]
+_T = TypeVar("_T")
 
-DEFAULT_BASE_URL = "https://api.anthropic.com"
+DEFAULT_BASE_URL = ANTHROPIC_BASE_URL
 """Anthropic's API; the SDK adds ``/v1/messages``."""
 
 DEFAULT_MAX_TOKENS = 1024
@@ -159,11 +161,32 @@ class AnthropicLLM:
 
         return await self._retrying(attempt)
 
+    async def list_models(self) -> list[dict[str, Any]]:
+        """The API's ``/v1/models`` entries as plain dicts (``mindspace doctor`` lists them).
+
+        Raises:
+            LLMError: as :meth:`complete`.
+        """
+
+        async def attempt() -> list[dict[str, Any]]:
+            raw = await self._client.models.with_raw_response.list()
+            body = raw.http_response.text
+            try:
+                data = json.loads(body)
+            except ValueError as exc:
+                raise _UnreadableAnswerError("a model list that is not JSON", body) from exc
+            entries = data.get("data") if isinstance(data, dict) else None
+            if not isinstance(entries, list):
+                raise _UnreadableAnswerError("a model list without 'data'", body)
+            return [e for e in entries if isinstance(e, dict)]
+
+        return await self._retrying(attempt)
+
     async def aclose(self) -> None:
         """Close the HTTP client and its keep-alive connections (call on the same loop)."""
         await self._client.close()
 
-    async def _retrying(self, attempt: Callable[[], Awaitable[LLMResponse]]) -> LLMResponse:
+    async def _retrying(self, attempt: Callable[[], Awaitable[_T]]) -> _T:
         return await retry_calls(
             attempt,
             self._failure,

@@ -29,6 +29,7 @@ from typing import Any
 from mindspace.llm.port import FinishReason, LLMResponse, Message, ToolCall, ToolSchema, Usage
 
 __all__ = [
+    "ANTHROPIC_BASE_URL",
     "CONTINUES",
     "MISSING_RESULT",
     "MalformedAnswerError",
@@ -37,6 +38,10 @@ __all__ = [
     "to_wire",
     "to_wire_tools",
 ]
+
+ANTHROPIC_BASE_URL = "https://api.anthropic.com"
+"""Anthropic's API root (the default ``MINDSPACE_LLM_BASE_URL`` of the ``anthropic`` provider);
+here, without the SDK, so that ``mindspace doctor`` can name it."""
 
 CONTINUES = "(The conversation continues.)"
 """The user turn put in front of a conversation that starts with the assistant."""

@@ -25,6 +25,7 @@ import typer
 
 from mindspace.errors import LLMConnectionError, LLMError, LLMProviderError
 from mindspace.hosts.cli.common import load_settings
+from mindspace.hosts.cli.doctor_target import Provider, probe_target
 from mindspace.llm.port import LLMResponse, Message
 
 if TYPE_CHECKING:
@@ -88,6 +89,8 @@ class DoctorReport:
     json_output: Literal["json", "fenced", "none"] | None = None
     settings: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    provider: Provider | None = None
+    api_key_from: str | None = None
 
     @property
     def exit_code(self) -> int:
@@ -98,7 +101,14 @@ class DoctorReport:
 class _Prober:
     """Runs probes through adapters that count the retries they needed."""
 
-    def __init__(self, settings: Settings, base_url: str, model: str, api_key: str | None):
+    def __init__(
+        self,
+        settings: Settings,
+        base_url: str,
+        model: str,
+        api_key: str | None,
+        provider: Provider = "openai",
+    ):
         # Imported here so that `mindspace --help` does not load the openai SDK.
         from mindspace.runtime import probe_llm
 
@@ -116,6 +126,7 @@ class _Prober:
                 api_key=api_key,
                 tool_choice=tool_choice,
                 sleep=counted_sleep,
+                provider=provider,
             )
 
         self.auto = adapter("auto")
@@ -262,7 +273,13 @@ def _conclude(report: DoctorReport, slowest: float) -> None:
 
 
 async def diagnose(
-    settings: Settings, base_url: str | None, model: str | None, api_key: str | None
+    settings: Settings,
+    base_url: str | None,
+    model: str | None,
+    api_key: str | None,
+    *,
+    provider: Provider = "openai",
+    api_key_from: str | None = None,
 ) -> DoctorReport:
     """Probe the endpoint and build the report (never raises for endpoint failures).
 
@@ -271,6 +288,11 @@ async def diagnose(
         base_url: The endpoint; None means the offline model.
         model: The model name to probe.
         api_key: The key, if the endpoint needs one.
+        provider: How to talk to it: chat completions or Anthropic's Messages API.
+        api_key_from: Where the key came from (an option or variable name), for the report.
+
+    Raises:
+        ConfigError: the provider's SDK is not installed.
     """
     if base_url is None:
         from mindspace.runtime import offline_notice
@@ -282,8 +304,18 @@ async def diagnose(
             f"No LLM is configured. {offline_notice()} Then run mindspace doctor again "
             "(or pass --base-url and --model).",
         )
-    report = DoctorReport(base_url, model, "usable", "")
-    prober = _Prober(settings, base_url, model or "unset", api_key)
+    report = DoctorReport(
+        base_url, model, "usable", "", provider=provider, api_key_from=api_key_from
+    )
+    if provider == "anthropic" and not api_key:
+        # The SDK refuses to send a request without one: say so instead of probing.
+        report.verdict = "unusable"
+        report.summary = (
+            "The LLM provider is 'anthropic' but no API key is set; set "
+            "MINDSPACE_LLM_API_KEY (or ANTHROPIC_API_KEY), any value for a local server."
+        )
+        return report
+    prober = _Prober(settings, base_url, model or "unset", api_key, provider)
     report.probes = prober.probes
     try:
         await _diagnose(prober, report)
@@ -379,7 +411,13 @@ def render(report: DoctorReport) -> str:
     """The report as the text ``mindspace doctor`` prints."""
     if report.verdict == "offline":
         return f"mindspace doctor: {report.summary}\n"
-    lines = [f"mindspace doctor: {report.base_url}, model {report.model!r}"]
+    if report.provider == "anthropic":
+        lines = [
+            f"mindspace doctor: Anthropic Messages API at {report.base_url}, "
+            f"model {report.model!r}, API key from {report.api_key_from or 'nowhere'}"
+        ]
+    else:
+        lines = [f"mindspace doctor: {report.base_url}, model {report.model!r}"]
     for probe in report.probes:
         timing = f" ({probe.latency_ms} ms)" if probe.latency_ms is not None else ""
         retried = f" after {probe.retries} retries" if probe.retries else ""
@@ -389,6 +427,8 @@ def render(report: DoctorReport) -> str:
         lines.append(f"  - {note}")
     if report.settings:
         lines.append("Settings to use:")
+        if report.provider == "anthropic":
+            lines.append("  MINDSPACE_LLM_PROVIDER=anthropic")
         lines.append(f"  MINDSPACE_LLM_BASE_URL={report.base_url}")
         lines.append(f"  MINDSPACE_LLM_MODEL={report.model}")
         lines.extend(f"  {name}={value}" for name, value in report.settings.items())
@@ -405,7 +445,10 @@ def doctor_command(
     ] = None,
     api_key: Annotated[
         str | None,
-        typer.Option("--api-key", help="API key (default: MINDSPACE_LLM_API_KEY)."),
+        typer.Option(
+            "--api-key",
+            help="API key (default: MINDSPACE_LLM_API_KEY; for anthropic, then ANTHROPIC_API_KEY).",
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
@@ -415,12 +458,14 @@ def doctor_command(
     but cannot be used, 2 when it cannot be reached.
     """
     settings = load_settings()
-    url = base_url or settings.llm_base_url
+    provider, url, key_from, key = probe_target(settings, base_url, api_key)
     name = model or settings.llm_model
-    key = api_key or (settings.llm_api_key.get_secret_value() if settings.llm_api_key else None)
     # Each probe reports its own retries; the adapter's retry warnings would repeat them.
     logging.getLogger("mindspace.llm.openai").setLevel(logging.ERROR)
-    report = asyncio.run(diagnose(settings, url, name, key))
+    logging.getLogger("mindspace.llm.anthropic").setLevel(logging.ERROR)
+    report = asyncio.run(
+        diagnose(settings, url, name, key, provider=provider, api_key_from=key_from)
+    )
     if as_json:
         payload = {**asdict(report), "exit_code": report.exit_code}
         typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))

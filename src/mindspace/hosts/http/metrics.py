@@ -37,8 +37,9 @@ def metrics(
         raise ApiError(
             404,
             "Metrics are off on this server",
-            "Start it with MINDSPACE_OTEL=1 (pip install 'mindspace[otel]') to serve "
-            "Prometheus metrics at /metrics; see docs/observability.md.",
+            "Start it with MINDSPACE_OTEL=1 (the 'otel' extra: pip install -e '.[otel]' in "
+            "a mindspace clone) to serve Prometheus metrics at /metrics; see "
+            "docs/observability.md.",
         )
     caller = require_caller(request, credentials)
     if caller.grant is not None and not caller.grant.every:
