@@ -1,0 +1,161 @@
+"""Query-side reranking of memory search hits: dates, questions and their replies.
+
+The semantic index ranks memories by how well their text matches the query (dense and
+BM25, blended). Three things it cannot see change which memories answer a question:
+
+- **Dates named in the query.** "What did Nate do on 25 May, 2022?" is answered by a
+  memory told on that date or soon after; memories whose ``occurred_at`` falls in a
+  window the query names (:func:`mindspace.memory.temporal.named_windows`) are raised.
+- **Questions are not answers.** A memory that is itself a question ("What gave you the
+  idea for the colours?") matches a question about the same thing word for word but
+  holds no answer; memories ending in a question mark are lowered.
+- **The reply to a matching question.** The answer usually follows the question in the
+  same exchange and shares few of its words ("Thanks! I'm obsessed with those..."). A
+  memory that is the next journal entry after a matching question (its stored context
+  quotes that question) is ranked just below the question, unless it already ranks
+  higher on its own.
+
+Every adjustment is made to the hit's blended score before the logistic (the scoring
+contract of :mod:`mindspace.state.semantic`), so it is in the same units on both
+backends: standard deviations of the blend.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from mindspace.clock import parse_time
+from mindspace.memory.records import Memory, memory_key
+from mindspace.memory.temporal import TimeWindow, named_windows
+from mindspace.state.semantic import Hit
+
+__all__ = ["QueryRerank", "is_question", "is_reply", "next_memory_id"]
+
+_ID = re.compile(r"^mem_(\d+)$")
+_EDGE = 1e-9
+"""Scores are logistic values rounded to 6 digits; clamp before inverting."""
+
+
+def next_memory_id(memory_id: str) -> str | None:
+    """The id the memory stored right after ``memory_id`` got (ids count up)."""
+    match = _ID.match(memory_id)
+    return f"mem_{int(match.group(1)) + 1}" if match else None
+
+
+def _logit(score: float) -> float:
+    p = min(max(score, _EDGE), 1.0 - _EDGE)
+    return math.log(p / (1.0 - p))
+
+
+def _logistic(value: float) -> float:
+    return round(1.0 / (1.0 + math.exp(-value)), 6)
+
+
+def is_question(memory: Memory) -> bool:
+    """The memory is a question (its text ends with a question mark)."""
+    return memory.content.rstrip().endswith("?")
+
+
+def is_reply(question: Memory, follower: Memory) -> bool:
+    """``follower`` is the next journal entry of ``question``'s exchange.
+
+    Both come from the journal, the follower's entry comes right after the question's,
+    and the follower's stored context (the neighbouring entries of its exchange,
+    :func:`mindspace.memory.extraction.journal_draft`) quotes the question.
+    """
+    if question.entry_id is None or follower.entry_id != question.entry_id + 1:
+        return False
+    quoted = memory_key(question.content, question.source_entity)[:300]
+    return bool(follower.context) and quoted in (follower.context or "")
+
+
+@dataclass(frozen=True)
+class QueryRerank:
+    """The adjustments, in standard deviations of the blended score.
+
+    Attributes:
+        time_boost: Added to memories that happened in a window the query names.
+        question_penalty: Taken from memories that are questions.
+        reply_discount: A question's reply ranks this far below the question (at
+            least); negative: replies are not followed.
+    """
+
+    time_boost: float = 1.0
+    question_penalty: float = 0.6
+    reply_discount: float = 0.3
+
+    @property
+    def active(self) -> bool:
+        """Whether any adjustment is switched on."""
+        return self.time_boost > 0 or self.question_penalty > 0 or self.reply_discount >= 0
+
+    def apply(
+        self,
+        query: str,
+        hits: Sequence[Hit],
+        load: Callable[[Sequence[str]], Mapping[str, Memory]],
+        relevance: Callable[[Memory], float | None],
+        eligible: Callable[[Memory], bool] = lambda memory: True,
+    ) -> list[Hit]:
+        """``hits`` re-scored and re-ordered, with the replies they lead to added.
+
+        Args:
+            query: The query text (dates are read from it).
+            hits: The index's hits, best first.
+            load: Reads memories by id (one call for the hits, one for their replies).
+            relevance: The dense similarity of a reply that was not among the hits.
+            eligible: Whether a reply passes the search's filters (trust, tags).
+        """
+        if not hits or not self.active:
+            return list(hits)
+        windows = named_windows(query) if self.time_boost > 0 else []
+        memories = load([h.key for h in hits])
+        adjusted: dict[str, tuple[float, Hit]] = {}
+        questions: list[tuple[Memory, float]] = []
+        for hit in hits:
+            memory = memories.get(hit.key)
+            value = _logit(hit.score)
+            if memory is not None:
+                if windows and _within(memory, windows):
+                    value += self.time_boost
+                if is_question(memory):
+                    questions.append((memory, value))
+                    value -= self.question_penalty
+            adjusted[hit.key] = (value, hit)
+        if self.reply_discount >= 0 and questions:
+            self._follow(questions, adjusted, load, relevance, eligible)
+        order = sorted(adjusted.values(), key=lambda item: -item[0])
+        return [replace(hit, score=_logistic(value)) for value, hit in order]
+
+    def _follow(
+        self,
+        questions: Sequence[tuple[Memory, float]],
+        adjusted: dict[str, tuple[float, Hit]],
+        load: Callable[[Sequence[str]], Mapping[str, Memory]],
+        relevance: Callable[[Memory], float | None],
+        eligible: Callable[[Memory], bool],
+    ) -> None:
+        """Raise each matching question's reply to just below the question."""
+        wanted = {q.id: key for q, _ in questions if (key := next_memory_id(q.id)) is not None}
+        followers = load(sorted(set(wanted.values())))
+        for question, value in questions:
+            follower = followers.get(wanted.get(question.id, ""))
+            if follower is None or not is_reply(question, follower) or not eligible(follower):
+                continue
+            inherited = value - self.reply_discount
+            if is_question(follower):
+                inherited -= self.question_penalty
+            known = adjusted.get(follower.id)
+            if known is None:
+                own = Hit(follower.id, _logistic(inherited), relevance(follower), 0.0)
+                adjusted[follower.id] = (inherited, own)
+            elif known[0] < inherited:
+                adjusted[follower.id] = (inherited, known[1])
+
+
+def _within(memory: Memory, windows: Sequence[TimeWindow]) -> bool:
+    when = parse_time(memory.occurred_at)
+    return any(window.contains(when) for window in windows)
