@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from mindspace.embeddings import HashingEmbedder
 from mindspace.config import Settings
+from mindspace.embeddings import HashingEmbedder
 from mindspace.evaluation.locomo import run_locomo
 from mindspace.evaluation.locomo_data import (
     load_samples,
