@@ -187,3 +187,56 @@ def test_named_windows_read_calendar_dates_only() -> None:
     [february] = named_windows("What happened on 31 February, 2023?")
     assert february.contains(datetime(2023, 2, 10, tzinfo=UTC))
     assert not february.contains(datetime(2023, 4, 1, tzinfo=UTC))
+
+
+def _follow_up() -> list[MemoryDraft]:
+    """Nate's news and Joanna's follow-up question about it, as two journal turns."""
+    news = "Meet Shelly, my new little buddy!"
+    asked = "Is Shelly a turtle? What kind of turtle is she?"
+    return [
+        MemoryDraft(
+            content=news,
+            source_entity="Nate",
+            source="journal",
+            entry_id=20,
+            context=f"Joanna: {asked}",
+        ),
+        MemoryDraft(
+            content=asked,
+            source_entity="Joanna",
+            source="journal",
+            entry_id=21,
+            context=f"Nate: {news}",
+        ),
+    ]
+
+
+async def test_the_line_a_matching_question_follows_up_on_ranks_above_it(
+    backend_store: SqlStore, clock: ManualClock
+) -> None:
+    following = _open(backend_store, clock, "following")
+    _store(following, [*CHATTER, *_follow_up()])
+    found = await _recall(following, "What kind of turtle does Nate have?")
+    news, asked = (d.content for d in _follow_up())
+    assert found[:2] == [news, asked]
+    # Not following the question, its own words put it first.
+    plain = _open(backend_store, clock, "plain", memory_recall_reply_discount=-1.0)
+    _store(plain, [*CHATTER, *_follow_up()])
+    assert (await _recall(plain, "What kind of turtle does Nate have?"))[0] == asked
+
+
+WINS = [
+    MemoryDraft(content="One day I will take a tournament trophy home", source_entity="Nate"),
+    MemoryDraft(content="Took the tournament trophy last week, so stoked!", source_entity="Nate"),
+]
+
+
+async def test_a_question_asking_when_raises_the_memory_that_says_when(
+    backend_store: SqlStore, clock: ManualClock
+) -> None:
+    dated = _open(backend_store, clock, "dated")
+    _store(dated, [*CHATTER, *WINS])
+    found = await _recall(dated, "When did Nate take the tournament trophy?")
+    assert found[0] == WINS[1].content
+    # Asked whether, not when, the closer wording wins.
+    assert (await _recall(dated, "Did Nate take the tournament trophy?"))[0] == WINS[0].content

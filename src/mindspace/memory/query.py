@@ -9,11 +9,15 @@ BM25, blended). Three things it cannot see change which memories answer a questi
 - **Questions are not answers.** A memory that is itself a question ("What gave you the
   idea for the colours?") matches a question about the same thing word for word but
   holds no answer; memories ending in a question mark are lowered.
-- **The reply to a matching question.** The answer usually follows the question in the
-  same exchange and shares few of its words ("Thanks! I'm obsessed with those..."). A
-  memory that is the next journal entry after a matching question (its stored context
-  quotes that question) is ranked just below the question, unless it already ranks
-  higher on its own.
+- **The turns around a matching question.** The answer usually follows the question in
+  the same exchange and shares few of its words ("Thanks! I'm obsessed with those..."),
+  and a question often follows up on what was just said ("Congrats! What game was
+  it?"). The journal entries right after and right before a matching question, in the
+  same exchange (the one's stored context quotes the other), are ranked just below
+  the question, unless they already rank higher on their own.
+- **Questions that ask when.** "When did Nate win his third tourney?" is answered by a
+  line that says when ("I just won another tournament last week!"); for a question
+  asking when, memories that place something in time are raised by half the time boost.
 
 Every adjustment is made to the hit's blended score before the logistic (the scoring
 contract of :mod:`mindspace.state.semantic`), so it is in the same units on both
@@ -29,20 +33,22 @@ from dataclasses import dataclass, replace
 
 from mindspace.clock import parse_time
 from mindspace.memory.records import Memory, memory_key
-from mindspace.memory.temporal import TimeWindow, named_windows
+from mindspace.memory.temporal import TimeWindow, asks_when, named_windows, says_when
 from mindspace.state.semantic import Hit
 
-__all__ = ["QueryRerank", "is_question", "is_reply", "next_memory_id"]
+__all__ = ["QueryRerank", "follows", "is_question", "next_memory_id"]
 
 _ID = re.compile(r"^mem_(\d+)$")
 _EDGE = 1e-9
 """Scores are logistic values rounded to 6 digits; clamp before inverting."""
 
 
-def next_memory_id(memory_id: str) -> str | None:
-    """The id the memory stored right after ``memory_id`` got (ids count up)."""
+def next_memory_id(memory_id: str, step: int = 1) -> str | None:
+    """The id of the memory stored ``step`` after ``memory_id`` (ids count up; -1: before)."""
     match = _ID.match(memory_id)
-    return f"mem_{int(match.group(1)) + 1}" if match else None
+    if not match or int(match.group(1)) + step < 1:
+        return None
+    return f"mem_{int(match.group(1)) + step}"
 
 
 def _logit(score: float) -> float:
@@ -59,17 +65,17 @@ def is_question(memory: Memory) -> bool:
     return memory.content.rstrip().endswith("?")
 
 
-def is_reply(question: Memory, follower: Memory) -> bool:
-    """``follower`` is the next journal entry of ``question``'s exchange.
+def follows(earlier: Memory, later: Memory) -> bool:
+    """``later`` is the journal entry right after ``earlier``, in the same exchange.
 
-    Both come from the journal, the follower's entry comes right after the question's,
-    and the follower's stored context (the neighbouring entries of its exchange,
-    :func:`mindspace.memory.extraction.journal_draft`) quotes the question.
+    Both come from the journal, ``later``'s entry comes right after ``earlier``'s, and
+    ``later``'s stored context (the neighbouring entries of its exchange,
+    :func:`mindspace.memory.extraction.journal_draft`) quotes ``earlier``.
     """
-    if question.entry_id is None or follower.entry_id != question.entry_id + 1:
+    if earlier.entry_id is None or later.entry_id != earlier.entry_id + 1:
         return False
-    quoted = memory_key(question.content, question.source_entity)[:300]
-    return bool(follower.context) and quoted in (follower.context or "")
+    quoted = memory_key(earlier.content, earlier.source_entity)[:300]
+    return bool(later.context) and quoted in (later.context or "")
 
 
 @dataclass(frozen=True)
@@ -77,10 +83,11 @@ class QueryRerank:
     """The adjustments, in standard deviations of the blended score.
 
     Attributes:
-        time_boost: Added to memories that happened in a window the query names.
+        time_boost: Added to memories that happened in a window the query names; half
+            of it to memories that say when, for a question that asks when.
         question_penalty: Taken from memories that are questions.
-        reply_discount: A question's reply ranks this far below the question (at
-            least); negative: replies are not followed.
+        reply_discount: The entries right after and before a matching question in its
+            exchange rank this far below it (at least); negative: not followed.
     """
 
     time_boost: float = 1.0
@@ -112,6 +119,7 @@ class QueryRerank:
         if not hits or not self.active:
             return list(hits)
         windows = named_windows(query) if self.time_boost > 0 else []
+        when = self.time_boost > 0 and asks_when(query)
         memories = load([h.key for h in hits])
         adjusted: dict[str, tuple[float, Hit]] = {}
         questions: list[tuple[Memory, float]] = []
@@ -121,6 +129,8 @@ class QueryRerank:
             if memory is not None:
                 if windows and _within(memory, windows):
                     value += self.time_boost
+                if when and says_when(memory.content):
+                    value += self.time_boost / 2
                 if is_question(memory):
                     questions.append((memory, value))
                     value -= self.question_penalty
@@ -138,22 +148,30 @@ class QueryRerank:
         relevance: Callable[[Memory], float | None],
         eligible: Callable[[Memory], bool],
     ) -> None:
-        """Raise each matching question's reply to just below the question."""
-        wanted = {q.id: key for q, _ in questions if (key := next_memory_id(q.id)) is not None}
-        followers = load(sorted(set(wanted.values())))
+        """Raise the entries right after and before each matching question to below it."""
+        around = {
+            (question.id, step): key
+            for question, _ in questions
+            for step in (1, -1)
+            if (key := next_memory_id(question.id, step)) is not None
+        }
+        neighbours = load(sorted(set(around.values())))
         for question, value in questions:
-            follower = followers.get(wanted.get(question.id, ""))
-            if follower is None or not is_reply(question, follower) or not eligible(follower):
-                continue
-            inherited = value - self.reply_discount
-            if is_question(follower):
-                inherited -= self.question_penalty
-            known = adjusted.get(follower.id)
-            if known is None:
-                own = Hit(follower.id, _logistic(inherited), relevance(follower), 0.0)
-                adjusted[follower.id] = (inherited, own)
-            elif known[0] < inherited:
-                adjusted[follower.id] = (inherited, known[1])
+            for step in (1, -1):
+                other = neighbours.get(around.get((question.id, step), ""))
+                if other is None or not eligible(other):
+                    continue
+                if not (follows(question, other) if step == 1 else follows(other, question)):
+                    continue
+                inherited = value - self.reply_discount
+                if is_question(other):
+                    inherited -= self.question_penalty
+                known = adjusted.get(other.id)
+                if known is None:
+                    own = Hit(other.id, _logistic(inherited), relevance(other), 0.0)
+                    adjusted[other.id] = (inherited, own)
+                elif known[0] < inherited:
+                    adjusted[other.id] = (inherited, known[1])
 
 
 def _within(memory: Memory, windows: Sequence[TimeWindow]) -> bool:

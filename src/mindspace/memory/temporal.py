@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-__all__ = ["TimeWindow", "named_windows"]
+__all__ = ["TimeWindow", "asks_when", "named_windows", "says_when"]
 
 _MONTHS = {name.casefold(): n for n, name in enumerate(calendar.month_name) if name}
 _MONTHS |= {name.casefold(): n for n, name in enumerate(calendar.month_abbr) if name}
@@ -113,3 +113,25 @@ def named_windows(text: str) -> list[TimeWindow]:
                 )
             )
     return [window for _, window in sorted(found, key=lambda item: item[0])]
+
+
+_ASKS_WHEN = re.compile(
+    r"^\W*(?:when|how long|since when|what (?:year|month|day|date|time|week))\b", re.IGNORECASE
+)
+_SAYS_WHEN = re.compile(
+    r"\b(?:yesterday|today|tonight|tomorrow|recently|ago|since"
+    r"|(?:last|next|this) (?:night|week|weekend|month|year|summer|winter|spring|fall|autumn"
+    r"|morning|evening|monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+    r"|(?:19|20)\d\d|" + "|".join(name.casefold() for name in calendar.month_name if name) + r")\b",
+    re.IGNORECASE,
+)
+
+
+def asks_when(text: str) -> bool:
+    """The question asks for a time ("When did...", "How long ago...", "What year...")."""
+    return _ASKS_WHEN.search(text) is not None
+
+
+def says_when(text: str) -> bool:
+    """The text places something in time ("last week", "yesterday", "in 2019", "in May")."""
+    return _SAYS_WHEN.search(text) is not None
