@@ -239,7 +239,7 @@ class Settings(BaseSettings):
         description="Weight of the dense (embedding) score against BM25 in memory search.",
     )
     memory_recall_time_boost: float = Field(
-        default=2.0,
+        default=3.0,
         ge=0,
         le=10,
         description=(

@@ -90,9 +90,9 @@ class QueryRerank:
             exchange rank this far below it (at least); negative: not followed.
     """
 
-    time_boost: float = 1.0
-    question_penalty: float = 0.6
-    reply_discount: float = 0.3
+    time_boost: float = 3.0
+    question_penalty: float = 1.0
+    reply_discount: float = 0.6
 
     @property
     def active(self) -> bool:

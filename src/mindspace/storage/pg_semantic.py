@@ -39,8 +39,8 @@ __all__ = ["PgSemanticIndex"]
 
 Transaction = Callable[[str], AbstractContextManager[Connection]]
 
-K1 = 1.5
-B = 0.75
+K1 = 0.9
+B = 0.4
 """BM25 parameters, the embedded index's (:class:`mindspace.memory.lexical.LexicalIndex`)."""
 
 CANDIDATES = 100
@@ -202,7 +202,7 @@ class PgSemanticIndex:
 
 # BM25 of every memory holding a query term, from the postings (one index range per term):
 # df is the number of postings of a term, N and the average length come from memory_stats.
-# The formula is the embedded LexicalIndex's: Lucene's idf, k1 = 1.5, b = 0.75.
+# The formula is the embedded LexicalIndex's: Lucene's idf, k1 = 0.9, b = 0.4.
 _SCORED = (
     "stats AS (SELECT greatest(docs, 1)::float8 AS n, "
     "greatest(terms::float8 / greatest(docs, 1), 1e-9) AS avg "
