@@ -312,3 +312,28 @@ def assert_same_ranking(
     cut = reference[top].score if len(reference) > top else -1.0
     clearly = {h.key for h in reference[:top] if h.score > cut + tolerance}
     assert clearly <= set(best), sorted(clearly - set(best))
+
+
+def test_postgresql_standardises_bm25_over_every_memory_as_embedded(
+    tmp_path: Path, pg_url: str
+) -> None:
+    # More memories hold the query's terms than PostgreSQL takes as candidates (100), so
+    # standardising over the candidates alone would give other scores than embedded.
+    rng = np.random.default_rng(7)
+    words = ["amber", "basalt", "cedar", "dune", "ember", "fjord", "glacier", "heath"]
+    records = [
+        memory(f"mem_{n}", " ".join(rng.choice(words, size=int(rng.integers(2, 7)))), None)
+        for n in range(300)
+    ]
+    found: dict[str, list[float]] = {}
+    for name, url in [("sqlite", f"sqlite:///{tmp_path / 'whole.db'}"), ("postgresql", pg_url)]:
+        store = SqlStore(url)
+        info = store.open_assistant("keeper", create=True)
+        cache = StateCache(store, info.id, info.revision)
+        index = store.semantic_index(cache, "hand")
+        Setup(store, cache, index).write(*records)
+        found[name] = [h.score for h in index.search("amber glacier", None, limit=20)]
+        store.close()
+    # Many memories tie (the same words), so compare the scores rank by rank.
+    assert len(found["sqlite"]) == 20
+    assert found["postgresql"] == pytest.approx(found["sqlite"], abs=1e-4)
