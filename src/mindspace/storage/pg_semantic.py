@@ -14,10 +14,12 @@ One statement per search, in one read transaction:
    query (the embedded index's cosine: vectors are unit length) and the BM25 score.
 
 Python then applies the scoring contract of :mod:`mindspace.state.semantic` to that
-union: z-scores of each signal over the candidates, blended ``dense_weight : 1 -
-dense_weight``, logistic. The embedded index standardises over every eligible row
-instead; the ranking of the top hits is the same whenever the candidate lists reach
-them (see docs/postgresql.md).
+union: z-scores of each signal, blended ``dense_weight : 1 - dense_weight``, logistic.
+BM25 is standardised over every memory of the assistant, as the embedded index does
+(from the sum and sum of squares of the scored postings; over the candidates when trust
+or tags filter the search); the similarity over the candidates, where the embedded index
+uses every eligible row: the ranking of the top hits is the same whenever the candidate
+lists reach them (see docs/postgresql.md).
 """
 
 from __future__ import annotations
