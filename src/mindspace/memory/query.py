@@ -32,11 +32,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from mindspace.clock import parse_time
+from mindspace.config import Settings
 from mindspace.memory.records import Memory, memory_key
 from mindspace.memory.temporal import TimeWindow, asks_when, named_windows, says_when
 from mindspace.state.semantic import Hit
 
-__all__ = ["QueryRerank", "follows", "is_question", "next_memory_id"]
+__all__ = ["QueryRerank", "carries", "follows", "is_question", "next_memory_id"]
 
 _ID = re.compile(r"^mem_(\d+)$")
 _EDGE = 1e-9
@@ -93,6 +94,15 @@ class QueryRerank:
     time_boost: float = 3.0
     question_penalty: float = 1.0
     reply_discount: float = 0.6
+
+    @classmethod
+    def of(cls, settings: Settings) -> QueryRerank:
+        """The adjustments the ``memory_recall_*`` settings ask for."""
+        return cls(
+            time_boost=settings.memory_recall_time_boost,
+            question_penalty=settings.memory_recall_question_penalty,
+            reply_discount=settings.memory_recall_reply_discount,
+        )
 
     @property
     def active(self) -> bool:
@@ -172,6 +182,12 @@ class QueryRerank:
                     adjusted[other.id] = (inherited, own)
                 elif known[0] < inherited:
                     adjusted[other.id] = (inherited, known[1])
+
+
+def carries(memory: Memory, tags: Sequence[str]) -> bool:
+    """The memory carries every one of ``tags`` (case-insensitive, as the index filters)."""
+    own = {t.casefold() for t in memory.tags}
+    return all(t.casefold() in own for t in tags)
 
 
 def _within(memory: Memory, windows: Sequence[TimeWindow]) -> bool:

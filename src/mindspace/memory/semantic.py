@@ -21,7 +21,7 @@ from mindspace.embeddings.port import Embedder, Vectors, embed_async
 from mindspace.errors import InvalidArgumentsError, NotFoundError
 from mindspace.memory.index import rrf
 from mindspace.memory.lexical import tokenize
-from mindspace.memory.query import QueryRerank
+from mindspace.memory.query import QueryRerank, carries
 from mindspace.memory.records import Memory, SourceType, memory_key
 from mindspace.state.models import Document
 from mindspace.state.semantic import Hit, SemanticIndex
@@ -302,22 +302,15 @@ class SemanticMemory:
             tags=tags,
             dense_weight=self.settings.memory_dense_weight,
         )
-        hits = self._rerank().apply(
+        # Dates, questions and their neighbours (memory/query.py), on both backends alike.
+        hits = QueryRerank.of(self.settings).apply(
             query,
             hits,
             lambda keys: self.unit.get_many(Memory, keys),
             lambda memory: _exact(memory, vector, 0.0 if vector is not None else None),
-            lambda memory: memory.source_trust >= min_source_trust and _tagged(memory, tags),
+            lambda memory: memory.source_trust >= min_source_trust and carries(memory, tags),
         )
         return self._merge_pending(query, vector, hits, limit, min_source_trust, tags)
-
-    def _rerank(self) -> QueryRerank:
-        """The query-side adjustments the settings ask for (see :mod:`mindspace.memory.query`)."""
-        return QueryRerank(
-            time_boost=self.settings.memory_recall_time_boost,
-            question_penalty=self.settings.memory_recall_question_penalty,
-            reply_discount=self.settings.memory_recall_reply_discount,
-        )
 
     def query_vector(self, query: MemoryQuery) -> Vectors | None:
         """The dense vector of a prompt lookup (None without an embedder; blocking).
@@ -486,12 +479,6 @@ def _exact(memory: Memory, vector: Vectors | None, indexed: float | None) -> flo
     if own is None or own.shape != vector.shape:
         return indexed
     return float(own @ vector)
-
-
-def _tagged(memory: Memory, tags: Sequence[str]) -> bool:
-    """The memory carries every one of ``tags`` (case-insensitive, as the index filters)."""
-    own = {t.casefold() for t in memory.tags}
-    return all(t.casefold() in own for t in tags)
 
 
 def _asked(queries: Sequence[str | MemoryQuery]) -> list[MemoryQuery]:
