@@ -238,6 +238,34 @@ class Settings(BaseSettings):
         le=1,
         description="Weight of the dense (embedding) score against BM25 in memory search.",
     )
+    memory_recall_time_boost: float = Field(
+        default=3.0,
+        ge=0,
+        le=10,
+        description=(
+            "Memory search raises memories that happened in a date the query names ('on "
+            "25 May, 2022', 'in May') by this many standard deviations of the blended "
+            "score (0: off)."
+        ),
+    )
+    memory_recall_question_penalty: float = Field(
+        default=1.0,
+        ge=0,
+        le=10,
+        description=(
+            "Memory search lowers memories that are themselves questions by this many "
+            "standard deviations (0: off)."
+        ),
+    )
+    memory_recall_reply_discount: float = Field(
+        default=0.6,
+        ge=-1,
+        le=10,
+        description=(
+            "Memory search ranks the reply to a matching question (the next entry of its "
+            "exchange) at most this far below the question (negative: replies not followed)."
+        ),
+    )
     memory_link_threshold: float = Field(
         default=0.7, ge=0, le=1, description="Least similarity for an A-MEM link."
     )

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from mindspace.config import Settings
 from mindspace.embeddings import HashingEmbedder
 from mindspace.evaluation.locomo import run_locomo
 from mindspace.evaluation.locomo_data import (
@@ -184,8 +185,23 @@ def test_the_cli_prints_the_table_and_writes_exactly_the_json_shape(tmp_path: Pa
     assert "bm25" in done.stdout
     assert "dense" in done.stdout
     result = json.loads(out.read_text())
-    assert list(result) == ["product", "bm25", "dense", "questions", "evidence_dropped", "seconds"]
+    assert list(result) == [
+        "product",
+        "bm25",
+        "dense",
+        "questions",
+        "evidence_dropped",
+        "seconds",
+        "rankings",
+    ]
     assert result["questions"] == 4
+    # every question's ranking is kept for diagnosing misses
+    assert len(result["rankings"]) == 4
+    asked = {r["question"]: r for r in result["rankings"]}
+    rowing = asked["How did Ben do in his rowing race?"]
+    assert rowing["category"] == 1
+    assert sorted(rowing["evidence"]) == ["D1:4", "D2:2"]
+    assert set(rowing["evidence"]) <= set(rowing["product"])
     # not on a terminal: one progress line per conversation and stage on stderr
     assert "conv-test: ingesting" in done.stderr
     assert "conv-test: asking" in done.stderr
@@ -235,6 +251,35 @@ def test_the_cli_json_goes_to_stdout_and_no_data_says_where_to_get_it(tmp_path: 
     assert line.startswith("error: No --data given.")
     assert "https://github.com/snap-research/locomo" in line
     assert no_data.stdout == ""
+
+
+async def test_a_cache_dir_reuses_an_ingestion_only_while_its_key_matches(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps(_conversation()))
+    cache = tmp_path / "cache"
+    embedder = HashingEmbedder(256)
+    stages: list[str] = []
+
+    def note(stage: str, done: int, total: int) -> None:
+        stages.append(stage)
+
+    first = await run_locomo(path, embedder=embedder, workdir=cache, progress=note)
+    assert first["cache"] == {"conv-test": "ingested"}
+    stages.clear()
+    again = await run_locomo(path, embedder=embedder, workdir=cache, progress=note)
+    assert again["cache"] == {"conv-test": "reused"}
+    assert "conv-test: ingesting" not in stages  # no turn went in again
+    assert again["product"] == first["product"]
+    # A setting ingestion reads changes the key: that run ingests afresh.
+    other = Settings(max_memory_chars=3_000)
+    changed = await run_locomo(path, embedder=embedder, workdir=cache, settings=other)
+    assert changed["cache"] == {"conv-test": "ingested"}
+    # A query-side setting does not: the ingestion is reused and the search changes.
+    query_side = Settings(memory_recall_question_penalty=0.0)
+    reused = await run_locomo(path, embedder=embedder, workdir=cache, settings=query_side)
+    assert reused["cache"] == {"conv-test": "reused"}
 
 
 async def test_the_smoke_run_scores_the_same_on_postgresql(tmp_path: Path, pg_url: str) -> None:

@@ -262,7 +262,7 @@ def test_every_backend_gives_the_same_top_hits(tmp_path: Path, pg_url: str) -> N
     records = [
         memory(f"mem_{n}", text, vectors[n], embedder=embedder.name) for n, text in enumerate(texts)
     ]
-    found: dict[str, list[list[tuple[float, list[str]]]]] = {}
+    found: dict[str, list[list[Hit]]] = {}
     mem0 = mem0_semantic(Settings(mem0_path=None))
     for name, url, semantic in [
         ("sqlite", f"sqlite:///{tmp_path / 'same.db'}", None),
@@ -276,34 +276,64 @@ def test_every_backend_gives_the_same_top_hits(tmp_path: Path, pg_url: str) -> N
         Setup(store, cache, index).write(*records)
         query_vectors = embedder.embed(QUERIES)
         found[name] = [
-            top_groups(index.search(q, query_vectors[n], limit=len(records)))
-            for n, q in enumerate(QUERIES)
+            index.search(q, query_vectors[n], limit=len(records)) for n, q in enumerate(QUERIES)
         ]
         store.close()
     assert all(row for row in found["sqlite"])
     # Every memory is a candidate on PostgreSQL and Mem0 here, so the fused scores are
-    # the embedded ones (up to the embedded index's int8-quantized similarities);
-    # memories with equal scores may come in either order.
+    # the embedded ones up to the embedded index's int8-quantized similarities: the best
+    # hits are the same memories, scored within 0.005 and in the same order, apart from
+    # swaps between memories scored within 0.005.
     for other in ("postgresql", "mem0"):
         for other_row, sqlite_row in zip(found[other], found["sqlite"], strict=True):
-            assert [group for _, group in other_row] == [group for _, group in sqlite_row]
-            assert [score for score, _ in other_row] == pytest.approx(
-                [score for score, _ in sqlite_row], abs=0.005
-            )
+            assert_same_ranking(other_row, sqlite_row)
 
 
-def top_groups(hits: Sequence[Hit], least: int = 3) -> list[tuple[float, list[str]]]:
-    """The best hits in bands of near-equal scores (within 0.005), at least ``least`` hits.
+def assert_same_ranking(
+    hits: Sequence[Hit], reference: Sequence[Hit], top: int = 5, tolerance: float = 0.005
+) -> None:
+    """``hits`` rank the best memories of ``reference`` alike, up to near-ties.
 
-    A band's keys are sorted: equal scores may come in any order, and the embedded
-    index's int8-quantized similarities split exact ties by a few thousandths.
+    The embedded index's int8-quantized similarities move a score by a few thousandths,
+    so scores are compared within ``tolerance``, and only an inversion of two memories
+    whose reference scores differ by more than ``tolerance`` is a difference: the first
+    ``top`` hits are scored alike and ordered alike, and every memory that clearly
+    belongs among them (scored above the reference's next one by more than
+    ``tolerance``) is among them.
     """
-    bands: list[tuple[float, list[str]]] = []
-    for hit in hits:
-        if bands and bands[-1][0] - hit.score <= 0.005:
-            bands[-1][1].append(hit.key)
-        elif sum(len(keys) for _, keys in bands) >= least:
-            break
-        else:
-            bands.append((hit.score, [hit.key]))
-    return [(score, sorted(keys)) for score, keys in bands]
+    expected = {h.key: h.score for h in reference}
+    best = [h.key for h in hits[:top]]
+    for key, hit in zip(best, hits, strict=False):
+        assert key in expected, key
+        assert hit.score == pytest.approx(expected[key], abs=tolerance), key
+    for at, better in enumerate(best):
+        for worse in best[at + 1 :]:
+            assert expected[better] >= expected[worse] - tolerance, (better, worse)
+    cut = reference[top].score if len(reference) > top else -1.0
+    clearly = {h.key for h in reference[:top] if h.score > cut + tolerance}
+    assert clearly <= set(best), sorted(clearly - set(best))
+
+
+def test_postgresql_standardises_bm25_over_every_memory_as_embedded(
+    tmp_path: Path, pg_url: str
+) -> None:
+    # More memories hold the query's terms than PostgreSQL takes as candidates (100), so
+    # standardising over the candidates alone would give other scores than embedded.
+    rng = np.random.default_rng(7)
+    words = ["amber", "basalt", "cedar", "dune", "ember", "fjord", "glacier", "heath"]
+    records = [
+        memory(f"mem_{n}", " ".join(rng.choice(words, size=int(rng.integers(2, 7)))), None)
+        for n in range(300)
+    ]
+    found: dict[str, list[float]] = {}
+    for name, url in [("sqlite", f"sqlite:///{tmp_path / 'whole.db'}"), ("postgresql", pg_url)]:
+        store = SqlStore(url)
+        info = store.open_assistant("keeper", create=True)
+        cache = StateCache(store, info.id, info.revision)
+        index = store.semantic_index(cache, "hand")
+        Setup(store, cache, index).write(*records)
+        found[name] = [h.score for h in index.search("amber glacier", None, limit=20)]
+        store.close()
+    # Many memories tie (the same words), so compare the scores rank by rank.
+    assert len(found["sqlite"]) == 20
+    assert found["postgresql"] == pytest.approx(found["sqlite"], abs=1e-4)

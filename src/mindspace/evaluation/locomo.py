@@ -29,6 +29,7 @@ from mindspace.config import Settings
 from mindspace.embeddings.port import Embedder
 from mindspace.engine.assistant import Assistant
 from mindspace.errors import ConfigError
+from mindspace.evaluation.locomo_cache import cached_sample
 from mindspace.evaluation.locomo_data import (
     CATEGORIES,
     Question,
@@ -173,9 +174,11 @@ async def run_locomo(
 ) -> dict[str, Any]:
     """Run the benchmark over every conversation in ``path``; returns the report dict.
 
-    With ``workdir`` the ingested conversations are kept there, and a later run reuses
-    them instead of ingesting again (for iterating on retrieval; delete the directory
-    after changing how memories are ingested or keyed).
+    With ``workdir`` (a cache directory) the ingested conversations are kept there, and
+    a later run reuses one instead of ingesting again when nothing ingestion depends on
+    has changed (see :mod:`mindspace.evaluation.locomo_cache`); ``result["cache"]`` says
+    which conversations were reused. ``result["rankings"]`` holds, per question, the
+    dialog ids the product ranked (best first) beside the evidence, for diagnosing misses.
     """
     from mindspace.storage.sql import SqlStore  # the benchmark is a host of the product
 
@@ -184,13 +187,21 @@ async def run_locomo(
     samples = load_samples(path)
     boards = {"product": Scoreboard(), "bm25": Scoreboard(), "dense": Scoreboard()}
     asked = dropped = skipped = 0
+    cache: dict[str, str] = {}
+    rankings: list[dict[str, Any]] = []
+    chosen = settings or Settings()
     with tempfile.TemporaryDirectory(prefix="mindspace-locomo-") as tmp:
         base = workdir or Path(tmp)
         base.mkdir(parents=True, exist_ok=True)
         for sample in samples:
             dropped += sample.evidence_dropped
-            db = base / f"{sample.sample_id}.db"
-            reuse = workdir is not None and db.exists() and store_factory is None
+            entry = cached_sample(base, sample, chosen, embedder.name)
+            db = entry.db
+            reuse = workdir is not None and store_factory is None and entry.complete
+            if workdir is not None and store_factory is None:
+                cache[sample.sample_id] = "reused" if reuse else "ingested"
+                if not reuse:
+                    entry.discard()
             store = store_factory(sample.sample_id) if store_factory else SqlStore.from_path(db)
             clock = ManualClock(sample.sessions[0].when if sample.sessions else None)
             assistant = Assistant.open(
@@ -198,11 +209,15 @@ async def run_locomo(
                 sample.sample_id,
                 llm=OfflineLLM(announce=False),
                 clock=clock,
-                settings=settings or Settings(),
+                settings=chosen,
                 embedder=embedder,
             )
             if not reuse:
                 await _live_through(sample, assistant, clock, report, 0)
+                if workdir is not None and store_factory is None:
+                    entry.mark_complete()
+            else:
+                report(f"{sample.sample_id}: reusing the cached ingestion {db.name}", 0, 0)
             questions = [q for q in sample.questions if q.evidence]
             skipped += len(sample.questions) - len(questions)
             bm25, dense = _references(sample, embedder, questions)
@@ -213,6 +228,17 @@ async def run_locomo(
                 boards["product"].add(question.category, score_ranking(ranked, question.evidence))
                 boards["bm25"].add(question.category, score_ranking(bm25[n], question.evidence))
                 boards["dense"].add(question.category, score_ranking(dense[n], question.evidence))
+                rankings.append(
+                    {
+                        "sample": sample.sample_id,
+                        "category": question.category,
+                        "question": question.text,
+                        "evidence": list(question.evidence),
+                        "product": ranked,
+                        "bm25": bm25[n],
+                        "dense": dense[n],
+                    }
+                )
                 report(f"{sample.sample_id}: asking", n + 1, len(questions))
             asked += len(questions)
             if hasattr(store, "close"):
@@ -222,4 +248,6 @@ async def run_locomo(
     result["evidence_dropped"] = dropped
     result["questions_without_evidence"] = skipped
     result["seconds"] = round(time.perf_counter() - started, 1)
+    result["cache"] = cache
+    result["rankings"] = rankings
     return result

@@ -3,7 +3,7 @@
 Static BM25 libraries rebuild their matrices to add a document, which is too slow for
 memories that arrive a few at a time while queries keep coming. Here each term keeps a
 growing posting list; a query gathers the postings of its terms and scores them in a
-few vectorised operations (Okapi BM25, Lucene's idf, k1=1.5, b=0.75). Terms come from
+few vectorised operations (Okapi BM25, Lucene's idf, k1=0.9, b=0.4). Terms come from
 :func:`mindspace.text.tokenize`, the analysis journal search shares.
 """
 
@@ -20,8 +20,15 @@ import numpy.typing as npt
 # ``tokenize`` is re-exported: memory.semantic and evaluation import it from here.
 from mindspace.text import STOPWORDS, tokenize
 
-__all__ = ["STOPWORDS", "LexicalIndex", "tokenize"]
+__all__ = ["K1", "STOPWORDS", "B", "LexicalIndex", "tokenize"]
 
+
+K1 = 0.9
+B = 0.4
+"""BM25 parameters (PostgreSQL's search uses the same). Chosen by leave-one-conversation-out
+cross-validation on LoCoMo's dev split (bench/RESULTS.md, "Recall round 2"): memories are
+short turns, so a term's repetition saturates sooner and length matters less than with
+the usual 1.2-1.5 / 0.75 tuned for documents."""
 
 _CACHED_POSTINGS = 2_048
 """Terms with at least this many live postings keep their scores between writes."""
@@ -57,7 +64,7 @@ class _Postings:
 class LexicalIndex:
     """BM25 over documents identified by string keys."""
 
-    def __init__(self, k1: float = 1.5, b: float = 0.75) -> None:
+    def __init__(self, k1: float = K1, b: float = B) -> None:
         self.k1 = k1
         self.b = b
         self._row_of: dict[str, int] = {}

@@ -21,6 +21,7 @@ from mindspace.embeddings.port import Embedder, Vectors, embed_async
 from mindspace.errors import InvalidArgumentsError, NotFoundError
 from mindspace.memory.index import rrf
 from mindspace.memory.lexical import tokenize
+from mindspace.memory.query import QueryRerank, carries
 from mindspace.memory.records import Memory, SourceType, memory_key
 from mindspace.state.models import Document
 from mindspace.state.semantic import Hit, SemanticIndex
@@ -300,6 +301,14 @@ class SemanticMemory:
             min_trust=min_source_trust,
             tags=tags,
             dense_weight=self.settings.memory_dense_weight,
+        )
+        # Dates, questions and their neighbours (memory/query.py), on both backends alike.
+        hits = QueryRerank.of(self.settings).apply(
+            query,
+            hits,
+            lambda keys: self.unit.get_many(Memory, keys),
+            lambda memory: _exact(memory, vector, 0.0 if vector is not None else None),
+            lambda memory: memory.source_trust >= min_source_trust and carries(memory, tags),
         )
         return self._merge_pending(query, vector, hits, limit, min_source_trust, tags)
 

@@ -14,10 +14,12 @@ One statement per search, in one read transaction:
    query (the embedded index's cosine: vectors are unit length) and the BM25 score.
 
 Python then applies the scoring contract of :mod:`mindspace.state.semantic` to that
-union: z-scores of each signal over the candidates, blended ``dense_weight : 1 -
-dense_weight``, logistic. The embedded index standardises over every eligible row
-instead; the ranking of the top hits is the same whenever the candidate lists reach
-them (see docs/postgresql.md).
+union: z-scores of each signal, blended ``dense_weight : 1 - dense_weight``, logistic.
+BM25 is standardised over every memory of the assistant, as the embedded index does
+(from the sum and sum of squares of the scored postings; over the candidates when trust
+or tags filter the search); the similarity over the candidates, where the embedded index
+uses every eligible row: the ranking of the top hits is the same whenever the candidate
+lists reach them (see docs/postgresql.md).
 """
 
 from __future__ import annotations
@@ -39,8 +41,8 @@ __all__ = ["PgSemanticIndex"]
 
 Transaction = Callable[[str], AbstractContextManager[Connection]]
 
-K1 = 1.5
-B = 0.75
+K1 = 0.9
+B = 0.4
 """BM25 parameters, the embedded index's (:class:`mindspace.memory.lexical.LexicalIndex`)."""
 
 CANDIDATES = 100
@@ -128,12 +130,17 @@ class PgSemanticIndex:
             dot = f"CASE WHEN {_usable(dim, self.embedder)} THEN {_dot(dim)} END"
         # The candidates' BM25 comes from a jsonb map of the scored memories: the planner
         # cannot estimate a CTE's size and would otherwise rescan it once per candidate.
+        # Its sum and sum of squares standardise BM25 over every memory of the assistant
+        # (a memory without a query term scores 0), as the embedded index does.
         ctes.append(
-            "bm25 AS (SELECT coalesce(jsonb_object_agg(memory_id, bm25), '{}') AS j FROM scored)"
+            "bm25 AS (SELECT coalesce(jsonb_object_agg(memory_id, bm25), '{}') AS j, "
+            "coalesce(sum(bm25), 0) AS s1, coalesce(sum(bm25 * bm25), 0) AS s2, "
+            "(SELECT docs FROM memory_stats WHERE assistant_id = :a) AS n FROM scored)"
         )
         sql = (
             f"WITH {', '.join(ctes)} SELECT m.id, {dot} AS dot, "
-            "coalesce((b.j ->> m.id)::float8, 0) AS bm25 FROM memories m CROSS JOIN bm25 b "
+            "coalesce((b.j ->> m.id)::float8, 0) AS bm25, b.s1, b.s2, b.n "
+            "FROM memories m CROSS JOIN bm25 b "
             f"WHERE m.assistant_id = :a AND m.id IN ({' UNION '.join(sources)}) "
             "ORDER BY m.row_id"
         )
@@ -142,7 +149,9 @@ class PgSemanticIndex:
             if dim is not None:
                 _iterative_scan(conn, k)
             rows = conn.execute(text(sql), params).all()
-        return _fuse(rows, limit, dense_weight)
+        # With filters the eligible memories are not all the assistant's: standardise BM25
+        # over the candidates then, as before.
+        return _fuse(rows, limit, dense_weight, whole=not filtered)
 
     def _filters(self, tags: Sequence[str], params: dict[str, Any]) -> str:
         """The WHERE clause of the assistant's eligible rows (trust, every tag)."""
@@ -202,7 +211,7 @@ class PgSemanticIndex:
 
 # BM25 of every memory holding a query term, from the postings (one index range per term):
 # df is the number of postings of a term, N and the average length come from memory_stats.
-# The formula is the embedded LexicalIndex's: Lucene's idf, k1 = 1.5, b = 0.75.
+# The formula is the embedded LexicalIndex's: Lucene's idf, k1 = 0.9, b = 0.4.
 _SCORED = (
     "stats AS (SELECT greatest(docs, 1)::float8 AS n, "
     "greatest(terms::float8 / greatest(docs, 1), 1e-9) AS avg "
@@ -253,8 +262,16 @@ def _iterative_scan(conn: Connection, k: int) -> None:
     conn.exec_driver_sql(f"SET LOCAL hnsw.ef_search = {min(1000, max(40, int(k)))}")
 
 
-def _fuse(rows: Sequence[Any], limit: int, dense_weight: float) -> list[Hit]:
-    """The scoring contract over the candidates: z-scores, blend, logistic, best first."""
+def _fuse(
+    rows: Sequence[Any], limit: int, dense_weight: float, *, whole: bool = False
+) -> list[Hit]:
+    """The scoring contract over the candidates: z-scores, blend, logistic, best first.
+
+    With ``whole``, BM25 is standardised over every memory of the assistant (from the
+    sum and sum of squares of the scores and the number of memories, the row's last
+    three columns), as the embedded index does; otherwise over the candidates. Dense
+    similarities are standardised over the candidates: only the nearest are fetched.
+    """
     if not rows:
         return []
     keys = [str(r[0]) for r in rows]
@@ -262,7 +279,11 @@ def _fuse(rows: Sequence[Any], limit: int, dense_weight: float) -> list[Hit]:
     dense = np.array([float(r[1]) if r[1] is not None else 0.0 for r in rows], dtype=np.float64)
     lexical = np.array([float(r[2]) for r in rows], dtype=np.float64)
     evidence = lexical > 0
-    blended = _zscores(lexical, np.ones(len(rows), dtype=bool))
+    total = rows[0][3:6] if len(rows[0]) > 5 else None
+    if whole and total is not None and total[2]:
+        blended = _whole_zscores(lexical, float(total[0]), float(total[1]), int(total[2]))
+    else:
+        blended = _zscores(lexical, np.ones(len(rows), dtype=bool))
     if has_dense.any():
         evidence |= has_dense & (dense > 0)
         dz = np.where(has_dense, _zscores(dense, has_dense), 0.0)
@@ -291,3 +312,16 @@ def _zscores(
     if spread == 0.0:
         return np.zeros(values.shape[0], dtype=np.float64)
     return (values - float(chosen.mean())) / spread
+
+
+def _whole_zscores(
+    values: npt.NDArray[np.float64], total: float, squares: float, count: int
+) -> npt.NDArray[np.float64]:
+    """``values`` standardised over ``count`` scores summing to ``total`` (and ``squares``)."""
+    if count < 2:
+        return np.zeros(values.shape[0], dtype=np.float64)
+    mean = total / count
+    variance = squares / count - mean * mean
+    if variance <= 1e-12:
+        return np.zeros(values.shape[0], dtype=np.float64)
+    return (values - mean) / math.sqrt(variance)

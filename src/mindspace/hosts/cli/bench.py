@@ -50,14 +50,21 @@ def locomo_command(
     ] = False,
     output: Annotated[
         Path | None,
-        typer.Option("--output", "-o", metavar="FILE", help="Also write the results as JSON here."),
+        typer.Option(
+            "--output",
+            "-o",
+            metavar="FILE",
+            help="Also write the results as JSON here, with every question's ranking.",
+        ),
     ] = None,
     workdir: Annotated[
         Path | None,
         typer.Option(
+            "--cache-dir",
             "--workdir",
-            help="Keep the ingested conversations here and reuse them on the next run "
-            "(delete it after changing ingestion).",
+            metavar="DIR",
+            help="Keep the ingested conversations here; a later run reuses each one whose "
+            "sample, embedder, ingestion settings and ingestion code are unchanged.",
         ),
     ] = None,
 ) -> None:
@@ -83,12 +90,15 @@ def locomo_command(
         result = asyncio.run(
             run_locomo(data, embedder=embedder, progress=progress, workdir=workdir)
         )
+    for sample_id, how in result.get("cache", {}).items():
+        note = "reused the cached ingestion" if how == "reused" else "ingested and cached"
+        console.print(f"{sample_id}: {note} in {str(workdir)!r}")
     if as_json:
         typer.echo(json.dumps(_shape(result), indent=2))
     else:
         Console().print(results_table(result))
     if output is not None:
-        output.write_text(json.dumps(_shape(result), indent=2) + "\n")
+        output.write_text(json.dumps(_shape(result, rankings=True), indent=2) + "\n")
         console.print(f"wrote {str(output)!r}")
 
 
@@ -135,9 +145,13 @@ def _progress(console: Console) -> Iterator[Callable[[str, int, int], None]]:
         yield update
 
 
-def _shape(result: dict[str, Any]) -> dict[str, Any]:
+def _shape(result: dict[str, Any], *, rankings: bool = False) -> dict[str, Any]:
+    """The report; with ``rankings`` also every question's ranked dialog ids (for --output)."""
     keys = ("product", "bm25", "dense", "questions", "evidence_dropped", "seconds")
-    return {key: result[key] for key in keys}
+    shaped = {key: result[key] for key in keys}
+    if rankings and "rankings" in result:
+        shaped["rankings"] = result["rankings"]
+    return shaped
 
 
 def results_table(result: dict[str, Any]) -> Table:

@@ -1,0 +1,242 @@
+"""Query-side recall: dates named in a question, questions, and the replies they lead to.
+
+Each behaviour is checked through ``recall_memories`` on both backends (the embedded
+index on SQLite and pgvector on PostgreSQL), and shown to come from its setting by
+switching that setting off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+
+import pytest
+
+from mindspace import Assistant, ManualClock, Settings
+from mindspace.embeddings import HashingEmbedder
+from mindspace.llm import OfflineLLM
+from mindspace.memory.semantic import MemoryDraft, SemanticMemory
+from mindspace.memory.temporal import named_windows
+from mindspace.storage import SqlStore
+
+
+@pytest.fixture
+def backend_store(backend_url: str) -> Iterator[SqlStore]:
+    store = SqlStore(backend_url)
+    yield store
+    store.close()
+
+
+def _open(store: SqlStore, clock: ManualClock, key: str, **settings: float) -> Assistant:
+    return Assistant.open(
+        store,
+        key,
+        llm=OfflineLLM(announce=False),
+        clock=clock,
+        settings=Settings(**settings),  # type: ignore[arg-type]
+        embedder=HashingEmbedder(256),
+    )
+
+
+def _store(assistant: Assistant, drafts: Sequence[MemoryDraft]) -> None:
+    with assistant.core.transaction() as unit:
+        SemanticMemory(
+            unit,
+            assistant.clock,
+            assistant.settings,
+            assistant.embedder,
+            assistant.core.memory_index,
+        ).store_many(drafts)
+
+
+async def _recall(assistant: Assistant, query: str, **extra: object) -> list[str]:
+    result = await assistant.call_tool("recall_memories", {"query": query, "limit": 5, **extra})
+    assert result["success"] is True, result
+    return [m["content"] for m in result["memories"]]
+
+
+GIFTS = [
+    MemoryDraft(
+        content="Nate got Joanna tickets to a concert",
+        source_entity="Nate",
+        occurred_at="2022-03-02T18:00:00Z",
+    ),
+    MemoryDraft(
+        content="Looky here Joanna, I brought home a stuffed toy dog for you!",
+        source_entity="Nate",
+        occurred_at="2022-05-26T18:00:00Z",
+    ),
+    MemoryDraft(
+        content="Nate cooked dinner for his gaming friends",
+        source_entity="Nate",
+        occurred_at="2022-08-10T18:00:00Z",
+    ),
+]
+ON_THE_DAY = "Looky here Joanna, I brought home a stuffed toy dog for you!"
+CHATTER = [
+    MemoryDraft(
+        content=text,
+        source_entity=speaker,
+        occurred_at=f"2022-{month:02d}-15T18:00:00Z",
+    )
+    for month in range(1, 13)
+    for speaker, text in (
+        ("Joanna", f"My screenplay draft number {month} is finally done"),
+        ("Nate", f"The turtles ate lettuce {month} times this week"),
+    )
+]
+
+
+async def test_a_question_naming_a_date_ranks_the_memory_told_then_first(
+    backend_store: SqlStore, clock: ManualClock
+) -> None:
+    dated = _open(backend_store, clock, "dated")
+    _store(dated, [*GIFTS, *CHATTER])
+    # Told the day after the date the question names ("last night"): still in its window.
+    found = await _recall(dated, "What did Nate get for Joanna on 25 May, 2022?")
+    assert found[0] == ON_THE_DAY
+    yearless = await _recall(dated, "What did Nate get for Joanna in May?")
+    assert yearless[0] == ON_THE_DAY
+    # Without the date the words decide: both name Nate and Joanna, the shorter wins.
+    undated = await _recall(dated, "What did Nate get for Joanna?")
+    assert undated[0] == GIFTS[0].content
+    blind = _open(backend_store, clock, "blind", memory_recall_time_boost=0.0)
+    _store(blind, [*GIFTS, *CHATTER])
+    unboosted = await _recall(blind, "What did Nate get for Joanna on 25 May, 2022?")
+    assert unboosted[0] == GIFTS[0].content
+
+
+QUESTION = "What gave you the idea for all the colors and patterns on the bowl?"
+REPLY = "I'm obsessed with those, so I made something to catch the eye and make people smile."
+
+
+def _exchange() -> list[MemoryDraft]:
+    """A question from Caroline and Melanie's reply, as consolidation stores journal turns."""
+    return [
+        MemoryDraft(
+            content="Melanie finished painting a landscape of the lake at sunset",
+            source_entity="Melanie",
+            source="journal",
+            entry_id=7,
+            source_trust=0.9,
+            tags=("art",),
+        ),
+        MemoryDraft(
+            content=QUESTION,
+            source_entity="Caroline",
+            source="journal",
+            entry_id=10,
+            context=f"Melanie: Here is the bowl I made!\nMelanie: {REPLY}",
+            source_trust=0.9,
+            tags=("art",),
+        ),
+        MemoryDraft(
+            content=REPLY,
+            source_entity="Melanie",
+            source="journal",
+            entry_id=11,
+            context=f"Caroline: {QUESTION}",
+            source_trust=0.6,
+            tags=("art", "reply"),
+        ),
+    ]
+
+
+async def test_the_reply_to_a_matching_question_ranks_above_the_question(
+    backend_store: SqlStore, clock: ManualClock
+) -> None:
+    following = _open(backend_store, clock, "following")
+    _store(following, _exchange())
+    asked = "Why did Melanie choose colors and patterns for her bowl?"
+    found = await _recall(following, asked)
+    # The reply shares almost no word with the question asked; it comes in through the
+    # question it answers, and the question itself (which answers nothing) goes below it.
+    assert found[:2] == [REPLY, QUESTION]
+    # Filters still hold for a reply brought in this way.
+    trusted = await _recall(following, asked, min_source_trust=0.7)
+    assert QUESTION in trusted
+    assert REPLY not in trusted
+    plain = _open(
+        backend_store,
+        clock,
+        "plain",
+        memory_recall_reply_discount=-1.0,
+        memory_recall_question_penalty=0.0,
+    )
+    _store(plain, _exchange())
+    assert (await _recall(plain, asked))[0] == QUESTION
+
+
+def test_named_windows_read_calendar_dates_only() -> None:
+    day = datetime(2023, 5, 3, tzinfo=UTC)
+    [window] = named_windows("Who did Maria have dinner with on May 3, 2023?")
+    assert window.contains(day)
+    assert window.contains(datetime(2023, 5, 10, tzinfo=UTC))  # told a week later
+    assert not window.contains(datetime(2023, 4, 30, tzinfo=UTC))
+    assert not window.contains(datetime(2023, 6, 30, tzinfo=UTC))
+    [month] = named_windows("What setback did Melanie face in October 2023?")
+    assert month.contains(datetime(2023, 10, 20, tzinfo=UTC))
+    assert not month.contains(datetime(2022, 10, 20, tzinfo=UTC))
+    [any_year] = named_windows("Which outdoor spot did Joanna visit in May?")
+    assert any_year.yearless
+    assert any_year.contains(datetime(2021, 5, 9, tzinfo=UTC))
+    assert any_year.contains(datetime(2024, 6, 2, tzinfo=UTC))  # told soon after
+    assert not any_year.contains(datetime(2024, 8, 2, tzinfo=UTC))
+    assert named_windows("May I ask what she painted last week?") == []
+    # An impossible day falls back to the month it names.
+    [february] = named_windows("What happened on 31 February, 2023?")
+    assert february.contains(datetime(2023, 2, 10, tzinfo=UTC))
+    assert not february.contains(datetime(2023, 4, 1, tzinfo=UTC))
+
+
+def _follow_up() -> list[MemoryDraft]:
+    """Nate's news and Joanna's follow-up question about it, as two journal turns."""
+    news = "Meet Shelly, my new little buddy!"
+    asked = "Is Shelly a turtle? What kind of turtle is she?"
+    return [
+        MemoryDraft(
+            content=news,
+            source_entity="Nate",
+            source="journal",
+            entry_id=20,
+            context=f"Joanna: {asked}",
+        ),
+        MemoryDraft(
+            content=asked,
+            source_entity="Joanna",
+            source="journal",
+            entry_id=21,
+            context=f"Nate: {news}",
+        ),
+    ]
+
+
+async def test_the_line_a_matching_question_follows_up_on_ranks_above_it(
+    backend_store: SqlStore, clock: ManualClock
+) -> None:
+    following = _open(backend_store, clock, "following")
+    _store(following, [*CHATTER, *_follow_up()])
+    found = await _recall(following, "What kind of turtle does Nate have?")
+    news, asked = (d.content for d in _follow_up())
+    assert found[:2] == [news, asked]
+    # Not following the question, its own words put it first.
+    plain = _open(backend_store, clock, "plain", memory_recall_reply_discount=-1.0)
+    _store(plain, [*CHATTER, *_follow_up()])
+    assert (await _recall(plain, "What kind of turtle does Nate have?"))[0] == asked
+
+
+WINS = [
+    MemoryDraft(content="One day I will take a tournament trophy home", source_entity="Nate"),
+    MemoryDraft(content="Took the tournament trophy last week, so stoked!", source_entity="Nate"),
+]
+
+
+async def test_a_question_asking_when_raises_the_memory_that_says_when(
+    backend_store: SqlStore, clock: ManualClock
+) -> None:
+    dated = _open(backend_store, clock, "dated")
+    _store(dated, [*CHATTER, *WINS])
+    found = await _recall(dated, "When did Nate take the tournament trophy?")
+    assert found[0] == WINS[1].content
+    # Asked whether, not when, the closer wording wins.
+    assert (await _recall(dated, "Did Nate take the tournament trophy?"))[0] == WINS[0].content
