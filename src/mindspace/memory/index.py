@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mindspace.clock import parse_time
+from mindspace.memory.fusion import zscores
 from mindspace.memory.lexical import LexicalIndex
 from mindspace.memory.quantized import QuantizedMatrix
 from mindspace.memory.records import Memory, memory_key
@@ -380,11 +381,11 @@ class MemoryIndex:
         dense = self.dense_scores(vector)
         lexical = self.lexical_scores(query)
         evidence = lexical > 0
-        blended = _zscores(lexical, keep)
+        blended = zscores(lexical, keep)
         if dense is not None:
             usable = keep & np.isfinite(dense)
             evidence |= usable & (dense > 0)
-            dz = np.where(usable, _zscores(np.where(usable, dense, 0.0), usable), 0.0)
+            dz = np.where(usable, zscores(np.where(usable, dense, 0.0), usable), 0.0)
             blended = dense_weight * dz + (1.0 - dense_weight) * blended
         rows = self.top(np.where(evidence, blended, -np.inf), keep, limit)
         hits = []
@@ -393,16 +394,3 @@ class MemoryIndex:
             score = 1.0 / (1.0 + math.exp(-float(blended[row])))
             hits.append(Hit(self.keys[row], round(score, 6), relevance, float(lexical[row])))
         return hits
-
-
-def _zscores(
-    values: npt.NDArray[np.floating], keep: npt.NDArray[np.bool_]
-) -> npt.NDArray[np.float64]:
-    """``values`` standardised over the rows in ``keep`` (all zeros when they do not vary)."""
-    chosen = values[keep].astype(np.float64)
-    if chosen.size < 2:
-        return np.zeros(values.shape[0], dtype=np.float64)
-    spread = float(chosen.std())
-    if spread == 0.0:
-        return np.zeros(values.shape[0], dtype=np.float64)
-    return (values.astype(np.float64) - float(chosen.mean())) / spread

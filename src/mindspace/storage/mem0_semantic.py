@@ -15,7 +15,7 @@ candidates come from Mem0's vector store (Qdrant cosine over the collection of t
 assistant and embedder; trust and tags are checked on the nearest points here, fetching
 more until enough pass), lexical candidates from an in-process BM25 over our records
 (Mem0's own keyword search scores differently), and the union is fused with z-scores and
-a logistic (:func:`mindspace.storage.pg_semantic._fuse`).
+a logistic (:func:`mindspace.memory.fusion.fuse_candidates`).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mindspace.config import Settings
+from mindspace.memory.fusion import fuse_candidates
 from mindspace.memory.lexical import LexicalIndex
 from mindspace.memory.records import Memory, memory_key
 from mindspace.state.models import Record
@@ -35,7 +36,6 @@ from mindspace.state.port import StoredRecord
 from mindspace.state.semantic import Hit, Neighbour, SemanticIndex
 from mindspace.state.unit import StateCache
 from mindspace.storage.mem0_setup import EmbedderSource, Mem0Handle, open_mem0, require_mem0
-from mindspace.storage.pg_semantic import _fuse
 
 __all__ = ["Mem0SemanticIndex", "mem0_semantic"]
 
@@ -313,7 +313,7 @@ class Mem0SemanticIndex:
             (key, dense.get(key), float(bm25[row]))
             for row, key in sorted((r, key) for r, key in rows.items() if r is not None)
         ]
-        return _fuse(fused, limit, dense_weight)
+        return fuse_candidates(fused, limit, dense_weight)
 
     def nearest(
         self,

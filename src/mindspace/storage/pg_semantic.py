@@ -24,7 +24,6 @@ lists reach them (see docs/postgresql.md).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
@@ -33,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy import Connection, text
 
+from mindspace.memory.fusion import fuse_candidates
 from mindspace.state.semantic import Hit, Neighbour
 from mindspace.storage.pg_memory import MAX_POSTING_BYTES, vector_literal
 from mindspace.text import tokenize
@@ -151,7 +151,7 @@ class PgSemanticIndex:
             rows = conn.execute(text(sql), params).all()
         # With filters the eligible memories are not all the assistant's: standardise BM25
         # over the candidates then, as before.
-        return _fuse(rows, limit, dense_weight, whole=not filtered)
+        return fuse_candidates(rows, limit, dense_weight, whole=not filtered)
 
     def _filters(self, tags: Sequence[str], params: dict[str, Any]) -> str:
         """The WHERE clause of the assistant's eligible rows (trust, every tag)."""
@@ -260,68 +260,3 @@ def _iterative_scan(conn: Connection, k: int) -> None:
     """
     conn.exec_driver_sql("SET LOCAL hnsw.iterative_scan = relaxed_order")
     conn.exec_driver_sql(f"SET LOCAL hnsw.ef_search = {min(1000, max(40, int(k)))}")
-
-
-def _fuse(
-    rows: Sequence[Any], limit: int, dense_weight: float, *, whole: bool = False
-) -> list[Hit]:
-    """The scoring contract over the candidates: z-scores, blend, logistic, best first.
-
-    With ``whole``, BM25 is standardised over every memory of the assistant (from the
-    sum and sum of squares of the scores and the number of memories, the row's last
-    three columns), as the embedded index does; otherwise over the candidates. Dense
-    similarities are standardised over the candidates: only the nearest are fetched.
-    """
-    if not rows:
-        return []
-    keys = [str(r[0]) for r in rows]
-    has_dense = np.array([r[1] is not None for r in rows], dtype=bool)
-    dense = np.array([float(r[1]) if r[1] is not None else 0.0 for r in rows], dtype=np.float64)
-    lexical = np.array([float(r[2]) for r in rows], dtype=np.float64)
-    evidence = lexical > 0
-    total = rows[0][3:6] if len(rows[0]) > 5 else None
-    if whole and total is not None and total[2]:
-        blended = _whole_zscores(lexical, float(total[0]), float(total[1]), int(total[2]))
-    else:
-        blended = _zscores(lexical, np.ones(len(rows), dtype=bool))
-    if has_dense.any():
-        evidence |= has_dense & (dense > 0)
-        dz = np.where(has_dense, _zscores(dense, has_dense), 0.0)
-        blended = dense_weight * dz + (1.0 - dense_weight) * blended
-    # Rows come in insertion order and the sort is stable: ties go to the older memory.
-    order = sorted((i for i in range(len(rows)) if evidence[i]), key=lambda i: -blended[i])
-    return [
-        Hit(
-            keys[i],
-            round(1.0 / (1.0 + math.exp(-float(blended[i]))), 6),
-            float(np.float32(dense[i])) if has_dense[i] else None,
-            float(np.float32(lexical[i])),
-        )
-        for i in order[:limit]
-    ]
-
-
-def _zscores(
-    values: npt.NDArray[np.float64], keep: npt.NDArray[np.bool_]
-) -> npt.NDArray[np.float64]:
-    """``values`` standardised over ``keep`` (zeros when fewer than two or no spread)."""
-    chosen = values[keep]
-    if chosen.size < 2:
-        return np.zeros(values.shape[0], dtype=np.float64)
-    spread = float(chosen.std())
-    if spread == 0.0:
-        return np.zeros(values.shape[0], dtype=np.float64)
-    return (values - float(chosen.mean())) / spread
-
-
-def _whole_zscores(
-    values: npt.NDArray[np.float64], total: float, squares: float, count: int
-) -> npt.NDArray[np.float64]:
-    """``values`` standardised over ``count`` scores summing to ``total`` (and ``squares``)."""
-    if count < 2:
-        return np.zeros(values.shape[0], dtype=np.float64)
-    mean = total / count
-    variance = squares / count - mean * mean
-    if variance <= 1e-12:
-        return np.zeros(values.shape[0], dtype=np.float64)
-    return (values - mean) / math.sqrt(variance)
