@@ -250,6 +250,9 @@ def test_an_empty_database_offers_a_form_that_creates_an_assistant(
     expect(page.locator("#assistant")).to_have_value("innkeeper")
     expect(page.locator("#mode-badge")).to_have_text("awake")
     expect(page).to_have_url(f"{url}#/overview?assistant=innkeeper")
+    # A new assistant has never changed mode: the card says why it is awake, no empty date.
+    expect(page.locator("#mode-card")).to_contain_text("awake: started")
+    expect(page.locator("#mode-card")).not_to_contain_text("since \u2013")
     assert hub.assistant_keys() == ["innkeeper"]
 
 

@@ -60,7 +60,8 @@ async function loadOverview() {
   const modeBadge = $("#mode-badge");
   modeBadge.textContent = mode.mode === "sleep" ? "asleep" : "awake";
   modeBadge.className = `badge status ${statusClass(modeBadge.textContent)}`;
-  modeBadge.title = mode.mode === "sleep" ? `Asleep since ${when(mode.since)}: ${mode.reason}` : `Awake since ${when(mode.since)}`;
+  const since = mode.since ? ` since ${when(mode.since)}` : "";
+  modeBadge.title = mode.mode === "sleep" ? `Asleep${since}: ${mode.reason}` : `Awake${since}: ${mode.reason}`;
   const phase = $("#phase-badge");
   phase.hidden = mode.mode !== "sleep";
   phase.textContent = mode.sleep_phase ? `phase: ${mode.sleep_phase}` : "";

@@ -37,7 +37,8 @@ export function modeCard(mode, control) {
   const asleep = mode.mode === "sleep";
   return [
     h("div", { class: "row" }, badge(asleep ? "asleep" : "awake", asleep ? "sleep" : "ok"), asleep ? badge(`${mode.sleep_phase} · ${mode.sleep_depth}`, "warn") : null),
-    h("p", {}, `since ${when(mode.since)}: ${mode.reason}`),
+    // A new assistant has never changed mode: no "since", only the reason ("started").
+    h("p", {}, mode.since ? `since ${when(mode.since)}: ${mode.reason}` : `${asleep ? "asleep" : "awake"}: ${mode.reason}`),
     h("p", { class: "muted" }, `ticks every ${mode.tick_rate}s · schedule ${mode.schedule.enabled ? `on (${mode.schedule.sleep_start_hour}:00 for ${mode.schedule.sleep_duration_hours}h)` : "off"}`),
     mode.cooldown_until ? h("p", { class: "muted" }, `wake cooldown until ${when(mode.cooldown_until)}`) : null,
     h(
