@@ -7,7 +7,8 @@ at query time (no stored vectors: the process-wide cache of ``EmbeddingRanker``;
 first query embeds every entry and is reported apart), then through the journal index
 port over the vectors the sleep cycle stores (``embed_pending_entries``). The reference
 is a per-entry Python loop over the same cached vectors (one dot product per entry, then
-a sort); both must return the same top-10 scores. A size past the ranker's 50,000-row
+a sort); both must return the same top-10 scores. The stored-vector path is timed
+again with a filter (the last 7 days of the 60), against the loop over those entries. A size past the ranker's 50,000-row
 cache limit shows whether semantic search still answers there.
 
 Run:  .venv/bin/python bench/journal_semantic.py [--sizes 1000 10000 60000] [--queries 20]
@@ -80,7 +81,9 @@ async def run_size(count: int, queries: list[str], workdir: Path, repeats: int) 
     where = JournalFilter()
     result: dict[str, Any] = {"entries": count}
 
-    async def timed(meaning: SemanticJournal) -> tuple[list[float], list[list[float]]]:
+    async def timed(
+        meaning: SemanticJournal, where: JournalFilter = where
+    ) -> tuple[list[float], list[list[float]]]:
         times: list[float] = []
         tops: list[list[float]] = []
         for query in queries:
@@ -105,6 +108,9 @@ async def run_size(count: int, queries: list[str], workdir: Path, repeats: int) 
             break
     result["store_vectors_s"] = round(time.perf_counter() - started, 2)
     ours, ours_top = await timed(stored)
+    # A filtered search: the last 7 days of the 60 (about an eighth of the entries).
+    recent = JournalFilter(days_back=7)
+    filtered, filtered_top = await timed(stored, recent)
 
     # The reference gets the vectors for free (already embedded) and the same candidate
     # order (search_journal's newest first); only the scoring loop and sort are timed.
@@ -119,24 +125,30 @@ async def run_size(count: int, queries: list[str], workdir: Path, repeats: int) 
         top = reference_top(vectors, candidates, q, 10)
         reference.append(time.perf_counter() - started)
         reference_top10.append(top)
+    since = recent.since(NOW)
+    last_week = [e for e in candidates if since is None or e.timestamp >= since]
+    recent_top10 = [reference_top(vectors, last_week, embedder.embed([q])[0], 10) for q in queries]
     store.close()
 
     ours_ms, reference_ms = _ms(ours), _ms(reference)
 
-    def same(tops: list[list[float]]) -> bool:
+    def same(tops: list[list[float]], reference: list[list[float]] = reference_top10) -> bool:
         # Scores, not ids: a product and a per-row dot may differ in the last bit,
         # which reorders near-ties.
         return all(
-            np.allclose(a, b, rtol=0, atol=1e-5) for a, b in zip(tops, reference_top10, strict=True)
+            np.allclose(a, b, rtol=0, atol=1e-5) for a, b in zip(tops, reference, strict=True)
         )
 
     result.update(
         {
             "search_journal_stored_vectors": ours_ms,
+            "search_journal_stored_vectors_last_7_days": _ms(filtered),
             "search_journal_embedded_at_query_time": _ms(fallback),
             "per_entry_loop_scoring_only": reference_ms,
             "speedup_median": round(reference_ms["median_ms"] / ours_ms["median_ms"], 1),
-            "top10_scores_match": same(ours_top) and same(fallback_top),
+            "top10_scores_match": same(ours_top)
+            and same(fallback_top)
+            and same(filtered_top, recent_top10),
         }
     )
     return result
