@@ -8,10 +8,15 @@ first query embeds every entry and is reported apart), then through the journal 
 port over the vectors the sleep cycle stores (``embed_pending_entries``). The reference
 is a per-entry Python loop over the same cached vectors (one dot product per entry, then
 a sort); both must return the same top-10 scores. The stored-vector path is timed
-again with a filter (the last 7 days of the 60), against the loop over those entries. A size past the ranker's 50,000-row
-cache limit shows whether semantic search still answers there.
+again with a filter (the last 7 days of the 60), against the loop over those entries.
+A size past the ranker's 50,000-row cache limit shows whether semantic search still
+answers there.
+
+With ``--postgres`` the entries live in PostgreSQL (the test suite's ``LocalPostgres``)
+and the stored-vector path is the pgvector scan of ``PgJournalIndex``.
 
 Run:  .venv/bin/python bench/journal_semantic.py [--sizes 1000 10000 60000] [--queries 20]
+      [--postgres]
 Prints one JSON object.
 """
 
@@ -20,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import platform
 import random
 import sys
@@ -43,6 +49,7 @@ from mindspace.journal import (
 from mindspace.journal.vectors import embed_pending_entries
 from mindspace.llm import OfflineLLM
 from mindspace.storage import SqlStore
+from mindspace.testing.postgres import LocalPostgres
 
 DIM = 256
 
@@ -56,9 +63,14 @@ def reference_top(
     return [-s for s, _ in scored[:limit]]
 
 
-async def run_size(count: int, queries: list[str], workdir: Path, repeats: int) -> dict[str, Any]:
+async def run_size(
+    count: int, queries: list[str], workdir: Path, repeats: int, pg: LocalPostgres | None
+) -> dict[str, Any]:
     entries = make_entries(count, random.Random(count))
-    store = SqlStore.from_path(workdir / f"semantic_{count}.db")
+    if pg is None:
+        store = SqlStore.from_path(workdir / f"semantic_{count}.db")
+    else:
+        store = SqlStore(pg.new_database(f"semantic{count}"))
     clock = ManualClock(NOW)
     settings = Settings(data_dir=workdir)
     embedder = HashingEmbedder(DIM)
@@ -157,12 +169,21 @@ async def run_size(count: int, queries: list[str], workdir: Path, repeats: int) 
 async def amain(args: argparse.Namespace) -> dict[str, Any]:
     queries = make_queries(args.queries, random.Random(7))
     with tempfile.TemporaryDirectory() as tmp:
-        results = [await run_size(n, queries, Path(tmp), args.repeats) for n in args.sizes]
+        workdir = Path(tmp)
+        if args.postgres:
+            os.chmod(workdir, 0o755)  # the server runs as its own user and needs to enter it
+            with LocalPostgres(workdir / "pg") as pg:
+                results = [
+                    await run_size(n, queries, workdir, args.repeats, pg) for n in args.sizes
+                ]
+        else:
+            results = [await run_size(n, queries, workdir, args.repeats, None) for n in args.sizes]
     return {
         "benchmark": "journal semantic search (hashing embedder), top 10",
         "python": platform.python_version(),
         "numpy": np.__version__,
         "machine": platform.machine(),
+        "backend": "postgresql" if args.postgres else "sqlite",
         "queries": args.queries,
         "repeats": args.repeats,
         "results": results,
@@ -174,6 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 60_000])
     parser.add_argument("--queries", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=5, help="runs of each query (ours)")
+    parser.add_argument("--postgres", action="store_true", help="store in PostgreSQL")
     args = parser.parse_args(argv)
     report = asyncio.run(amain(args))
     print(json.dumps(report, indent=2))

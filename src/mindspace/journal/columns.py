@@ -12,12 +12,15 @@ rewritten without a change to those columns (an importance upgrade, a consolidat
 flag, an edit of its text) keeps its row.
 
 Memory: per entry 8 (id) + 8 (vector row) + 1 (alive) + the timestamp's width (20 bytes
-for the spec's format) in arrays, plus a dict slot, a key string and a tuple of tags and
-projects in Python (~200-300 bytes an entry all told, independent of the vectors).
+for the spec's format) in arrays, 8 bytes per tag or project in the postings, plus a
+dict slot, a list slot and a tuple of what the row is filed under in Python
+(``bench/journal_columns_memory.py`` measures it), on top of the vectors' ``4 * dim``.
 """
 
 from __future__ import annotations
 
+import sys
+from array import array as Postings
 from collections.abc import Collection, Sequence
 from typing import TypeVar
 
@@ -42,14 +45,19 @@ def _grow(array: npt.NDArray[G], needed: int) -> npt.NDArray[G]:
     return bigger
 
 
-def _filed(entry: JournalEntry) -> tuple[str, int, frozenset[str], frozenset[str]]:
+Filed = tuple[str, int, tuple[str, ...], tuple[str, ...]]
+
+
+def _names(names: tuple[str, ...]) -> tuple[str, ...]:
+    # Sorted distinct tuples, not frozensets: most entries have none, and the empty tuple
+    # is shared, where each empty frozenset would cost ~200 bytes.
+    # (interned: the same few names recur across thousands of entries.)
+    return tuple(sorted({sys.intern(n.casefold()) for n in names})) if names else ()
+
+
+def _filed(entry: JournalEntry) -> Filed:
     """What a row is filed under: the columns a filter reads."""
-    return (
-        entry.timestamp,
-        entry.id,
-        frozenset(t.casefold() for t in entry.tags),
-        frozenset(p.casefold() for p in entry.related_projects),
-    )
+    return (entry.timestamp, entry.id, _names(entry.tags), _names(entry.related_projects))
 
 
 class EntryColumns:
@@ -67,9 +75,10 @@ class EntryColumns:
         self.ids: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self.vector_row: npt.NDArray[np.intp] = np.zeros(0, dtype=np.intp)
         self.alive: Mask = np.zeros(0, dtype=np.bool_)
-        self._filed: list[tuple[str, int, frozenset[str], frozenset[str]] | None] = []
-        self._tags: dict[str, list[int]] = {}
-        self._projects: dict[str, list[int]] = {}
+        self._filed: list[Filed | None] = []
+        # Postings as machine-int arrays: 8 bytes a row, not a list slot and an int object.
+        self._tags: dict[str, Postings[int]] = {}
+        self._projects: dict[str, Postings[int]] = {}
         self._dead = 0
 
     def put(self, key: str, entry: JournalEntry) -> int:
@@ -82,7 +91,7 @@ class EntryColumns:
             self.drop(key)
         return self._append(key, filed)
 
-    def _append(self, key: str, filed: tuple[str, int, frozenset[str], frozenset[str]]) -> int:
+    def _append(self, key: str, filed: Filed) -> int:
         row = self.size
         stamp = filed[0].encode()
         if len(stamp) > self.times.dtype.itemsize:  # a longer timestamp: widen the column
@@ -96,9 +105,9 @@ class EntryColumns:
         self.vector_row[row] = -1
         self.alive[row] = True
         for tag in filed[2]:
-            self._tags.setdefault(tag, []).append(row)
+            self._tags.setdefault(tag, Postings("q")).append(row)
         for project in filed[3]:
-            self._projects.setdefault(project, []).append(row)
+            self._projects.setdefault(project, Postings("q")).append(row)
         self.row_of[key] = row
         self.keys.append(key)
         self._filed.append(filed)
@@ -143,13 +152,15 @@ class EntryColumns:
         return np.flatnonzero(mask)
 
     def _holding(
-        self, postings: dict[str, list[int]], names: Sequence[str], *, every: bool
+        self, postings: dict[str, Postings[int]], names: Sequence[str], *, every: bool
     ) -> Mask:
         """Rows filed under every one (or any one) of ``names`` (casefolded already)."""
         result = np.full(self.size, every, dtype=np.bool_)
         for name in dict.fromkeys(names):
             holding = np.zeros(self.size, dtype=np.bool_)
-            holding[np.array(postings.get(name, ()), dtype=np.intp)] = True
+            rows = postings.get(name)
+            if rows is not None:
+                holding[np.frombuffer(rows, dtype=np.int64)] = True
             result = result & holding if every else result | holding
         return result
 
