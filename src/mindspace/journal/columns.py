@@ -20,7 +20,7 @@ dict slot, a list slot and a tuple of what the row is filed under in Python
 from __future__ import annotations
 
 import sys
-from array import array as Postings
+from array import array as machine_ints
 from collections.abc import Collection, Sequence
 from typing import TypeVar
 
@@ -77,8 +77,8 @@ class EntryColumns:
         self.alive: Mask = np.zeros(0, dtype=np.bool_)
         self._filed: list[Filed | None] = []
         # Postings as machine-int arrays: 8 bytes a row, not a list slot and an int object.
-        self._tags: dict[str, Postings[int]] = {}
-        self._projects: dict[str, Postings[int]] = {}
+        self._tags: dict[str, machine_ints[int]] = {}
+        self._projects: dict[str, machine_ints[int]] = {}
         self._dead = 0
 
     def put(self, key: str, entry: JournalEntry) -> int:
@@ -105,9 +105,9 @@ class EntryColumns:
         self.vector_row[row] = -1
         self.alive[row] = True
         for tag in filed[2]:
-            self._tags.setdefault(tag, Postings("q")).append(row)
+            self._tags.setdefault(tag, machine_ints("q")).append(row)
         for project in filed[3]:
-            self._projects.setdefault(project, Postings("q")).append(row)
+            self._projects.setdefault(project, machine_ints("q")).append(row)
         self.row_of[key] = row
         self.keys.append(key)
         self._filed.append(filed)
@@ -152,7 +152,7 @@ class EntryColumns:
         return np.flatnonzero(mask)
 
     def _holding(
-        self, postings: dict[str, Postings[int]], names: Sequence[str], *, every: bool
+        self, postings: dict[str, machine_ints[int]], names: Sequence[str], *, every: bool
     ) -> Mask:
         """Rows filed under every one (or any one) of ``names`` (casefolded already)."""
         result = np.full(self.size, every, dtype=np.bool_)
