@@ -5,8 +5,10 @@ Semantic mode (an embedder is configured) ranks the filtered entries by cosine
 similarity to the query: entries with a stored vector through the
 :class:`~mindspace.state.semantic.JournalIndex` port (the semantic store's), the few
 not embedded yet at query time; entries below the calibrated cut-off
-(``journal_min_similarity``) are no match. Without an embedder a semantic request
-falls back to text and says so.
+(``journal_min_similarity``) are no match. With an index the filter runs inside it
+(:meth:`~mindspace.state.semantic.JournalIndex.search`), so a semantic search does no
+Python work per entry; only the text mode and the index-less fallback list the
+entries. Without an embedder a semantic request falls back to text and says so.
 """
 
 from __future__ import annotations
