@@ -35,7 +35,7 @@ PROJECTS = ["Farm", "farm", "Orchard"]
 DIRECTIONS = [
     np.eye(DIM, dtype=np.float32)[0],
     np.eye(DIM, dtype=np.float32)[1],
-    (np.eye(DIM, dtype=np.float32)[0] + np.eye(DIM, dtype=np.float32)[2]) / np.sqrt(2),
+    ((np.eye(DIM)[0] + np.eye(DIM)[2]) / np.sqrt(2)).astype(np.float32),
     -np.eye(DIM, dtype=np.float32)[0],
 ]
 """Few directions, so equal scores (ties broken newest first) are common."""
@@ -242,3 +242,45 @@ def test_search_journal_through_the_index_sees_uncommitted_writes(backend: Backe
         assert indexed.scores == pytest.approx(every.scores, abs=1e-6)
         assert indexed.total_matches == every.total_matches
         assert 1 not in [e.id for e in indexed.entries]
+
+
+def test_search_survives_many_refiled_and_deleted_entries(backend: Backend) -> None:
+    cache, index = backend.journal()
+    unit = cache.begin()
+    for number in range(1, 201):
+        entry = JournalEntry(
+            id=number, timestamp=TIMES[number % 3], content=f"entry {number}", importance=5
+        )
+        unit.put(entry)
+        unit.put(
+            EntryVector(
+                key=str(number),
+                embedder="hand",
+                digest=text_digest(entry.content),
+                embedding=DIRECTIONS[number % len(DIRECTIONS)].tobytes(),
+            )
+        )
+    cache.commit(unit)
+    # Re-file 150 entries under a tag (their old rows die) and delete 30 others.
+    unit = cache.begin()
+    for number in range(1, 151):
+        unit.put(
+            JournalEntry(
+                id=number,
+                timestamp=TIMES[number % 3],
+                content=f"entry {number}",
+                importance=5,
+                tags=("Moved",),
+            )
+        )
+    for number in range(171, 201):
+        unit.delete(JournalEntry, str(number))
+    cache.commit(unit)
+    alive = sorted(range(1, 171), key=lambda n: (TIMES[n % 3], n), reverse=True)
+    for where, keys in (
+        (JournalFilter(), [str(n) for n in alive]),
+        (JournalFilter(tags=("moved",)), [str(n) for n in alive if n <= 150]),
+    ):
+        found = index.search(DIRECTIONS[0], where.for_index(NOW), limit=7, threshold=0.5)
+        assert found == index.rank(DIRECTIONS[0], keys, limit=7, threshold=0.5)
+        assert found.total == len([k for k in keys if int(k) % len(DIRECTIONS) in (0, 2)])
