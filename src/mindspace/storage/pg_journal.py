@@ -42,10 +42,13 @@ _SCORES = text(
     "AND vector_dims(v.embedding) = :dim ORDER BY c.n"
 )
 _CANDIDATES = (
-    'WITH c AS MATERIALIZED (SELECT e.key, e.id, e.timestamp COLLATE "C" AS ts, '
-    "-(v.embedding <#> CAST(:query AS vector)) AS score FROM journal_entries e "
-    "LEFT JOIN journal_vectors v ON v.assistant_id = :a AND v.key = e.key "
-    "AND v.embedder = :e AND v.digest = md5(e.content) AND vector_dims(v.embedding) = :dim "
+    # Each vector is scored where it is read, so only (key, digest, score) reach the join:
+    # joining the vectors themselves (1 kB each) spilled the hash to disk at 100k entries.
+    "WITH v AS MATERIALIZED (SELECT key, digest, -(embedding <#> CAST(:query AS vector)) "
+    "AS score FROM journal_vectors WHERE assistant_id = :a AND embedder = :e "
+    "AND vector_dims(embedding) = :dim), "
+    'c AS MATERIALIZED (SELECT e.key, e.id, e.timestamp COLLATE "C" AS ts, v.score '
+    "FROM journal_entries e LEFT JOIN v ON v.key = e.key AND v.digest = md5(e.content) "
     "WHERE e.assistant_id = :a AND e.key <> ALL(CAST(:exclude AS text[])) "
     'AND (CAST(:since AS text) IS NULL OR e.timestamp COLLATE "C" >= CAST(:since AS text)) '
     "AND (CAST(:project AS text) IS NULL OR EXISTS (SELECT 1 FROM "
