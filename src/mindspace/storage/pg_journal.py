@@ -47,8 +47,11 @@ _CANDIDATES = (
     "WITH v AS MATERIALIZED (SELECT key, digest, -(embedding <#> CAST(:query AS vector)) "
     "AS score FROM journal_vectors WHERE assistant_id = :a AND embedder = :e "
     "AND vector_dims(embedding) = :dim), "
-    'c AS MATERIALIZED (SELECT e.key, e.id, e.timestamp COLLATE "C" AS ts, v.score '
-    "FROM journal_entries e LEFT JOIN v ON v.key = e.key AND v.digest = md5(e.content) "
+    # A key has one vector: join on the key alone and check the digest once per entry
+    # (in the join condition, a nested loop would hash every entry for every vector).
+    'c AS MATERIALIZED (SELECT e.key, e.id, e.timestamp COLLATE "C" AS ts, '
+    "CASE WHEN v.digest = md5(e.content) THEN v.score END AS score "
+    "FROM journal_entries e LEFT JOIN v ON v.key = e.key "
     "WHERE e.assistant_id = :a AND e.key <> ALL(CAST(:exclude AS text[])) "
     'AND (CAST(:since AS text) IS NULL OR e.timestamp COLLATE "C" >= CAST(:since AS text)) '
     "AND (CAST(:project AS text) IS NULL OR EXISTS (SELECT 1 FROM "
