@@ -7,10 +7,16 @@ at query time (no stored vectors: the process-wide cache of ``EmbeddingRanker``;
 first query embeds every entry and is reported apart), then through the journal index
 port over the vectors the sleep cycle stores (``embed_pending_entries``). The reference
 is a per-entry Python loop over the same cached vectors (one dot product per entry, then
-a sort); both must return the same top-10 scores. A size past the ranker's 50,000-row
-cache limit shows whether semantic search still answers there.
+a sort); both must return the same top-10 scores. The stored-vector path is timed
+again with a filter (the last 7 days of the 60), against the loop over those entries.
+A size past the ranker's 50,000-row cache limit shows whether semantic search still
+answers there.
+
+With ``--postgres`` the entries live in PostgreSQL (the test suite's ``LocalPostgres``)
+and the stored-vector path is the pgvector scan of ``PgJournalIndex``.
 
 Run:  .venv/bin/python bench/journal_semantic.py [--sizes 1000 10000 60000] [--queries 20]
+      [--postgres]
 Prints one JSON object.
 """
 
@@ -19,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import platform
 import random
 import sys
@@ -42,6 +49,7 @@ from mindspace.journal import (
 from mindspace.journal.vectors import embed_pending_entries
 from mindspace.llm import OfflineLLM
 from mindspace.storage import SqlStore
+from mindspace.testing.postgres import LocalPostgres
 
 DIM = 256
 
@@ -55,9 +63,14 @@ def reference_top(
     return [-s for s, _ in scored[:limit]]
 
 
-async def run_size(count: int, queries: list[str], workdir: Path, repeats: int) -> dict[str, Any]:
+async def run_size(
+    count: int, queries: list[str], workdir: Path, repeats: int, pg: LocalPostgres | None
+) -> dict[str, Any]:
     entries = make_entries(count, random.Random(count))
-    store = SqlStore.from_path(workdir / f"semantic_{count}.db")
+    if pg is None:
+        store = SqlStore.from_path(workdir / f"semantic_{count}.db")
+    else:
+        store = SqlStore(pg.new_database(f"semantic{count}"))
     clock = ManualClock(NOW)
     settings = Settings(data_dir=workdir)
     embedder = HashingEmbedder(DIM)
@@ -80,7 +93,9 @@ async def run_size(count: int, queries: list[str], workdir: Path, repeats: int) 
     where = JournalFilter()
     result: dict[str, Any] = {"entries": count}
 
-    async def timed(meaning: SemanticJournal) -> tuple[list[float], list[list[float]]]:
+    async def timed(
+        meaning: SemanticJournal, where: JournalFilter = where
+    ) -> tuple[list[float], list[list[float]]]:
         times: list[float] = []
         tops: list[list[float]] = []
         for query in queries:
@@ -105,6 +120,9 @@ async def run_size(count: int, queries: list[str], workdir: Path, repeats: int) 
             break
     result["store_vectors_s"] = round(time.perf_counter() - started, 2)
     ours, ours_top = await timed(stored)
+    # A filtered search: the last 7 days of the 60 (about an eighth of the entries).
+    recent = JournalFilter(days_back=7)
+    filtered, filtered_top = await timed(stored, recent)
 
     # The reference gets the vectors for free (already embedded) and the same candidate
     # order (search_journal's newest first); only the scoring loop and sort are timed.
@@ -119,24 +137,30 @@ async def run_size(count: int, queries: list[str], workdir: Path, repeats: int) 
         top = reference_top(vectors, candidates, q, 10)
         reference.append(time.perf_counter() - started)
         reference_top10.append(top)
+    since = recent.since(NOW)
+    last_week = [e for e in candidates if since is None or e.timestamp >= since]
+    recent_top10 = [reference_top(vectors, last_week, embedder.embed([q])[0], 10) for q in queries]
     store.close()
 
     ours_ms, reference_ms = _ms(ours), _ms(reference)
 
-    def same(tops: list[list[float]]) -> bool:
+    def same(tops: list[list[float]], reference: list[list[float]] = reference_top10) -> bool:
         # Scores, not ids: a product and a per-row dot may differ in the last bit,
         # which reorders near-ties.
         return all(
-            np.allclose(a, b, rtol=0, atol=1e-5) for a, b in zip(tops, reference_top10, strict=True)
+            np.allclose(a, b, rtol=0, atol=1e-5) for a, b in zip(tops, reference, strict=True)
         )
 
     result.update(
         {
             "search_journal_stored_vectors": ours_ms,
+            "search_journal_stored_vectors_last_7_days": _ms(filtered),
             "search_journal_embedded_at_query_time": _ms(fallback),
             "per_entry_loop_scoring_only": reference_ms,
             "speedup_median": round(reference_ms["median_ms"] / ours_ms["median_ms"], 1),
-            "top10_scores_match": same(ours_top) and same(fallback_top),
+            "top10_scores_match": same(ours_top)
+            and same(fallback_top)
+            and same(filtered_top, recent_top10),
         }
     )
     return result
@@ -145,12 +169,21 @@ async def run_size(count: int, queries: list[str], workdir: Path, repeats: int) 
 async def amain(args: argparse.Namespace) -> dict[str, Any]:
     queries = make_queries(args.queries, random.Random(7))
     with tempfile.TemporaryDirectory() as tmp:
-        results = [await run_size(n, queries, Path(tmp), args.repeats) for n in args.sizes]
+        workdir = Path(tmp)
+        if args.postgres:
+            os.chmod(workdir, 0o755)  # the server runs as its own user and needs to enter it
+            with LocalPostgres(workdir / "pg") as pg:
+                results = [
+                    await run_size(n, queries, workdir, args.repeats, pg) for n in args.sizes
+                ]
+        else:
+            results = [await run_size(n, queries, workdir, args.repeats, None) for n in args.sizes]
     return {
         "benchmark": "journal semantic search (hashing embedder), top 10",
         "python": platform.python_version(),
         "numpy": np.__version__,
         "machine": platform.machine(),
+        "backend": "postgresql" if args.postgres else "sqlite",
         "queries": args.queries,
         "repeats": args.repeats,
         "results": results,
@@ -162,6 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 60_000])
     parser.add_argument("--queries", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=5, help="runs of each query (ours)")
+    parser.add_argument("--postgres", action="store_true", help="store in PostgreSQL")
     args = parser.parse_args(argv)
     report = asyncio.run(amain(args))
     print(json.dumps(report, indent=2))

@@ -5,8 +5,10 @@ Semantic mode (an embedder is configured) ranks the filtered entries by cosine
 similarity to the query: entries with a stored vector through the
 :class:`~mindspace.state.semantic.JournalIndex` port (the semantic store's), the few
 not embedded yet at query time; entries below the calibrated cut-off
-(``journal_min_similarity``) are no match. Without an embedder a semantic request
-falls back to text and says so.
+(``journal_min_similarity``) are no match. With an index the filter runs inside it
+(:meth:`~mindspace.state.semantic.JournalIndex.search`), so a semantic search does no
+Python work per entry; only the text mode and the index-less fallback list the
+entries. Without an embedder a semantic request falls back to text and says so.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from mindspace.clock import format_time
 from mindspace.embeddings.port import Embedder, embed_async
 from mindspace.journal.ranker import EmbeddingRanker
 from mindspace.journal.records import JournalEntry
-from mindspace.state.semantic import JournalIndex, Ranked, rank_candidates
+from mindspace.state.semantic import EntryFilter, JournalIndex, Neighbour, Ranked, rank_candidates
 from mindspace.state.unit import Unit
 
 __all__ = [
@@ -67,6 +69,15 @@ class JournalFilter:
             return format_time(now - timedelta(days=self.days_back))
         except OverflowError:  # further back than the calendar goes: no limit
             return None
+
+    def for_index(self, now: datetime) -> EntryFilter:
+        """This filter as the journal index port takes it (names casefolded)."""
+        return EntryFilter(
+            since=self.since(now),
+            tags=tuple(t.casefold() for t in self.tags),
+            any_tag=self.any_tag,
+            project=None if self.project is None else self.project.casefold(),
+        )
 
     def accepts(self, entry: JournalEntry, since: str | None) -> bool:
         """Whether ``entry`` passes the filter (``since`` from :meth:`since`)."""
@@ -126,10 +137,12 @@ async def search_journal(
     query, best first (ties newest first), and counts all of them in ``total_matches``;
     it may find none. An empty query matches every filtered entry (newest first).
     """
-    candidates = filter_entries(unit, now, where)
     text = query.strip()
     if semantic and meaning is not None and text:
-        return await _by_meaning(text, candidates, limit, meaning)
+        if meaning.index is not None:
+            return await _indexed(unit, now, text, where, limit, meaning, meaning.index)
+        return await _by_meaning(text, filter_entries(unit, now, where), limit, meaning)
+    candidates = filter_entries(unit, now, where)
     needle = text.casefold()
     matches = [e for e in candidates if needle in e.content.casefold()]
     note = None
@@ -158,6 +171,63 @@ async def _by_meaning(
     return JournalSearch(
         "semantic",
         [candidates[at[h.key]] for h in hits],
+        ranked.total + extra_total,
+        scores=[h.score for h in hits],
+    )
+
+
+def _newest(entry: JournalEntry) -> tuple[str, int]:
+    return (entry.timestamp, entry.id)
+
+
+async def _indexed(
+    unit: Unit,
+    now: datetime,
+    text: str,
+    where: JournalFilter,
+    limit: int,
+    meaning: SemanticJournal,
+    index: JournalIndex,
+) -> JournalSearch:
+    """Semantic mode through the index's own filter: no pass over every entry here.
+
+    The index ranks the committed entries; what this unit wrote and has not committed is
+    left out of it and ranked here with the entries that have no current vector (each
+    embedded at query time), as :func:`_by_meaning` would rank them all.
+    """
+    query = (await embed_async(meaning.embedder, [text]))[0]
+    since = where.since(now)
+    shadowed: set[str] = set()
+    written: list[JournalEntry] = []
+    for (kind, key), record in unit.pending_changes().items():
+        if kind == JournalEntry.kind:
+            shadowed.add(key)
+            if isinstance(record, JournalEntry) and where.accepts(record, since):
+                written.append(record)
+    ranked = index.search(
+        query,
+        where.for_index(now),
+        limit=limit,
+        threshold=meaning.min_similarity,
+        exclude=shadowed,
+    )
+    found = unit.get_many(JournalEntry, [*(h.key for h in ranked.hits), *ranked.unembedded])
+    fresh = [found[k] for k in ranked.unembedded if k in found]
+    fresh.extend(written)
+    fresh.sort(key=_newest, reverse=True)
+    fresh_scores = await EmbeddingRanker(meaning.embedder).scores(query, [e.content for e in fresh])
+    fresh_keys = [str(e.id) for e in fresh]
+    extra, extra_total = rank_candidates(
+        fresh_keys, fresh_scores, limit=limit, threshold=meaning.min_similarity
+    )
+    found.update(zip(fresh_keys, fresh, strict=True))
+    hits: list[Neighbour] = [h for h in ranked.hits if h.key in found]
+    # Best first, ties newest first, as within each list.
+    hits = sorted([*hits, *extra], key=lambda h: (h.score, *_newest(found[h.key])), reverse=True)
+    hits = hits[:limit]
+    return JournalSearch(
+        "semantic",
+        [found[h.key] for h in hits],
         ranked.total + extra_total,
         scores=[h.score for h in hits],
     )

@@ -15,16 +15,23 @@ when a search needs them (and kept in the process-wide matrix of
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from mindspace.embeddings.port import Embedder, embed_async
+from mindspace.journal.columns import EntryColumns
 from mindspace.journal.records import EntryVector, JournalEntry, text_digest
 from mindspace.state.models import Record
-from mindspace.state.semantic import JournalIndex, Ranked, rank_candidates
+from mindspace.state.semantic import (
+    EntryFilter,
+    JournalIndex,
+    Neighbour,
+    Ranked,
+    rank_candidates,
+)
 from mindspace.state.unit import StateCache, Unit
 
 __all__ = ["EntryVectorIndex", "embed_pending_entries"]
@@ -49,7 +56,9 @@ class EntryVectorIndex:
     """The stored vectors of one assistant's journal entries by one embedder, in memory.
 
     Rows are float32 (``4 * dim`` bytes per entry: 15 MB for 10,000 entries of 384
-    dimensions), appended in place and compacted when half of them are dead. Built on
+    dimensions), appended in place and compacted when half of them are dead; the
+    entries' filter columns sit beside them as arrays (:class:`EntryColumns`), so
+    :meth:`search` filters and ranks with array operations only. Built on
     first use from the store's ``journal_vector`` rows and the cache's entries; two
     listeners on the state cache (vectors and entries) keep it in step with this
     process's and other processes' commits, including which entries lack a current
@@ -74,6 +83,8 @@ class EntryVectorIndex:
         self._entry_digest: dict[str, str] = {}
         self._current: dict[str, int] = {}
         """Row of each entry whose stored vector matches its text: one lookup a candidate."""
+        self._columns = EntryColumns()
+        """Each entry's filter columns and the row of its current vector (-1: none)."""
         self._pending: set[str] = set()
         """Entries without a current vector."""
         self._age: dict[str, int] = {}
@@ -101,9 +112,11 @@ class EntryVectorIndex:
         if isinstance(record, JournalEntry):
             self._entry_digest[key] = text_digest(record.content)
             self._age.setdefault(key, len(self._age))
+            self._columns.put(key, record)
         else:
             self._entry_digest.pop(key, None)
             self._age.pop(key, None)
+            self._columns.drop(key)
         self._settle(key)
 
     def reset(self) -> None:
@@ -122,6 +135,7 @@ class EntryVectorIndex:
         for key, entry in self._cache.records(JournalEntry).items():  # stored order
             self._entry_digest[key] = text_digest(entry.content)
             self._age[key] = len(self._age)
+            self._columns.put(key, entry)
         for key in self._entry_digest:
             self._settle(key)
         self._built = True
@@ -155,15 +169,18 @@ class EntryVectorIndex:
         self._pending.discard(key)
         if digest is None:
             return  # no entry (any vector left is an orphan)
+        entry_row = self._columns.row_of[key]
         if self._vector_digest.get(key) == digest:
-            self._current[key] = self._row_of[key]
+            self._current[key] = self._columns.vector_row[entry_row] = self._row_of[key]
         else:
+            self._columns.vector_row[entry_row] = -1
             self._pending.add(key)
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by the vector rows."""
-        return 0 if self._data is None else int(self._data.nbytes)
+        """Bytes held by the vector rows and the entries' column arrays."""
+        vectors = 0 if self._data is None else int(self._data.nbytes)
+        return vectors + self._columns.nbytes
 
     # -- JournalIndex --------------------------------------------------------------------
     def rank(
@@ -190,6 +207,57 @@ class EntryVectorIndex:
         hits, total = rank_candidates(keys, scores, limit=limit, threshold=threshold)
         missing = [keys[i] for i in np.flatnonzero(~stored).tolist()]
         return Ranked(hits, total, missing)
+
+    def search(
+        self,
+        vector: npt.NDArray[np.float32],
+        where: EntryFilter,
+        *,
+        limit: int,
+        threshold: float,
+        exclude: Collection[str] = (),
+    ) -> Ranked:
+        """Rank the entries passing ``where`` by cosine similarity of their stored vectors.
+
+        Array masks pick the candidate rows, one matrix-vector product scores those with
+        a current vector, a partial sort finds the best; Python touches only the hits
+        (and the entries with no current vector, which the caller embeds).
+        """
+        self._ensure()
+        columns = self._columns
+        rows = columns.matching(where, exclude)
+        vector_rows = columns.vector_row[rows]
+        stored = vector_rows >= 0
+        unembedded = [columns.keys[r] for r in columns.newest_first(rows[~stored]).tolist()]
+        rows, vector_rows = rows[stored], vector_rows[stored]
+        if self._data is None or not rows.size:
+            return Ranked([], 0, unembedded)
+        query = np.asarray(vector, dtype=np.float32)
+        if query.shape[0] != self._data.shape[1]:
+            return Ranked([], 0, unembedded)  # cannot happen: stored rows share the dim
+        # The same two ways as rank, chosen alike, so the scores are the same bits.
+        if 2 * rows.size < self._count:  # a small subset: gather its rows
+            scores = np.take(self._data, vector_rows, axis=0) @ query
+        else:  # most rows: one product over all, no copy of them
+            scores = (self._data[: self._count] @ query)[vector_rows]
+        passing = np.flatnonzero(scores >= np.float32(threshold))
+        total = int(passing.size)
+        if not total or limit <= 0:
+            return Ranked([], total, unembedded)
+        if limit < total:
+            # Everything tied with the limit-th best survives, so the order below breaks
+            # ties among them exactly as a full sort would.
+            cut = np.partition(-scores[passing], limit - 1)[limit - 1]
+            passing = passing[-scores[passing] <= cut]
+        chosen = rows[passing]
+        # Best first, ties newest first: an ascending sort by (score, time, id) reversed.
+        order = np.lexsort((columns.ids[chosen], columns.times[chosen], scores[passing]))
+        best = order[::-1][:limit]
+        hits = [
+            Neighbour(columns.keys[int(chosen[i])], float(scores[passing[i]]))
+            for i in best.tolist()
+        ]
+        return Ranked(hits, total, unembedded)
 
     def unembedded(self, *, limit: int) -> list[str]:
         """Up to ``limit`` keys of entries without a current vector, oldest first."""

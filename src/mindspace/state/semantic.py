@@ -25,7 +25,7 @@ query and mixed ``dense_weight : 1 - dense_weight``. Memories with no evidence a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -35,6 +35,7 @@ import numpy.typing as npt
 from mindspace.state.unit import StateCache
 
 __all__ = [
+    "EntryFilter",
     "Hit",
     "JournalIndex",
     "Neighbour",
@@ -163,6 +164,24 @@ def rank_candidates(
     return [Neighbour(keys[i], float(scores[i])) for i in chosen.tolist()], total
 
 
+@dataclass(frozen=True)
+class EntryFilter:
+    """Which committed journal entries a :meth:`JournalIndex.search` looks at.
+
+    Attributes:
+        since: Only entries whose timestamp text is at least this (None: any).
+        tags: Casefolded tags an entry must carry (every one, or any one with
+            ``any_tag``); empty: no tag filter.
+        any_tag: One of ``tags`` is enough.
+        project: A casefolded project an entry must name among its related projects.
+    """
+
+    since: str | None = None
+    tags: tuple[str, ...] = ()
+    any_tag: bool = False
+    project: str | None = None
+
+
 @runtime_checkable
 class JournalIndex(Protocol):
     """Similarity search over the stored vectors of one assistant's journal entries.
@@ -186,6 +205,34 @@ class JournalIndex(Protocol):
             keys: The candidate entries' keys, in tie-breaking order.
             limit: How many hits at most.
             threshold: The least similarity of a hit.
+        """
+        ...
+
+    def search(
+        self,
+        vector: Vector,
+        where: EntryFilter,
+        *,
+        limit: int,
+        threshold: float,
+        exclude: Collection[str] = (),
+    ) -> Ranked:
+        """Rank the committed entries passing ``where`` by cosine similarity to ``vector``.
+
+        The same answer as :meth:`rank` over those entries' keys newest first (by
+        timestamp, then id), without a list of them: the filter runs in the index (array
+        masks, or SQL), so a search costs no Python per entry.
+
+        Args:
+            vector: The query's unit vector, made by :attr:`embedder`.
+            where: Which entries are candidates.
+            limit: How many hits at most.
+            threshold: The least similarity of a hit.
+            exclude: Keys never to return (entries a unit of work replaced or deleted
+                and has not committed; the caller ranks its own versions).
+
+        Returns:
+            Hits best first, ties newest first; ``unembedded`` newest first.
         """
         ...
 
