@@ -266,21 +266,6 @@ class Settings(BaseSettings):
             "exchange) at most this far below the question (negative: replies not followed)."
         ),
     )
-    memory_recall_link_discount: float = Field(
-        default=-1.0,
-        ge=-1,
-        le=10,
-        description=(
-            "Memory search adds the memories linked (A-MEM, while dreaming) from its best "
-            "hits this many standard deviations below the linking hit (negative: off)."
-        ),
-    )
-    memory_recall_link_hits: int = Field(
-        default=5,
-        ge=0,
-        le=50,
-        description="How many of memory search's best hits have their A-MEM links followed.",
-    )
     memory_link_threshold: float = Field(
         default=0.7, ge=0, le=1, description="Least similarity for an A-MEM link."
     )

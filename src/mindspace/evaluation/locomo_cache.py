@@ -28,7 +28,6 @@ QUERY_ONLY_MODULES: frozenset[str] = frozenset(
         "evaluation/locomo.py",
         "evaluation/locomo_cache.py",
         "hosts/cli/bench.py",
-        "memory/hop.py",
         "memory/query.py",
         "memory/temporal.py",
     }

@@ -19,11 +19,10 @@ from mindspace.clock import Clock, format_time
 from mindspace.config import Settings
 from mindspace.embeddings.port import Embedder, Vectors, embed_async
 from mindspace.errors import InvalidArgumentsError, NotFoundError
-from mindspace.memory.hop import LinkHop
 from mindspace.memory.index import rrf
 from mindspace.memory.lexical import tokenize
 from mindspace.memory.query import QueryRerank, carries
-from mindspace.memory.records import Memory, MemoryLinks, SourceType, memory_key
+from mindspace.memory.records import Memory, SourceType, memory_key
 from mindspace.state.models import Document
 from mindspace.state.semantic import Hit, SemanticIndex
 from mindspace.state.unit import Unit
@@ -307,14 +306,6 @@ class SemanticMemory:
         hits = QueryRerank.of(self.settings).apply(
             query,
             hits,
-            lambda keys: self.unit.get_many(Memory, keys),
-            lambda memory: _exact(memory, vector, 0.0 if vector is not None else None),
-            lambda memory: memory.source_trust >= min_source_trust and carries(memory, tags),
-        )
-        # The second hop: memories the best hits were linked to while dreaming (memory/hop.py).
-        hits = LinkHop.of(self.settings).apply(
-            hits,
-            lambda keys: self.unit.get_many(MemoryLinks, keys),
             lambda keys: self.unit.get_many(Memory, keys),
             lambda memory: _exact(memory, vector, 0.0 if vector is not None else None),
             lambda memory: memory.source_trust >= min_source_trust and carries(memory, tags),

@@ -149,8 +149,6 @@ def _shape(result: dict[str, Any], *, rankings: bool = False) -> dict[str, Any]:
     """The report; with ``rankings`` also every question's ranked dialog ids (for --output)."""
     keys = ("product", "bm25", "dense", "questions", "evidence_dropped", "seconds")
     shaped = {key: result[key] for key in keys}
-    if "night_ticks" in result:
-        shaped["night_ticks"] = result["night_ticks"]
     if rankings and "rankings" in result:
         shaped["rankings"] = result["rankings"]
     return shaped
