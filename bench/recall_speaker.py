@@ -1,4 +1,4 @@
-"""A boost for memories told by the one speaker a LoCoMo question names (measured, not in the product).
+"""A boost for memories told by the one speaker a LoCoMo question names (not in the product).
 
 Reads the conversations a ``bench/locomo.py --cache-dir DIR`` run ingested (the newest
 complete one of each), asks every question through ``SemanticMemory.recall`` for 60
