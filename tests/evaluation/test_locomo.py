@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from mindspace import Assistant
 from mindspace.config import Settings
 from mindspace.embeddings import HashingEmbedder
 from mindspace.evaluation.locomo import run_locomo
@@ -17,6 +18,9 @@ from mindspace.evaluation.locomo_data import (
     parse_session_time,
     score_ranking,
 )
+from mindspace.llm import OfflineLLM
+from mindspace.memory.records import Memory, MemoryLinks
+from mindspace.storage import SqlStore
 
 KNOWN = {"D1:1", "D1:2", "D8:6", "D9:17", "D11:26"}
 
@@ -150,6 +154,11 @@ async def test_the_same_code_runs_on_any_conversation_in_the_format(tmp_path: Pa
     assert product["by_category"]["1"]["recall@10"] == 100.0  # both rowing turns
     assert "conv-test: ingesting" in stages
     assert "conv-test: asking" in stages
+    # Each session's night ran to its end (through dreaming) well inside the bound.
+    nights = result["night_ticks"]
+    assert nights["nights"] == 2
+    assert nights["at_bound"] == 0
+    assert 1 < nights["max"] < nights["bound"]
 
 
 def test_the_cli_prints_the_table_and_writes_exactly_the_json_shape(tmp_path: Path) -> None:
@@ -267,6 +276,17 @@ async def test_a_cache_dir_reuses_an_ingestion_only_while_its_key_matches(
 
     first = await run_locomo(path, embedder=embedder, workdir=cache, progress=note)
     assert first["cache"] == {"conv-test": "ingested"}
+    # The night dreamt: every memory of the ingested conversation has its A-MEM links record.
+    [db] = cache.glob("conv-test-*.db")
+    store = SqlStore.from_path(db)
+    try:
+        assistant = Assistant.open(store, "conv-test", llm=OfflineLLM(announce=False))
+        reader = assistant.core.read()
+        ids = [f"mem_{n}" for n in range(1, 6)]
+        assert set(reader.get_many(Memory, ids)) == set(reader.get_many(MemoryLinks, ids))
+        assert reader.get_many(MemoryLinks, ids)
+    finally:
+        store.close()
     stages.clear()
     again = await run_locomo(path, embedder=embedder, workdir=cache, progress=note)
     assert again["cache"] == {"conv-test": "reused"}

@@ -3,8 +3,9 @@
 For each conversation a fresh assistant lives through it: every dialog turn goes in
 through the product's ingestion path (``add_journal_entry``: an observation from its
 speaker at the session's date and time, tagged with its dialog id), and after each
-session the assistant sleeps until the night's compacting phase has consolidated the
-day into semantic memory. Every question is then asked through
+session the assistant sleeps a whole night: compacting consolidates the day into
+semantic memory, then dreaming links memories (A-MEM) and consolidates entities, until
+the sleep cycle reports its work finished. Every question is then asked through
 :meth:`~mindspace.memory.semantic.SemanticMemory.recall` - the function behind the
 ``recall_memories`` tool - and the dialog ids of the retrieved memories are scored
 against the question's evidence. Two reference retrievers run over the same turns in
@@ -86,9 +87,14 @@ class Scoreboard:
 
 
 async def _live_through(
-    sample: Sample, assistant: Assistant, clock: ManualClock, progress: Progress, done: int
+    sample: Sample,
+    assistant: Assistant,
+    clock: ManualClock,
+    progress: Progress,
+    done: int,
+    nights: list[int],
 ) -> int:
-    """Feed every turn in, sleeping after each session until compacting completes."""
+    """Feed every turn in, sleeping a whole night after each session (ticks in ``nights``)."""
     total = sum(len(s.turns) for s in sample.sessions)
     for session in sample.sessions:
         clock.set(session.when)
@@ -108,18 +114,32 @@ async def _live_through(
             clock.advance(TURN_GAP)
             done += 1
             progress(f"{sample.sample_id}: ingesting", done, total)
-        await _sleep_one_night(assistant, clock)
+        nights.append(await _sleep_one_night(assistant, clock))
     return done
 
 
-async def _sleep_one_night(assistant: Assistant, clock: ManualClock) -> None:
+NIGHT_TICKS = 2_000
+"""The most sleep ticks one night may run (one simulated minute each); reported."""
+
+
+async def _sleep_one_night(assistant: Assistant, clock: ManualClock) -> int:
+    """Sleep through compacting and dreaming, as a real assistant's night does.
+
+    The night ends when the sleep cycle says its work is done (every entry consolidated,
+    every memory given its A-MEM links, with entity consolidation and reflection run on
+    each dreaming tick), when the assistant wakes by itself, or after ``NIGHT_TICKS``.
+    Returns the ticks run.
+    """
     await assistant.sleep("the session is over")
-    for _ in range(10_000):
+    ticks = 0
+    while ticks < NIGHT_TICKS:
         clock.advance(minutes=1)
         result = await assistant.tick()
-        if result.sleep is None or result.sleep.phase_after != "compacting":
+        ticks += 1
+        if result.sleep is None or result.sleep.woke or result.sleep.finished:
             break
     await assistant.wake("next session")
+    return ticks
 
 
 def _memory(assistant: Assistant) -> SemanticMemory:
@@ -189,6 +209,7 @@ async def run_locomo(
     asked = dropped = skipped = 0
     cache: dict[str, str] = {}
     rankings: list[dict[str, Any]] = []
+    nights: list[int] = []
     chosen = settings or Settings()
     with tempfile.TemporaryDirectory(prefix="mindspace-locomo-") as tmp:
         base = workdir or Path(tmp)
@@ -213,7 +234,7 @@ async def run_locomo(
                 embedder=embedder,
             )
             if not reuse:
-                await _live_through(sample, assistant, clock, report, 0)
+                await _live_through(sample, assistant, clock, report, 0, nights)
                 if workdir is not None and store_factory is None:
                     entry.mark_complete()
             else:
@@ -249,5 +270,11 @@ async def run_locomo(
     result["questions_without_evidence"] = skipped
     result["seconds"] = round(time.perf_counter() - started, 1)
     result["cache"] = cache
+    result["night_ticks"] = {
+        "nights": len(nights),
+        "max": max(nights, default=0),
+        "bound": NIGHT_TICKS,
+        "at_bound": sum(n >= NIGHT_TICKS for n in nights),
+    }
     result["rankings"] = rankings
     return result

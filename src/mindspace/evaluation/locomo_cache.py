@@ -43,6 +43,11 @@ QUERY_ONLY_SETTINGS: frozenset[str] = frozenset(
 )
 """Settings read only when searching; any setting named ``memory_recall_*`` is one too."""
 
+NIGHT = "through-dreaming"
+"""How the harness sleeps (evaluation/locomo.py, a query-only module): part of the key,
+so changing the night re-ingests. "through-dreaming": compacting, then dreaming until the
+night's work is finished."""
+
 _PACKAGE = Path(__file__).resolve().parent.parent
 
 
@@ -115,6 +120,7 @@ def cached_sample(
     digest = hashlib.sha256()
     for part in (
         sample.sample_id,
+        NIGHT,
         _sample_digest(sample),
         embedder_name,
         _settings_digest(settings),
