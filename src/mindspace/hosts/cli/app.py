@@ -194,8 +194,13 @@ def status_command(
     )
 
 
-@app.command("goals")
+# A group whose callback is the goal tree: `goals [--all]` shows it, `goals edit|delete` change.
+goals_app = typer.Typer(name="goals", add_completion=False, rich_markup_mode="rich")
+
+
+@goals_app.callback(invoke_without_command=True)
 def goals_command(
+    ctx: typer.Context,
     show_all: Annotated[
         bool,
         typer.Option(
@@ -214,7 +219,11 @@ def goals_command(
     By default only active goals are shown, with any closed ancestor they sit under dimmed.
 
     Pass [bold]--all[/] to include completed and abandoned goals.
+
+    Change one with [bold]goals edit ID[/] or remove it with [bold]goals delete ID[/].
     """
+    if ctx.invoked_subcommand is not None:
+        return
     from mindspace.hosts.cli.render import goal_tree
 
     settings = load_settings()
@@ -344,7 +353,8 @@ app.command("doctor")(doctor_command)
 app.command("mcp")(mcp_command)
 app.command("export")(export_command)
 app.command("import")(import_command)
-register_edit_commands(app, memories_app, journal_app, entities_app)
+app.add_typer(goals_app, name="goals")
+register_edit_commands(app, memories_app, journal_app, entities_app, goals_app)
 reflow_help(app)
 
 

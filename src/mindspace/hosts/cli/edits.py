@@ -1,13 +1,13 @@
 """Edit, delete and forget from the command line, and the history of such changes.
 
-``memories edit/delete ID``, ``journal edit/delete ID``, ``entities forget NAME
-[--dry-run]`` and ``history`` (goals and entity attributes are edited over HTTP). Each change is
+``memories edit/delete ID``, ``journal edit/delete ID``, ``goals edit/delete ID``,
+``entities edit NAME``, ``entities forget NAME [--dry-run]`` and ``history``. Each change is
 recorded in the history as made by the user ``cli`` (``--actor`` names someone else).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich import box
@@ -18,6 +18,7 @@ from mindspace.hosts.cli.common import (
     CliError,
     DbOption,
     JsonOption,
+    UsageError,
     check_limit,
     console,
     dump,
@@ -153,6 +154,130 @@ def journal_delete_command(
     say(f"Journal entry {entry.id} deleted: {entry.content}")
 
 
+def goal_edit_command(
+    goal_id: Annotated[str, typer.Argument(metavar="ID", help="The goal's id (see: goals).")],
+    description: Annotated[
+        str | None, typer.Option("--description", metavar="TEXT", help="The new text.")
+    ] = None,
+    priority: Annotated[
+        Literal["high", "medium", "low"] | None,
+        typer.Option("--priority", help="The new priority."),
+    ] = None,
+    status: Annotated[
+        Literal["active", "completed", "abandoned"] | None,
+        typer.Option("--status", help="The new status."),
+    ] = None,
+    progress: Annotated[
+        float | None,
+        typer.Option("--progress", min=0.0, max=100.0, metavar="PCT", help="Progress, 0-100."),
+    ] = None,
+    actor: ActorOption = "cli",
+    as_json: JsonOption = False,
+    db: DbOption = None,
+    assistant: AssistantOption = None,
+) -> None:
+    """Change a goal's description, priority, status or progress."""
+    if description is None and priority is None and status is None and progress is None:
+        raise CliError(
+            "Nothing to change: pass --description, --priority, --status or --progress, e.g. "
+            f"mindspace goals edit {goal_id} --priority high."
+        )
+    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
+    work = opened.edits.update_goal(
+        goal_id,
+        _actor(actor),
+        description=description,
+        priority=priority,
+        status=status,
+        progress=progress,
+    )
+    goal = run_once(opened, work)
+    if as_json:
+        dump(goal.to_spec())
+        return
+    say(
+        f"Goal {goal.id} updated: {goal.description} "
+        f"({goal.status}, {goal.priority}, {goal.progress:g}%)"
+    )
+
+
+def goal_delete_command(
+    goal_id: Annotated[str, typer.Argument(metavar="ID", help="The goal's id (see: goals).")],
+    actor: ActorOption = "cli",
+    as_json: JsonOption = False,
+    db: DbOption = None,
+    assistant: AssistantOption = None,
+) -> None:
+    """Delete a goal with all its subtasks."""
+    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
+    goals = run_once(opened, opened.edits.delete_goal(goal_id, _actor(actor)))
+    if as_json:
+        dump({"deleted": "goal", "ids": [g.id for g in goals]})
+        return
+    say(f"Goal {goals[0].id} deleted: {goals[0].description}")
+    if len(goals) > 1:
+        say(f"Its subtasks went too: {', '.join(g.id for g in goals[1:])}")
+
+
+def _assignments(pairs: list[str]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise UsageError(f"--set takes KEY=VALUE, not {pair!r}; e.g. --set drink='dark ale'.")
+        found[name.strip()] = value
+    return found
+
+
+def entity_edit_command(
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The entity's id, as stored.")],
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", metavar="KEY=VALUE", help="Set an attribute (repeat for several)."),
+    ] = None,
+    unset: Annotated[
+        list[str] | None,
+        typer.Option("--unset", metavar="KEY", help="Remove an attribute (repeat for several)."),
+    ] = None,
+    remove_observation: Annotated[
+        list[int] | None,
+        typer.Option(
+            "--remove-observation",
+            min=0,
+            metavar="N",
+            help="Remove the observation at N, counting from 0 oldest first as entities show "
+            "lists them (repeat for several).",
+        ),
+    ] = None,
+    actor: ActorOption = "cli",
+    as_json: JsonOption = False,
+    db: DbOption = None,
+    assistant: AssistantOption = None,
+) -> None:
+    """Set or remove an entity's attributes and remove observations, in one change."""
+    attributes: dict[str, str | None] = dict(_assignments(set_ or []))
+    for key in unset or []:
+        attributes[key] = None
+    if not attributes and not remove_observation:
+        raise CliError(
+            "Nothing to change: pass --set, --unset or --remove-observation, e.g. "
+            f"mindspace entities edit {name} --set drink='dark ale'."
+        )
+    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
+    work = opened.edits.update_entity(
+        name, _actor(actor), attributes=attributes, remove_observations=remove_observation or []
+    )
+    profile = run_once(opened, work)
+    if as_json:
+        dump(profile.model_dump(mode="json"))
+        return
+    shown = ", ".join(f"{k}={v}" for k, v in sorted(profile.attributes.items())) or "none"
+    say(
+        f"Entity {profile.entity_id!r} updated: attributes {shown}; "
+        f"{len(profile.observations)} observations."
+    )
+
+
 def forget_command(
     name: Annotated[str, typer.Argument(metavar="NAME", help="The entity's id, as stored.")],
     dry_run: Annotated[
@@ -238,11 +363,15 @@ def register_edit_commands(
     memories: typer.Typer,
     journal: typer.Typer,
     entities: typer.Typer,
+    goals: typer.Typer,
 ) -> None:
     """Add the edit commands to their groups and ``history`` to ``app``."""
     memories.command("edit")(memory_edit_command)
     memories.command("delete")(memory_delete_command)
     journal.command("edit")(journal_edit_command)
     journal.command("delete")(journal_delete_command)
+    goals.command("edit")(goal_edit_command)
+    goals.command("delete")(goal_delete_command)
+    entities.command("edit")(entity_edit_command)
     entities.command("forget")(forget_command)
     app.command("history")(history_command)
