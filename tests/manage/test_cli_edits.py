@@ -104,3 +104,49 @@ def test_mistakes_are_one_line_errors(cli: Cli) -> None:
     stranger = cli("entities", "forget", "Zed")
     assert stranger.returncode == 1
     assert "Nothing is known about entity 'Zed'" in stranger.stderr
+
+
+def test_goal_and_entity_edits_show_in_the_history(cli: Cli) -> None:
+    added = cli("tool", "add_goal", "--args", '{"description": "Fix the gate"}')
+    assert added.returncode == 0, added.stderr
+    goal_id = json.loads(added.stdout)["goal_id"]
+    edited = cli("goals", "edit", goal_id, "--priority", "high", "--progress", "40", "--json")
+    assert edited.returncode == 0, edited.stderr
+    assert json.loads(edited.stdout)["priority"] == "high"
+    assert "Fix the gate" in cli("goals").stdout  # the tree still shows without a subcommand
+
+    entity = cli(
+        "entities", "edit", "Alice", "--set", "drink=dark ale", "--remove-observation", "0"
+    )
+    assert entity.returncode == 0, entity.stderr
+    profile = json.loads(cli("entities", "show", "Alice", "--json").stdout)
+    assert profile["attributes"]["drink"] == "dark ale"
+    assert profile["observations"] == []
+
+    deleted = cli("goals", "delete", goal_id, "--actor", "innkeeper")
+    assert deleted.returncode == 0, deleted.stderr
+    assert json.loads(cli("goals", "--json").stdout) == []
+
+    history = json.loads(cli("history", "--limit", "3", "--json").stdout)
+    changes = [(e["action"], e["target_kind"], e["actor"]) for e in history["entries"]]
+    assert changes == [
+        ("delete", "goal", "innkeeper"),
+        ("update", "entity", "cli"),
+        ("update", "goal", "cli"),
+    ]
+
+
+def test_goal_and_entity_mistakes_are_one_line_errors(cli: Cli) -> None:
+    absent = cli("goals", "delete", "goal_9_9")
+    assert absent.returncode == 1
+    assert absent.stderr.startswith("error: Goal 'goal_9_9' does not exist")
+    assert absent.stderr.count("\n") == 1
+    out_of_range = cli("entities", "edit", "Alice", "--remove-observation", "5")
+    assert out_of_range.returncode == 1
+    assert out_of_range.stderr.startswith("error: Observation index 5 is out of range")
+    assert "Traceback" not in out_of_range.stderr
+    malformed = cli("entities", "edit", "Alice", "--set", "drink")
+    assert malformed.returncode == 2
+    assert malformed.stderr.startswith("error: --set takes KEY=VALUE, not 'drink'")
+    bad_priority = cli("goals", "edit", "goal_9_9", "--priority", "urgent")
+    assert bad_priority.returncode == 2
