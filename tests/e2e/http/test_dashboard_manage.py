@@ -305,3 +305,46 @@ def test_at_400_px_neither_the_header_nor_a_tab_overflows(
         assert tab_bar <= window, f"tab {tab}: the tab bar is {tab_bar} px wide at {window}"
         if tab in ("overview", "entities"):
             shot(page, f"dashboard-400px-{tab}.png")
+
+
+def test_edit_an_entitys_attributes_and_observations_and_see_them_in_the_history(
+    taught: tuple[str, dict[str, str]], page: Page
+) -> None:
+    url, _ = taught
+    page.goto(f"{url}#/entities?assistant=barkeep")
+    alice = page.locator("article.entity[data-entity=Alice]")
+    observation = alice.locator("li.observation[data-index='0']")
+    expect(observation).to_contain_text("Alice came")
+
+    # Removing an observation asks first; Cancel keeps it.
+    observation.get_by_role("button", name="Remove").click()
+    expect(observation.locator(".confirm")).to_contain_text("Remove the observation")
+    observation.get_by_role("button", name="Cancel").click()
+    expect(observation).to_contain_text("Alice came")
+    observation.get_by_role("button", name="Remove").click()
+    observation.get_by_role("button", name="Remove observation").click()
+    expect(alice.locator("li.observation")).to_have_count(0)
+
+    alice.get_by_label("attribute name").fill("drink")
+    alice.get_by_label("attribute value").fill("dark ale")
+    alice.get_by_role("button", name="Set").click()
+    drink = alice.locator(".attr-row[data-attribute=drink]")
+    expect(drink).to_contain_text("dark ale")
+    drink.get_by_role("button", name="Edit").click()
+    drink.get_by_label("new value of drink").fill("pale ale")
+    drink.get_by_role("button", name="Save").click()
+    expect(drink.locator(".attr-value")).to_have_text("pale ale")
+
+    page.reload()
+    expect(drink.locator(".attr-value")).to_have_text("pale ale")
+    expect(alice.locator("li.observation")).to_have_count(0)
+    expect(alice).not_to_contain_text("Alice came")
+    shot(page, "dashboard-entity-edit.png")
+
+    page.click("#tabs button[data-tab=history]")
+    edits = page.locator(
+        "#history-list li[data-action=update][data-target=Alice]", has_text="user: dashboard"
+    )
+    expect(edits).to_have_count(3)
+    expect(edits.nth(0).locator("ins")).to_contain_text("pale ale")
+    expect(edits.nth(2).locator("del")).to_contain_text("Alice came")

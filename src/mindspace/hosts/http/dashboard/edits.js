@@ -11,7 +11,7 @@ const VALUE_CHARS = 160;
 // Is an editor or a confirm step open in the shown tab? Refreshes then leave it alone, so a
 // tick arriving on the stream never throws away half-typed text.
 export function busy() {
-  return document.querySelector(".tab.active .editing, .tab.active .forget-panel") !== null;
+  return document.querySelector(".tab.active .editing, .tab.active .forget-panel, .tab.active .add-attr:focus-within") !== null;
 }
 
 // The edit/delete endpoints for one assistant; each returns true when the change went through.
@@ -34,6 +34,11 @@ export function editActions(base, guarded, after) {
     goal: {
       save: (id, description) => send(`/goals/${enc(id)}`, "PATCH", { description }),
       remove: (id) => send(`/goals/${enc(id)}`, "DELETE"),
+    },
+    entity: {
+      setAttribute: (name, key, value) => send(`/entities/${enc(name)}`, "PATCH", { attributes: { [key]: value } }),
+      removeAttribute: (name, key) => send(`/entities/${enc(name)}`, "PATCH", { attributes: { [key]: null } }),
+      removeObservation: (name, index) => send(`/entities/${enc(name)}`, "PATCH", { remove_observations: [index] }),
     },
     // The dry run names ids; the newest 200 memories and entries give their text to show.
     dryRun: (entity) =>

@@ -2,6 +2,7 @@
 
 import { badge, bar, empty, h, statusBadge, when } from "./dom.js";
 import { editable, forgetButton } from "./edits.js";
+import { attributeEditor, observationList } from "./entity_edits.js";
 
 const STATE_CLASS = { stranger: "subtle", acquaintance: "info", friend: "ok", ally: "ok strong" };
 
@@ -144,9 +145,11 @@ export function memories(data, ops = null) {
   );
 }
 
-// With `forget` ({ ops, done }) each card offers "Forget…" (dry run first, then confirm).
+// With `forget` ({ ops, done }) each card offers "Forget…" (dry run first, then confirm),
+// and edits of its attributes and observations through `ops.entity`.
 export function entities(data, forget = null) {
   if (!data.entities.length) return [empty("No one has spoken to the assistant yet.")];
+  const edit = forget && forget.ops.entity;
   return data.entities.map((e) => {
     const rel = e.relationship;
     const attrs = Object.entries(e.attributes || {});
@@ -163,13 +166,19 @@ export function entities(data, forget = null) {
       ),
       h("p", { class: "muted" }, `first seen ${when(e.first_seen)} · last seen ${when(e.last_seen)}`),
       h("h3", {}, "Attributes (Pa)"),
-      attrs.length ? h("dl", { class: "attrs" }, attrs.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])) : empty("none yet (consolidated while dreaming)"),
+      edit
+        ? attributeEditor(e.entity_id, e.attributes || {}, edit)
+        : attrs.length
+          ? h("dl", { class: "attrs" }, attrs.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]))
+          : empty("none yet (consolidated while dreaming)"),
       h("h3", {}, `Observations (Pf, ${e.observations.length})`),
-      h(
-        "ul",
-        { class: "plain" },
-        e.observations.slice(-6).map((o) => h("li", { class: o.consolidated ? "muted" : "" }, o.text, " ", h("span", { class: "muted" }, `(${o.source_type}${o.consolidated ? ", consolidated" : ""})`))),
-      ),
+      edit
+        ? observationList(e.entity_id, e.observations, edit)
+        : h(
+            "ul",
+            { class: "plain" },
+            e.observations.slice(-6).map((o) => h("li", { class: o.consolidated ? "muted" : "" }, o.text, " ", h("span", { class: "muted" }, `(${o.source_type}${o.consolidated ? ", consolidated" : ""})`))),
+          ),
     );
   });
 }
