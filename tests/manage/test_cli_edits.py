@@ -115,6 +115,9 @@ def test_goal_and_entity_edits_show_in_the_history(cli: Cli) -> None:
     assert json.loads(edited.stdout)["priority"] == "high"
     assert "Fix the gate" in cli("goals").stdout  # the tree still shows without a subcommand
 
+    # The table numbers each observation the way --remove-observation counts them.
+    shown = cli("entities", "show", "Alice").stdout.splitlines()
+    assert [line.split()[0] for line in shown if "Alice came" in line] == ["0"]
     entity = cli(
         "entities", "edit", "Alice", "--set", "drink=dark ale", "--remove-observation", "0"
     )

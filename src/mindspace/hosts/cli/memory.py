@@ -414,17 +414,19 @@ def _profile_view(profile: EntityProfile) -> RenderableType:
         attributes.add_row(key, value)
     parts.append(attributes if profile.attributes else Text("No attributes yet.", style="dim"))
     observations = Table(
-        title="Observations (Pf), oldest first",
+        title="Observations (Pf), oldest first; # is what entities edit --remove-observation takes",
         title_justify="left",
         box=box.SIMPLE_HEAD,
         show_edge=False,
     )
+    observations.add_column("#", justify="right", no_wrap=True)
     observations.add_column("Time (UTC)", no_wrap=True)
     observations.add_column("Source", no_wrap=True)
     observations.add_column("Consolidated", no_wrap=True)
     observations.add_column("Observation", overflow="fold")
-    for o in profile.observations:
+    for number, o in enumerate(profile.observations):
         observations.add_row(
+            str(number),
             _short(o.at),
             o.source_type,
             Text("yes", style="green") if o.consolidated else Text("no", style="yellow"),
