@@ -41,7 +41,6 @@ from mindspace.telemetry import (
 if TYPE_CHECKING:
     from mindspace.clock import Clock
     from mindspace.embeddings.port import Embedder
-    from mindspace.engine.scheduler import TickDispatch, TickSource
     from mindspace.state.port import Store
 
 __all__ = [
@@ -61,9 +60,6 @@ __all__ = [
     "open_assistant",
     "open_store",
     "probe_llm",
-    "queue_ticks",
-    "require_queue_database",
-    "run_worker",
     "shown_url",
     "use_telemetry",
 ]
@@ -437,118 +433,3 @@ def _scheme(url: str) -> str:
         )
     # "postgresql+psycopg" names the psycopg driver of the postgresql store.
     return scheme.partition("+")[0]
-
-
-# -- the worker fleet (mindspace.fleet: procrastinate on the store's PostgreSQL) ------------
-
-
-class _StoreAssistants:
-    """A worker's assistants: one store, model and embedder shared by all of them."""
-
-    def __init__(self, store: Store, settings: Settings) -> None:
-        self.store = store
-        self.settings = settings
-        self.llm = build_llm(settings)
-        self.embedder = build_embedder(settings)
-
-    def keys(self) -> list[str]:
-        return [info.key for info in self.store.list_assistants()]
-
-    def open(self, key: str) -> Assistant:
-        return Assistant.open(
-            self.store,
-            key,
-            create=False,
-            llm=self.llm,
-            settings=self.settings,
-            embedder=self.embedder,
-            tracer=build_tracer(self.settings),
-        )
-
-    def close(self) -> None:
-        self.store.close()
-
-
-def _fleet_module() -> Any:
-    try:
-        import mindspace.fleet as fleet
-    except ImportError as exc:
-        raise ConfigError(
-            "The worker fleet needs the 'fleet' extra: pip install -e '.[fleet]' in a "
-            "mindspace clone "
-            f"(missing: {exc.name or exc})."
-        ) from None
-    return fleet
-
-
-def run_worker(
-    settings: Settings,
-    db: str | Path | None = None,
-    *,
-    concurrency: int = 4,
-    name: str = "worker",
-    heartbeat: float = 2.0,
-    stall_after: float = 10.0,
-) -> int:
-    """Run a fleet worker for every assistant in ``db`` until SIGTERM/SIGINT.
-
-    Returns the ticks it ran. See docs/scale-out.md.
-
-    Raises:
-        ConfigError: the database is SQLite (ticks run in ``mindspace serve``), or the
-            ``fleet`` extra is missing.
-        StorageError: the database cannot be reached.
-    """
-    url = _url_of(settings, db)
-    fleet = _fleet_module()
-    fleet.require_postgres(url)
-    options = fleet.WorkerOptions(
-        concurrency=concurrency,
-        heartbeat=heartbeat,
-        stall_after=stall_after,
-        name=name,
-        awake_rate=settings.tick_rate_awake,
-    )
-
-    def open_source() -> _StoreAssistants:
-        return _StoreAssistants(open_store(settings, url), settings)
-
-    ticks: int = asyncio.run(fleet.run_worker(url, open_source, options))
-    return ticks
-
-
-def require_queue_database(settings: Settings, db: str | Path | None = None) -> None:
-    """Check that ``db`` can hold the fleet's queue: PostgreSQL, reachable.
-
-    Raises:
-        ConfigError: the database is not PostgreSQL, or the ``fleet`` extra is missing.
-        StorageError: the database cannot be reached.
-    """
-    url = _url_of(settings, db)
-    fleet = _fleet_module()
-    fleet.require_postgres(url)
-    fleet.connection.check_reachable(url)
-
-
-def queue_ticks(
-    source: TickSource,
-    settings: Settings,
-    db: str | Path | None = None,
-    *,
-    asleep: Callable[[str], bool] | None = None,
-) -> TickDispatch:
-    """A tick dispatch that enqueues the ticks of ``source``'s assistants for the fleet.
-
-    For ``mindspace serve --ticks queue``: events heard from ``source`` enqueue prompt
-    ticks (``asleep`` tells which assistants only an urgent event should hurry).
-
-    Raises:
-        ConfigError: the database is not PostgreSQL, or the ``fleet`` extra is missing.
-        StorageError: the database cannot be reached.
-    """
-    url = _url_of(settings, db)
-    fleet = _fleet_module()
-    fleet.require_postgres(url)
-    queue = fleet.Fleet(url, awake_rate=settings.tick_rate_awake)
-    dispatch: TickDispatch = fleet.QueueDispatch(source, queue, asleep=asleep)
-    return dispatch

@@ -95,7 +95,7 @@ def serve(
     server = _server_settings()
     from mindspace.hosts.http.app import build_hub, create_app
     from mindspace.hosts.http.server import check_listen_address, run_server
-    from mindspace.runtime import queue_ticks, require_queue_database
+    from mindspace.workers import queue_ticks, require_queue_database
 
     check_listen_address(host, server)
     if ticks == "queue":

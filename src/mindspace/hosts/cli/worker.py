@@ -80,7 +80,7 @@ def worker_command(
     once; idle ones cost nothing until an event arrives. Stop with Ctrl+C or SIGTERM:
     running ticks finish first. Serve the API beside it with `mindspace serve --ticks queue`.
     """
-    from mindspace.runtime import run_worker
+    from mindspace.workers import run_worker
 
     if stall_after <= heartbeat:
         raise typer.BadParameter(

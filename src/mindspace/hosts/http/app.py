@@ -142,7 +142,7 @@ def create_app(
         ticks: Who ticks the assistants in the background: the engine's in-process
             :class:`~mindspace.engine.scheduler.AsyncTickDriver` over the hub (the
             default), or a worker fleet's queue dispatch (``mindspace serve --ticks
-            queue``, built by :func:`mindspace.runtime.queue_ticks`).
+            queue``, built by :func:`mindspace.workers.queue_ticks`).
 
     Raises:
         ConfigError: a malformed token setting.

@@ -1,0 +1,141 @@
+"""The worker fleet's composition: ticks queued in PostgreSQL and the workers that run them.
+
+Split from :mod:`mindspace.runtime` (which builds stores, models and embedders) because the
+fleet composes those into a process of its own. :mod:`mindspace.fleet` (procrastinate on
+the store's PostgreSQL) is an adapter: it is imported when a worker or a queue is built,
+and hosts reach it only through this module. See docs/scale-out.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mindspace.config import Settings, database_url
+from mindspace.engine.assistant import Assistant
+from mindspace.errors import ConfigError
+from mindspace.runtime import build_embedder, build_llm, build_tracer, open_store
+
+if TYPE_CHECKING:
+    from mindspace.engine.scheduler import TickDispatch, TickSource
+    from mindspace.state.port import Store
+
+__all__ = ["queue_ticks", "require_queue_database", "run_worker"]
+
+
+def _url_of(settings: Settings, db: str | Path | None) -> str:
+    return settings.resolved_database_url() if db is None else database_url(db)
+
+
+class _StoreAssistants:
+    """A worker's assistants: one store, model and embedder shared by all of them."""
+
+    def __init__(self, store: Store, settings: Settings) -> None:
+        self.store = store
+        self.settings = settings
+        self.llm = build_llm(settings)
+        self.embedder = build_embedder(settings)
+
+    def keys(self) -> list[str]:
+        return [info.key for info in self.store.list_assistants()]
+
+    def open(self, key: str) -> Assistant:
+        return Assistant.open(
+            self.store,
+            key,
+            create=False,
+            llm=self.llm,
+            settings=self.settings,
+            embedder=self.embedder,
+            tracer=build_tracer(self.settings),
+        )
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def _fleet_module() -> Any:
+    try:
+        import mindspace.fleet as fleet
+    except ImportError as exc:
+        raise ConfigError(
+            "The worker fleet needs the 'fleet' extra: pip install -e '.[fleet]' in a "
+            "mindspace clone "
+            f"(missing: {exc.name or exc})."
+        ) from None
+    return fleet
+
+
+def run_worker(
+    settings: Settings,
+    db: str | Path | None = None,
+    *,
+    concurrency: int = 4,
+    name: str = "worker",
+    heartbeat: float = 2.0,
+    stall_after: float = 10.0,
+) -> int:
+    """Run a fleet worker for every assistant in ``db`` until SIGTERM/SIGINT.
+
+    Returns the ticks it ran. See docs/scale-out.md.
+
+    Raises:
+        ConfigError: the database is SQLite (ticks run in ``mindspace serve``), or the
+            ``fleet`` extra is missing.
+        StorageError: the database cannot be reached.
+    """
+    url = _url_of(settings, db)
+    fleet = _fleet_module()
+    fleet.require_postgres(url)
+    options = fleet.WorkerOptions(
+        concurrency=concurrency,
+        heartbeat=heartbeat,
+        stall_after=stall_after,
+        name=name,
+        awake_rate=settings.tick_rate_awake,
+    )
+
+    def open_source() -> _StoreAssistants:
+        return _StoreAssistants(open_store(settings, url), settings)
+
+    ticks: int = asyncio.run(fleet.run_worker(url, open_source, options))
+    return ticks
+
+
+def require_queue_database(settings: Settings, db: str | Path | None = None) -> None:
+    """Check that ``db`` can hold the fleet's queue: PostgreSQL, reachable.
+
+    Raises:
+        ConfigError: the database is not PostgreSQL, or the ``fleet`` extra is missing.
+        StorageError: the database cannot be reached.
+    """
+    url = _url_of(settings, db)
+    fleet = _fleet_module()
+    fleet.require_postgres(url)
+    fleet.connection.check_reachable(url)
+
+
+def queue_ticks(
+    source: TickSource,
+    settings: Settings,
+    db: str | Path | None = None,
+    *,
+    asleep: Callable[[str], bool] | None = None,
+) -> TickDispatch:
+    """A tick dispatch that enqueues the ticks of ``source``'s assistants for the fleet.
+
+    For ``mindspace serve --ticks queue``: events heard from ``source`` enqueue prompt
+    ticks (``asleep`` tells which assistants only an urgent event should hurry).
+
+    Raises:
+        ConfigError: the database is not PostgreSQL, or the ``fleet`` extra is missing.
+        StorageError: the database cannot be reached.
+    """
+    url = _url_of(settings, db)
+    fleet = _fleet_module()
+    fleet.require_postgres(url)
+    queue = fleet.Fleet(url, awake_rate=settings.tick_rate_awake)
+    dispatch: TickDispatch = fleet.QueueDispatch(source, queue, asleep=asleep)
+    return dispatch
