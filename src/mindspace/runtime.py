@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from mindspace.config import Settings, database_url
 from mindspace.engine.assistant import Assistant
 from mindspace.errors import ConfigError
+from mindspace.llm.anthropic_wire import ANTHROPIC_BASE_URL
 from mindspace.llm.port import LLM
 from mindspace.providers import (
     EMBEDDER_GROUP,
@@ -41,6 +42,7 @@ from mindspace.telemetry import (
 if TYPE_CHECKING:
     from mindspace.clock import Clock
     from mindspace.embeddings.port import Embedder
+    from mindspace.llm.anthropic_messages import AnthropicLLM
     from mindspace.state.port import Store
 
 __all__ = [
@@ -112,6 +114,23 @@ def _openai_llm(settings: Settings) -> LLM:
     )
 
 
+def _anthropic_adapter() -> type[AnthropicLLM]:
+    """The Anthropic adapter's class; ``ConfigError`` naming the extra when the SDK is missing.
+
+    Imported here: only a process that talks to Claude loads the anthropic SDK.
+    """
+    try:
+        from mindspace.llm.anthropic_messages import AnthropicLLM
+    except ModuleNotFoundError as exc:
+        if exc.name != "anthropic":
+            raise
+        raise ConfigError(
+            "The LLM provider is 'anthropic' but the anthropic SDK is not installed; "
+            "install it with: pip install -e '.[anthropic]' in a mindspace clone"
+        ) from exc
+    return AnthropicLLM
+
+
 def _anthropic_llm(settings: Settings) -> LLM:
     if not settings.llm_model:
         raise ConfigError(
@@ -125,20 +144,10 @@ def _anthropic_llm(settings: Settings) -> LLM:
             "The LLM provider is 'anthropic' but no API key is set; set "
             "MINDSPACE_LLM_API_KEY (or ANTHROPIC_API_KEY), any value for a local server."
         )
-    # Imported here: only a process that talks to Claude loads the anthropic SDK.
-    try:
-        from mindspace.llm.anthropic_messages import DEFAULT_BASE_URL, AnthropicLLM
-    except ModuleNotFoundError as exc:
-        if exc.name != "anthropic":
-            raise
-        raise ConfigError(
-            "The LLM provider is 'anthropic' but the anthropic SDK is not installed; "
-            "install it with: pip install -e '.[anthropic]' in a mindspace clone"
-        ) from exc
-    return AnthropicLLM(
+    return _anthropic_adapter()(
         model=settings.llm_model,
         api_key=key,
-        base_url=settings.llm_base_url or DEFAULT_BASE_URL,
+        base_url=settings.llm_base_url or ANTHROPIC_BASE_URL,
         timeout=settings.llm_timeout,
         connect_timeout=settings.llm_connect_timeout,
         max_retries=settings.llm_max_retries,
@@ -341,16 +350,7 @@ def probe_llm(
         ConfigError: the provider is ``anthropic`` and its SDK is not installed.
     """
     if provider == "anthropic":
-        try:
-            from mindspace.llm.anthropic_messages import AnthropicLLM
-        except ModuleNotFoundError as exc:
-            if exc.name != "anthropic":
-                raise
-            raise ConfigError(
-                "The LLM provider is 'anthropic' but the anthropic SDK is not installed; "
-                "install it with: pip install -e '.[anthropic]' in a mindspace clone"
-            ) from exc
-        return AnthropicLLM(
+        return _anthropic_adapter()(
             model=model,
             api_key=api_key or "",
             base_url=base_url,
