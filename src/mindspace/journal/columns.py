@@ -133,7 +133,10 @@ class EntryColumns:
         self._clear()
         self.times = np.zeros(0, dtype=times)
         for key, filed, vector_row in live:
-            self.vector_row[self._append(key, filed)] = vector_row
+            # Not ``self.vector_row[self._append(...)] = ...``: Python reads the target
+            # array before the call, and the call may replace it with a bigger one.
+            row = self._append(key, filed)
+            self.vector_row[row] = vector_row
 
     def matching(self, where: EntryFilter, exclude: Collection[str] = ()) -> Rows:
         """The live rows passing ``where``, minus the entries under ``exclude``."""
