@@ -4,8 +4,9 @@
 only reads the candidates' records. Here every memory is a journal turn of a two-person
 exchange (consecutive entry ids, the neighbouring turns as context, every third turn a
 question, one exchange a day over three years), and the queries are questions, half of
-them naming a date ("on 3 May, 2023") and a quarter asking when: every rule of
-:mod:`mindspace.memory.query` runs, including the reads of a question's neighbours.
+them naming a date ("on 3 May, 2023") and a quarter asking when, every one naming a
+speaker: every rule of :mod:`mindspace.memory.query` runs, including the reads of a
+question's neighbours and of the best hits' turns two on and two back.
 Each size is searched with the rerank off and on, query by query in turn. Usage::
 
     python bench/recall_rerank.py [--sizes 1000 10000] [--queries 200]
@@ -119,6 +120,9 @@ def _open(store: SqlStore, key: str, on: bool) -> Assistant:
         "memory_recall_time_boost": 0.0,
         "memory_recall_question_penalty": 0.0,
         "memory_recall_reply_discount": -1.0,
+        "memory_recall_speaker_boost": 0.0,
+        "memory_recall_continuation_discount": -1.0,
+        "memory_recall_session_boost": 0.0,
     }
     return Assistant.open(
         store,

@@ -249,7 +249,7 @@ class Settings(BaseSettings):
         ),
     )
     memory_recall_question_penalty: float = Field(
-        default=1.0,
+        default=0.75,
         ge=0,
         le=10,
         description=(
@@ -258,12 +258,40 @@ class Settings(BaseSettings):
         ),
     )
     memory_recall_reply_discount: float = Field(
-        default=0.6,
+        default=0.3,
         ge=-1,
         le=10,
         description=(
             "Memory search ranks the reply to a matching question (the next entry of its "
             "exchange) at most this far below the question (negative: replies not followed)."
+        ),
+    )
+    memory_recall_speaker_boost: float = Field(
+        default=0.6,
+        ge=0,
+        le=10,
+        description=(
+            "Memory search raises the memories of the one speaker a query names ('What "
+            "does Melanie do to relax?') by this many standard deviations (0: off)."
+        ),
+    )
+    memory_recall_continuation_discount: float = Field(
+        default=1.6,
+        ge=-1,
+        le=10,
+        description=(
+            "Memory search ranks the same speaker's turns two entries on and two back "
+            "from each of its three best hits (same exchange) at most this far below the "
+            "hit (negative: off)."
+        ),
+    )
+    memory_recall_session_boost: float = Field(
+        default=0.1,
+        ge=0,
+        le=2,
+        description=(
+            "Memory search raises every memory by this many standard deviations for each "
+            "of its ten best hits told on the same day (0: off)."
         ),
     )
     memory_link_threshold: float = Field(

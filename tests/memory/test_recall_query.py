@@ -9,14 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
 from mindspace import Assistant, ManualClock, Settings
 from mindspace.embeddings import HashingEmbedder
 from mindspace.llm import OfflineLLM
+from mindspace.memory.query import QueryRerank
+from mindspace.memory.records import Memory
 from mindspace.memory.semantic import MemoryDraft, SemanticMemory
 from mindspace.memory.temporal import named_windows
+from mindspace.state.semantic import Hit
 from mindspace.storage import SqlStore
 
 
@@ -49,10 +53,15 @@ def _store(assistant: Assistant, drafts: Sequence[MemoryDraft]) -> None:
         ).store_many(drafts)
 
 
-async def _recall(assistant: Assistant, query: str, **extra: object) -> list[str]:
+async def _found(assistant: Assistant, query: str, **extra: object) -> list[dict[str, Any]]:
     result = await assistant.call_tool("recall_memories", {"query": query, "limit": 5, **extra})
     assert result["success"] is True, result
-    return [m["content"] for m in result["memories"]]
+    memories: list[dict[str, Any]] = result["memories"]
+    return memories
+
+
+async def _recall(assistant: Assistant, query: str, **extra: object) -> list[str]:
+    return [m["content"] for m in await _found(assistant, query, **extra)]
 
 
 GIFTS = [
@@ -240,3 +249,112 @@ async def test_a_question_asking_when_raises_the_memory_that_says_when(
     assert found[0] == WINS[1].content
     # Asked whether, not when, the closer wording wins.
     assert (await _recall(dated, "Did Nate take the tournament trophy?"))[0] == WINS[0].content
+
+
+async def _recall_said(assistant: Assistant, query: str) -> list[tuple[str, str]]:
+    """Who said each memory ``recall_memories`` finds, and what, best first."""
+    return [(m["metadata"]["source_entity"], m["content"]) for m in await _found(assistant, query)]
+
+
+SUNSETS = "Painting sunsets by the lake helps me unwind"
+ASKED = "Melanie: What do you do to unwind?"
+HOBBIES = [
+    # Caroline answers Melanie's question: the exchange (her context) names Melanie too.
+    MemoryDraft(content=SUNSETS, source_entity="Caroline", context=ASKED),
+    MemoryDraft(content=SUNSETS, source_entity="Melanie"),
+    MemoryDraft(content="Long runs help me unwind", source_entity="Caroline", context=ASKED),
+    MemoryDraft(content="Pottery class on Sundays, that is how I unwind", source_entity="Melanie"),
+]
+
+
+async def test_a_query_naming_one_speaker_ranks_their_memories_first(
+    backend_store: SqlStore, clock: ManualClock
+) -> None:
+    named = _open(backend_store, clock, "named")
+    _store(named, [*CHATTER, *HOBBIES])
+    # Both paint sunsets to unwind; asked about Melanie, her two lines come first.
+    found = await _recall_said(named, "What does Melanie do to unwind?")
+    assert {who for who, _ in found[:2]} == {"Melanie"}
+    assert {what for _, what in found[:2]} == {SUNSETS, HOBBIES[3].content}
+    # Naming both speakers, nobody is raised; switched off, neither.
+    both = await _recall_said(named, "What do Melanie and Caroline do to unwind?")
+    assert {who for who, _ in both[:3]} == {"Melanie", "Caroline"}
+    blind = _open(backend_store, clock, "blind", memory_recall_speaker_boost=0.0)
+    _store(blind, [*CHATTER, *HOBBIES])
+    unboosted = await _recall_said(blind, "What does Melanie do to unwind?")
+    assert unboosted[0][0] == "Caroline"
+
+
+STORY = [
+    ("Melanie", "We went camping at the lake last weekend with the kids"),
+    ("Caroline", "Oh nice, that sounds lovely, tell me more"),
+    ("Melanie", "They roasted marshmallows and told ghost stories by the fire"),
+]
+MARSHMALLOWS = STORY[2][1]
+ASIDES = [
+    MemoryDraft(content=text, source_entity="Melanie")
+    for text in (
+        "I bought a new camping stove",
+        "The lake froze over in January",
+        "My old camping chair broke",
+        "Lake swimming is too cold for me",
+        "We might sell the camping van",
+    )
+]
+
+
+def _story(first_entry: int = 40, trust: float = 0.8) -> list[MemoryDraft]:
+    """Melanie tells a story over two turns with Caroline's line between them."""
+    turns = [f"{who}: {text}" for who, text in STORY]
+    return [
+        MemoryDraft(
+            content=text,
+            source_entity=who,
+            source="journal",
+            entry_id=first_entry + at,
+            context="\n".join(turns[max(at - 1, 0) : at] + turns[at + 1 : at + 2]),
+            source_trust=trust if at == 2 else 0.8,
+        )
+        for at, (who, text) in enumerate(STORY)
+    ]
+
+
+async def test_the_speakers_next_turn_in_the_exchange_is_recalled_with_the_match(
+    backend_store: SqlStore, clock: ManualClock
+) -> None:
+    asked = "What did Melanie do camping at the lake?"
+    telling = _open(backend_store, clock, "telling")
+    _store(telling, [*CHATTER, *ASIDES, *_story()])
+    # The answer shares no word with the question but Melanie's name; it is her next
+    # turn after the line that matches, so it comes with it (below it), among asides
+    # that share a word more.
+    found = await _recall(telling, asked)
+    assert found[0] == STORY[0][1]
+    assert MARSHMALLOWS in found[1:]
+    # A turn the search's filters leave out is not brought in.
+    doubted = _open(backend_store, clock, "doubted")
+    _store(doubted, [*CHATTER, *ASIDES, *_story(trust=0.3)])
+    assert MARSHMALLOWS not in await _recall(doubted, asked, min_source_trust=0.5)
+    plain = _open(backend_store, clock, "plain", memory_recall_continuation_discount=-1.0)
+    _store(plain, [*CHATTER, *ASIDES, *_story()])
+    assert MARSHMALLOWS not in await _recall(plain, asked)
+
+
+def test_the_best_hits_day_raises_the_other_memories_told_that_day() -> None:
+    def told(key: str, day: int) -> Memory:
+        stamp = f"2023-05-{day:02d}T18:00:00Z"
+        return Memory(id=key, content=f"line {key}", created_at=stamp, occurred_at=stamp)
+
+    # Three strong hits from the 8th; two equal weaker ones, from the 8th and the 20th.
+    memories = {m.id: m for m in [*(told(f"mem_{i}", 8) for i in (1, 2, 3)), told("mem_4", 20)]}
+    memories["mem_5"] = told("mem_5", 8)
+    hits = [Hit(k, s, None, 1.0) for k, s in [("mem_1", 0.9), ("mem_2", 0.88), ("mem_3", 0.86)]]
+    hits += [Hit("mem_4", 0.5, None, 1.0), Hit("mem_5", 0.5, None, 1.0)]
+
+    def order(boost: float) -> list[str]:
+        rerank = QueryRerank(session_boost=boost, speaker_boost=0, continuation_discount=-1)
+        ranked = rerank.apply("What happened?", hits, lambda keys: memories, lambda m: None)
+        return [h.key for h in ranked]
+
+    assert order(0.1)[3:] == ["mem_5", "mem_4"]
+    assert order(0.0)[3:] == ["mem_4", "mem_5"]

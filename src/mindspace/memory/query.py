@@ -1,7 +1,7 @@
-"""Query-side reranking of memory search hits: dates, questions and their replies.
+"""Query-side reranking of memory search hits: dates, speakers, questions, their turns.
 
 The semantic index ranks memories by how well their text matches the query (dense and
-BM25, blended). Three things it cannot see change which memories answer a question:
+BM25, blended). Several things it cannot see change which memories answer a question:
 
 - **Dates named in the query.** "What did Nate do on 25 May, 2022?" is answered by a
   memory told on that date or soon after; memories whose ``occurred_at`` falls in a
@@ -18,6 +18,14 @@ BM25, blended). Three things it cannot see change which memories answer a questi
 - **Questions that ask when.** "When did Nate win his third tourney?" is answered by a
   line that says when ("I just won another tournament last week!"); for a question
   asking when, memories that place something in time are raised by half the time boost.
+- **The person the query names.** "What does Melanie do to destress?" is answered by
+  what Melanie said; when two people talk, her name is in half the memories' words and
+  weighs little. If exactly one speaker of the hits is named, their memories are raised.
+- **The speaker's next turn.** A story is told over several turns with the listener's
+  line between them; the same speaker's entries two on and two back from each of the
+  three best hits (in the same exchange) are ranked a little below that hit.
+- **The conversation the best hits come from.** Each memory gains a little for every
+  one of the ten best hits told on its day: the question is about that conversation.
 
 Every adjustment is made to the hit's blended score before the logistic (the scoring
 contract of :mod:`mindspace.state.semantic`), so it is in the same units on both
@@ -28,8 +36,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC
+from itertools import pairwise
 
 from mindspace.clock import parse_time
 from mindspace.config import Settings
@@ -89,11 +99,20 @@ class QueryRerank:
         question_penalty: Taken from memories that are questions.
         reply_discount: The entries right after and before a matching question in its
             exchange rank this far below it (at least); negative: not followed.
+        speaker_boost: Added to the memories of the one speaker the query names.
+        continuation_discount: The same speaker's entries two on and two back in the
+            exchange of each of the best few hits rank this far below it (at least);
+            negative: not followed.
+        session_boost: Added to every memory once for each of the best ten hits that
+            happened on its day.
     """
 
     time_boost: float = 3.0
-    question_penalty: float = 1.0
-    reply_discount: float = 0.6
+    question_penalty: float = 0.75
+    reply_discount: float = 0.3
+    speaker_boost: float = 0.6
+    continuation_discount: float = 1.6
+    session_boost: float = 0.1
 
     @classmethod
     def of(cls, settings: Settings) -> QueryRerank:
@@ -102,12 +121,22 @@ class QueryRerank:
             time_boost=settings.memory_recall_time_boost,
             question_penalty=settings.memory_recall_question_penalty,
             reply_discount=settings.memory_recall_reply_discount,
+            speaker_boost=settings.memory_recall_speaker_boost,
+            continuation_discount=settings.memory_recall_continuation_discount,
+            session_boost=settings.memory_recall_session_boost,
         )
 
     @property
     def active(self) -> bool:
         """Whether any adjustment is switched on."""
-        return self.time_boost > 0 or self.question_penalty > 0 or self.reply_discount >= 0
+        return (
+            self.time_boost > 0
+            or self.question_penalty > 0
+            or self.reply_discount >= 0
+            or self.speaker_boost > 0
+            or self.continuation_discount >= 0
+            or self.session_boost > 0
+        )
 
     def apply(
         self,
@@ -117,24 +146,24 @@ class QueryRerank:
         relevance: Callable[[Memory], float | None],
         eligible: Callable[[Memory], bool] = lambda memory: True,
     ) -> list[Hit]:
-        """``hits`` re-scored and re-ordered, with the replies they lead to added.
+        """``hits`` re-scored and re-ordered, with the entries they lead to added.
 
         Args:
-            query: The query text (dates are read from it).
+            query: The query text (dates and names are read from it).
             hits: The index's hits, best first.
-            load: Reads memories by id (one call for the hits, one for their replies).
-            relevance: The dense similarity of a reply that was not among the hits.
-            eligible: Whether a reply passes the search's filters (trust, tags).
+            load: Reads memories by id (one call for the hits, at most one for the
+                neighbours of questions and one for the turns of the best hits).
+            relevance: The dense similarity of an entry that was not among the hits.
+            eligible: Whether an entry passes the search's filters (trust, tags).
         """
         if not hits or not self.active:
             return list(hits)
+        ranking = _Ranking(dict(load([h.key for h in hits])), load, relevance, eligible)
         windows = named_windows(query) if self.time_boost > 0 else []
         when = self.time_boost > 0 and asks_when(query)
-        memories = load([h.key for h in hits])
-        adjusted: dict[str, tuple[float, Hit]] = {}
         questions: list[tuple[Memory, float]] = []
         for hit in hits:
-            memory = memories.get(hit.key)
+            memory = ranking.memories.get(hit.key)
             value = _logit(hit.score)
             if memory is not None:
                 if windows and _within(memory, windows):
@@ -144,44 +173,171 @@ class QueryRerank:
                 if is_question(memory):
                     questions.append((memory, value))
                     value -= self.question_penalty
-            adjusted[hit.key] = (value, hit)
+            ranking.values[hit.key] = (value, hit)
         if self.reply_discount >= 0 and questions:
-            self._follow(questions, adjusted, load, relevance, eligible)
-        order = sorted(adjusted.values(), key=lambda item: -item[0])
-        return [replace(hit, score=_logistic(value)) for value, hit in order]
+            self._follow(questions, ranking)
+        if self.speaker_boost > 0:
+            self._speaker(query, ranking)
+        if self.continuation_discount >= 0:
+            self._continue(ranking)
+        if self.session_boost > 0:
+            self._session(ranking)
+        return [replace(hit, score=_logistic(value)) for value, hit in ranking.ordered()]
 
-    def _follow(
+    def _follow(self, questions: Sequence[tuple[Memory, float]], ranking: _Ranking) -> None:
+        """Raise the entries right after and before each matching question to below it."""
+        ranking.fetch(
+            key
+            for question, _ in questions
+            for step in (1, -1)
+            if (key := next_memory_id(question.id, step)) is not None
+        )
+        for question, value in questions:
+            for step in (1, -1):
+                other = ranking.memories.get(next_memory_id(question.id, step) or "")
+                if other is None:
+                    continue
+                if not (follows(question, other) if step == 1 else follows(other, question)):
+                    continue
+                ranking.inherit(other, value - self.reply_discount, self.question_penalty)
+
+    def _speaker(self, query: str, ranking: _Ranking) -> None:
+        """Raise the memories of the one speaker among the hits that the query names.
+
+        A question about a person ("What does Melanie do to destress?") is answered by
+        what that person said, but when two people talk, the name is in half the
+        memories' words and weighs little. With two names or none, nothing changes.
+        """
+        words = {w.casefold() for w in _WORD.findall(query)}
+        speakers = {
+            m.source_entity
+            for key in ranking.values
+            if (m := ranking.memories.get(key)) is not None and m.source_entity
+        }
+        named = [s for s in speakers if _names(s, words)]
+        if len(named) != 1:
+            return
+        for key, (value, hit) in ranking.values.items():
+            memory = ranking.memories.get(key)
+            if memory is not None and memory.source_entity == named[0]:
+                ranking.values[key] = (value + self.speaker_boost, hit)
+
+    def _continue(self, ranking: _Ranking) -> None:
+        """Raise the same speaker's turns two on and two back from the best few hits.
+
+        People tell a story over several turns ("We went camping last week." / "Oh
+        nice, where?" / "At the lake, the kids loved roasting marshmallows."): the turn
+        that matches the question and the one that answers it are two entries apart in
+        the same exchange, with the listener's line between them.
+        """
+        leaders = [
+            memory
+            for _, hit in ranking.ordered()[:_LEADERS]
+            if (memory := ranking.memories.get(hit.key)) is not None
+            and memory.source_entity  # an unknown speaker has no "same speaker"
+            and not is_question(memory)
+        ]
+        ranking.fetch(
+            key
+            for memory in leaders
+            for step in (1, 2, -1, -2)
+            if (key := next_memory_id(memory.id, step)) is not None
+        )
+        for memory in leaders:
+            for step in (2, -2):
+                turns = [memory.id, *(next_memory_id(memory.id, s) for s in _PATH[step])]
+                chain = [ranking.memories.get(t or "") for t in turns]
+                other = chain[-1]
+                if other is None or other.source_entity != memory.source_entity:
+                    continue
+                if not all(_joined(chain, step)):
+                    continue
+                value = ranking.values[memory.id][0] - self.continuation_discount
+                ranking.inherit(other, value, self.question_penalty)
+
+    def _session(self, ranking: _Ranking) -> None:
+        """Raise each memory by ``session_boost`` per best-ten hit told on its day."""
+        days: dict[str, int] = {}
+        for _, hit in ranking.ordered()[:_SESSION_TOP]:
+            memory = ranking.memories.get(hit.key)
+            if memory is not None:
+                days[_day(memory)] = days.get(_day(memory), 0) + 1
+        for key, (value, hit) in ranking.values.items():
+            memory = ranking.memories.get(key)
+            if memory is not None and (count := days.get(_day(memory), 0)):
+                ranking.values[key] = (value + self.session_boost * count, hit)
+
+
+_LEADERS = 3
+"""How many of the best hits lead to their speaker's next and previous turns."""
+_SESSION_TOP = 10
+"""How many of the best hits vote for their day."""
+_PATH = {2: (1, 2), -2: (-1, -2)}
+_WORD = re.compile(r"[^\W_]+")
+
+
+class _Ranking:
+    """The values being adjusted, with the memories read so far."""
+
+    def __init__(
         self,
-        questions: Sequence[tuple[Memory, float]],
-        adjusted: dict[str, tuple[float, Hit]],
+        memories: dict[str, Memory],
         load: Callable[[Sequence[str]], Mapping[str, Memory]],
         relevance: Callable[[Memory], float | None],
         eligible: Callable[[Memory], bool],
     ) -> None:
-        """Raise the entries right after and before each matching question to below it."""
-        around = {
-            (question.id, step): key
-            for question, _ in questions
-            for step in (1, -1)
-            if (key := next_memory_id(question.id, step)) is not None
-        }
-        neighbours = load(sorted(set(around.values())))
-        for question, value in questions:
-            for step in (1, -1):
-                other = neighbours.get(around.get((question.id, step), ""))
-                if other is None or not eligible(other):
-                    continue
-                if not (follows(question, other) if step == 1 else follows(other, question)):
-                    continue
-                inherited = value - self.reply_discount
-                if is_question(other):
-                    inherited -= self.question_penalty
-                known = adjusted.get(other.id)
-                if known is None:
-                    own = Hit(other.id, _logistic(inherited), relevance(other), 0.0)
-                    adjusted[other.id] = (inherited, own)
-                elif known[0] < inherited:
-                    adjusted[other.id] = (inherited, known[1])
+        self.memories = memories
+        self.values: dict[str, tuple[float, Hit]] = {}
+        self._load = load
+        self._relevance = relevance
+        self._eligible = eligible
+
+    def ordered(self) -> list[tuple[float, Hit]]:
+        """The hits best first."""
+        return sorted(self.values.values(), key=lambda item: -item[0])
+
+    def fetch(self, keys: Iterable[str]) -> None:
+        """Read the memories of ``keys`` not read yet (one call)."""
+        missing = sorted({k for k in keys if k not in self.memories})
+        if missing:
+            self.memories.update(self._load(missing))
+
+    def inherit(self, memory: Memory, value: float, question_penalty: float) -> None:
+        """Give ``memory`` at least ``value`` (less the penalty if it is a question).
+
+        A memory the search's filters leave out is not added.
+        """
+        if not self._eligible(memory):
+            return
+        if is_question(memory):
+            value -= question_penalty
+        known = self.values.get(memory.id)
+        if known is None:
+            own = Hit(memory.id, _logistic(value), self._relevance(memory), 0.0)
+            self.values[memory.id] = (value, own)
+        elif known[0] < value:
+            self.values[memory.id] = (value, known[1])
+
+
+def _joined(chain: Sequence[Memory | None], step: int) -> Iterator[bool]:
+    """Each consecutive pair of ``chain`` (walked in ``step``'s direction) follows."""
+    for earlier, later in pairwise(chain):
+        if earlier is None or later is None:
+            yield False
+        elif step > 0:
+            yield follows(earlier, later)
+        else:
+            yield follows(later, earlier)
+
+
+def _names(entity: str, words: set[str]) -> bool:
+    """Every word of ``entity``'s name is among the query's ``words``."""
+    own = [w.casefold() for w in _WORD.findall(entity)]
+    return bool(own) and all(w in words for w in own)
+
+
+def _day(memory: Memory) -> str:
+    return parse_time(memory.occurred_at).astimezone(UTC).date().isoformat()
 
 
 def carries(memory: Memory, tags: Sequence[str]) -> bool:
