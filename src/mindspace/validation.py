@@ -25,6 +25,18 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+# The limits live in the one table of mindspace.limits; they are re-exported here, where
+# the input boundary has always offered them.
+from mindspace.limits import (
+    MAX_ID_CHARS,
+    MAX_JSON_DEPTH,
+    MAX_LABEL_CHARS,
+    MAX_LABELS,
+    MAX_LIST_ITEMS,
+    MAX_SHORT_TEXT_CHARS,
+    MAX_TEXT_CHARS,
+)
+
 __all__ = [
     "MAX_ID_CHARS",
     "MAX_JSON_DEPTH",
@@ -40,21 +52,6 @@ __all__ = [
 ]
 
 _TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
-
-MAX_JSON_DEPTH = 64
-"""Deepest nesting of arrays and objects accepted in a JSON document (HTTP body, ``--args``)."""
-MAX_TEXT_CHARS = 100_000
-"""Ceiling for any single string; fields whose limit is a setting never exceed it."""
-MAX_SHORT_TEXT_CHARS = 1_000
-"""Reasons, queries, targets and other one-line text."""
-MAX_ID_CHARS = 128
-"""Identifiers: entity ids, goal ids, project keys, entity types (VARCHAR(128) columns)."""
-MAX_LABEL_CHARS = 64
-"""One tag or one related-project key."""
-MAX_LABELS = 20
-"""Most tags (or related projects) in one list."""
-MAX_LIST_ITEMS = 200
-"""Most items in any other list argument (facts and patterns of compact_session_memory)."""
 
 
 def invalid_unicode(text: str) -> int | None:

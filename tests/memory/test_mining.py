@@ -307,7 +307,9 @@ async def test_a_fact_already_remembered_is_not_stored_again(
             "store_memory", {"content": content, "source_entity": "Alice"}
         )
         assert stored["success"] is True
-    await _chat(assistant, "Alice", "I'm allergic to oak. My budget is 80 gold now.")
+    await _chat(
+        assistant, "Alice", "I'm allergic to oak. My budget is 80 gold now. I do not like mead."
+    )
     mined = await _night(assistant)
     assert len(mined[0]["duplicates"]) == 1
     assert mined[0]["duplicates"][0].startswith("Alice is allergic to oak.")

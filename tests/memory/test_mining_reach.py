@@ -35,11 +35,16 @@ ROLES: tuple[Literal["user", "assistant", "tool", "system"], ...] = (
 
 
 def miner(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> str:
-    """One fact per mining request (so memories are stored), nothing for anything else."""
+    """One fact per mining request (so memories are stored), nothing for anything else.
+
+    The fact is the speaker's first line, so it is supported by what they said.
+    """
     first = messages[0].content or ""
     if first.startswith("Extract facts from this conversation with "):
         who = first.split("with ", 1)[1].split(".", 1)[0]
-        return json.dumps([{"fact": f"{who} spoke {len(first)}", "entity": who, "importance": 4}])
+        line = next(x for x in first.splitlines() if x.startswith(f"{who}: "))
+        fact = f"{who} said: {line.removeprefix(f'{who}: ')}"
+        return json.dumps([{"fact": fact, "entity": who, "importance": 4}])
     return "[]"
 
 

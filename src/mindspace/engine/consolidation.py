@@ -28,7 +28,7 @@ from mindspace.errors import LLMError
 from mindspace.journal.book import JournalBook
 from mindspace.journal.pending import pending_entries
 from mindspace.journal.records import JournalEntry
-from mindspace.memory.extraction import journal_draft, persona_safe_facts
+from mindspace.memory.extraction import journal_drafts, persona_safe_facts
 from mindspace.memory.semantic import SemanticMemory
 from mindspace.state.unit import Unit
 from mindspace.workspace.persona import PersonaGuard
@@ -122,12 +122,19 @@ async def run_sleep_consolidation(
                     result["rejected"].append(call.result["rejected_content"])
     # An entry the model gave no fact for (it failed, skipped the entry or did not take
     # up the task) is extracted by the rules: the journal's knowledge is never lost, and
-    # what the rules keep passes the same guard.
+    # what the rules keep passes the same guard. An entry longer than a memory is kept
+    # in pieces (limits.FLOWS: journal_entry -> memory).
     rest = [e for e in batch if e.id not in covered]
     drafts = [
-        journal_draft(unit, e, fact)
+        draft
         for e in rest
-        for fact in persona_safe_facts(e.content, guard, _speaker(e))
+        for draft in journal_drafts(
+            unit,
+            e,
+            persona_safe_facts(e.content, guard, _speaker(e)),
+            guard,
+            settings.max_memory_chars,
+        )
     ]
     stored = await memory.astore_many(drafts) if drafts else []
     result["memory_ids"] += [m.id for m in stored]

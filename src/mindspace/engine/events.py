@@ -17,13 +17,13 @@ from typing import Any
 from mindspace.clock import Clock, format_time
 from mindspace.engine.records import Event
 from mindspace.errors import InvalidInputError
+from mindspace.limits import MAX_EVENT_CHARS
 from mindspace.state.port import Store
 from mindspace.validation import MAX_JSON_DEPTH, find_invalid_text
 
 __all__ = ["EVENT_TYPE_PATTERN", "EventQueue", "urgency_order"]
 
 EVENT_TYPE_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
-MAX_EVENT_CHARS = 16_000
 MAX_ENTITY_CHARS = 128
 
 

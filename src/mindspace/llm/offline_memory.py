@@ -10,7 +10,9 @@ import json
 import re
 from collections.abc import Sequence
 
+from mindspace.limits import MAX_TEXT_CHARS
 from mindspace.llm.port import LLMResponse, Message, ToolCall, ToolSchema
+from mindspace.memory.chunking import chunk_text
 from mindspace.memory.extraction import persona_safe_facts
 from mindspace.workspace.persona import PersonaGuard
 
@@ -334,18 +336,31 @@ def journal_consolidation_skill(
     if any(m.role == "tool" for m in messages) or "store_memory" not in offered:
         return LLMResponse(tool_calls=(ToolCall("offline_noop", "noop", "{}"),))
     guard = PersonaGuard()
+    limit = _content_limit(tools, "store_memory")
     calls = [
         ToolCall(
             f"offline_store_{found.group('id')}_{n}",
             "store_memory",
-            json.dumps({"content": fact, "entry_id": int(found.group("id"))}),
+            json.dumps({"content": piece, "entry_id": int(found.group("id"))}),
         )
         for found in _JOURNAL_LINE.finditer(task)
-        for n, fact in enumerate(
-            persona_safe_facts(found.group("text"), guard, found.group("speaker"))
+        for n, piece in enumerate(
+            piece
+            for fact in persona_safe_facts(found.group("text"), guard, found.group("speaker"))
+            for piece in chunk_text(fact, limit)
         )
     ]
     return LLMResponse(tool_calls=tuple(calls) or (ToolCall("offline_noop", "noop", "{}"),))
+
+
+def _content_limit(tools: Sequence[ToolSchema], name: str) -> int:
+    """The ``maxLength`` of tool ``name``'s ``content`` argument (a fact longer is split)."""
+    for tool in tools:
+        function = tool.get("function", {})
+        if function.get("name") == name:
+            content = function.get("parameters", {}).get("properties", {}).get("content", {})
+            return int(content.get("maxLength", MAX_TEXT_CHARS))
+    return MAX_TEXT_CHARS
 
 
 MEMORY_SKILLS = (

@@ -16,12 +16,14 @@ from datetime import timedelta
 
 from mindspace.clock import parse_time
 from mindspace.journal.records import JournalEntry
+from mindspace.limits import CONTEXT_NEIGHBOUR_CHARS
+from mindspace.memory.chunking import chunk_text
 from mindspace.memory.records import memory_key
 from mindspace.memory.semantic import MemoryDraft
 from mindspace.state.unit import Unit
 from mindspace.workspace.persona import PersonaGuard
 
-__all__ = ["CONTEXT_WINDOW", "journal_draft", "persona_safe_facts"]
+__all__ = ["CONTEXT_WINDOW", "journal_draft", "journal_drafts", "persona_safe_facts"]
 
 CONTEXT_WINDOW = timedelta(minutes=10)
 """Neighbouring entries this close in time belong to the same exchange."""
@@ -92,16 +94,21 @@ def persona_safe_facts(text: str, guard: PersonaGuard, speaker: str | None = Non
     return facts
 
 
-def journal_draft(unit: Unit, entry: JournalEntry, content: str) -> MemoryDraft:
+def journal_draft(
+    unit: Unit, entry: JournalEntry, content: str, guard: PersonaGuard, *, part: str | None = None
+) -> MemoryDraft:
     """A memory of ``content`` that keeps the source metadata of ``entry`` (spec 003 §4).
 
     The memory is ``source="journal"`` with the entry's id, tags, source type, trust and
     entity, importance (and how it was scored), the time it happened, a ``ref:`` tag as
-    its reference, and the neighbouring entries of the same exchange as its context.
+    its reference, and the neighbouring entries of the same exchange as its context,
+    persona-safe (:func:`_conversation_context`). ``part`` (``"2/3"``) marks one piece of
+    an entry too long for one memory, as a ``part:2/3`` tag.
     """
+    tags = (*entry.tags, f"part:{part}") if part else entry.tags
     return MemoryDraft(
         content=content,
-        tags=entry.tags,
+        tags=tags,
         source_type=entry.source_type,
         source_trust=entry.source_trust,
         source_entity=entry.source_entity,
@@ -112,28 +119,64 @@ def journal_draft(unit: Unit, entry: JournalEntry, content: str) -> MemoryDraft:
         occurred_at=entry.timestamp,
         ref=next((t[4:] for t in entry.tags if t.startswith("ref:")), None),
         context=_conversation_context(
-            entry, _entry(unit, entry.id - 1), _entry(unit, entry.id + 1)
+            entry, _entry(unit, entry.id - 1), _entry(unit, entry.id + 1), guard
         ),
     )
 
 
+def journal_drafts(
+    unit: Unit, entry: JournalEntry, facts: list[str], guard: PersonaGuard, max_chars: int
+) -> list[MemoryDraft]:
+    """Memories of ``facts`` from ``entry``, a fact longer than ``max_chars`` in pieces.
+
+    A journal entry may be longer than a memory (10,000 against 4,000 characters by
+    default); such a fact is cut at paragraph and sentence ends
+    (:func:`~mindspace.memory.chunking.chunk_text`), each piece a memory of the entry
+    tagged ``part:i/n``, so the whole text is kept and every piece points at its source.
+    """
+    drafts = []
+    for fact in facts:
+        pieces = chunk_text(fact, max_chars)
+        for i, piece in enumerate(pieces, 1):
+            part = f"{i}/{len(pieces)}" if len(pieces) > 1 else None
+            drafts.append(journal_draft(unit, entry, piece, guard, part=part))
+    return drafts
+
+
 def _conversation_context(
-    entry: JournalEntry, previous: JournalEntry | None, following: JournalEntry | None
+    entry: JournalEntry,
+    previous: JournalEntry | None,
+    following: JournalEntry | None,
+    guard: PersonaGuard | None = None,
 ) -> str | None:
     """The entries around this one that belong to the same exchange (minutes apart).
 
     A line is often found by what surrounds it: an answer ("Yes, last Tuesday!") by the
     question before it, a question by the answer after it. Keeping the neighbours with
-    the memory lets a search reach it through them.
+    the memory lets a search reach it through them. A neighbour is the assistant's own
+    note as often as someone's words, so it passes the persona guard like the memory
+    itself (spec 003 §1): a clean neighbour (or a speaker's own line) is kept as it is,
+    otherwise only its persona-safe facts (:func:`persona_safe_facts`), or nothing.
     """
+    guard = guard or PersonaGuard()
     parts = []
     for before, after in ((previous, entry), (entry, following)):
         other = previous if before is previous else following
         if other is None or other.is_synthesis or before is None or after is None:
             continue
         gap = parse_time(after.timestamp) - parse_time(before.timestamp)
-        if timedelta(0) <= gap <= CONTEXT_WINDOW:
-            parts.append(memory_key(other.content, other.source_entity)[:300])
+        if not timedelta(0) <= gap <= CONTEXT_WINDOW:
+            continue
+        # Only a direct entry's words are its source entity's; any other entry is the
+        # assistant's note, whatever entity it is about.
+        speaker = other.source_entity if other.source_type == "direct" else None
+        quoted = memory_key(other.content, other.source_entity)[:CONTEXT_NEIGHBOUR_CHARS]
+        if not guard.is_clean(memory_key(other.content, speaker)):
+            safe = " ".join(persona_safe_facts(other.content, guard, speaker))
+            quoted = safe[:CONTEXT_NEIGHBOUR_CHARS].strip()
+            if not quoted or not guard.is_clean(quoted):
+                continue
+        parts.append(quoted)
     return "\n".join(parts) or None
 
 

@@ -12,7 +12,10 @@ document written in the same unit of work as the memories, so a tick killed midw
 stores neither and the next tick mines the same messages again.
 
 Bounded: at most ``mining_messages_per_call`` messages from the entity per request and
-``mining_calls_per_tick`` requests per sleep tick (each may get one repair request).
+``mining_calls_per_tick`` batches per sleep tick (each request may get one repair
+request). Whole: a message longer than a transcript line is sent as several lines, and a
+batch longer than one request's share (:data:`~mindspace.limits.MINING_TRANSCRIPT_CHARS`)
+as several requests, so the miner reads every word said (limits.FLOWS).
 """
 
 from __future__ import annotations
@@ -26,11 +29,14 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator, m
 
 from mindspace.config import Settings
 from mindspace.errors import LLMError, MindspaceError
+from mindspace.limits import MINING_LINE_CHARS, MINING_TRANSCRIPT_CHARS
 from mindspace.llm.port import LLM, Message
 from mindspace.llm.structured import ask_structured
+from mindspace.memory.chunking import chunk_text
 from mindspace.memory.prompts import ASSISTANT_FACT_EXTRACTION_PROMPT
 from mindspace.memory.records import Memory, memory_key
 from mindspace.memory.semantic import MemoryDraft, SemanticMemory
+from mindspace.memory.support import is_supported
 from mindspace.state.models import Document
 from mindspace.state.unit import Unit
 from mindspace.text import normalized
@@ -45,14 +51,13 @@ __all__ = [
     "MiningState",
     "Utterance",
     "mine_conversations",
+    "mining_prompt",
     "request_facts",
 ]
 
 MINED_TAG = "mined"
 """Tag of every memory mined from a conversation."""
 
-MAX_LINE_CHARS = 600
-"""Longest message line sent to the extractor; longer ones are cut."""
 
 MINING_PROMPT = (
     "Extract facts from this conversation with {entity}.\n"
@@ -63,14 +68,35 @@ lines starting "you:" are your replies, context only: never extract what you sai
 
 {transcript}
 
-Return only a JSON array with one object per fact, for example:
-[{{"fact": "{entity} is allergic to oak", "entity": "{entity}", "importance": 7}}]
+Return only a JSON array with one object per fact {entity} stated. The form, shown with
+a made-up person ({example_name}), never a fact to copy:
+[{{"fact": "{example_name} {example_claim}", "entity": "{example_name}", "importance": 4}}]
 - "fact": one short third-person sentence that names who it is about
 - "entity": who the fact is about ("{entity}" for what {entity} said about themselves),
   or null for a fact about the world
 - "importance": a whole number from 1 (mundane) to 10 (major)
 Return [] when nothing is worth remembering."""
 )
+"""The extractor's prompt; fill it with :func:`mining_prompt`."""
+
+EXAMPLE_NAMES = ("Morgan", "Robin")
+"""The made-up person of the prompt's example (the second when the speaker is the first)."""
+EXAMPLE_CLAIM = "restores antique barometers"
+"""The example's claim: a fact no speaker is asked about, so an echo is recognisable."""
+
+
+def mining_prompt(entity: str, transcript: str) -> str:
+    """The mining prompt for ``entity``: its example never names the real speaker."""
+    name = next(n for n in EXAMPLE_NAMES if n.casefold() != entity.casefold())
+    return MINING_PROMPT.format(
+        entity=entity, transcript=transcript, example_name=name, example_claim=EXAMPLE_CLAIM
+    )
+
+
+def _echoes_example(fact: str) -> bool:
+    return any(
+        normalized(f"{name} {EXAMPLE_CLAIM}") in normalized(fact) for name in EXAMPLE_NAMES
+    ) or normalized(EXAMPLE_CLAIM) == normalized(fact)
 
 
 @dataclass(frozen=True)
@@ -229,14 +255,54 @@ def _take(thread: list[Utterance], limit: int) -> tuple[list[Utterance], list[Ut
     return thread, []
 
 
-def _transcript(entity: str, batch: Sequence[Utterance]) -> str:
-    lines = []
+def _take_within(thread: list[Utterance], limit: int) -> tuple[list[Utterance], list[Utterance]]:
+    """:func:`_take`, stopping once the messages fill one request's share of characters."""
+    batch, rest = _take(thread, limit)
+    size = 0
+    for i, said in enumerate(batch):
+        size += len(said.content)
+        if size > MINING_TRANSCRIPT_CHARS and i > 0:
+            return batch[:i], batch[i:] + rest
+    return batch, rest
+
+
+def _transcripts(entity: str, batch: Sequence[Utterance]) -> list[str]:
+    """The batch as transcripts of lines, each within MINING_TRANSCRIPT_CHARS, every word kept.
+
+    A message is one line when it fits MINING_LINE_CHARS, else several consecutive lines
+    cut at sentence ends (:func:`~mindspace.memory.chunking.chunk_text`).
+    """
+    transcripts: list[list[str]] = [[]]
+    size = 0
     for said in batch:
-        text = " ".join(said.content.split())
-        if len(text) > MAX_LINE_CHARS:
-            text = text[: MAX_LINE_CHARS - 1] + "\u2026"
-        lines.append(f"{entity if said.role == 'user' else 'you'}: {text}")
-    return "\n".join(lines)
+        who = entity if said.role == "user" else "you"
+        for piece in chunk_text(" ".join(said.content.split()), MINING_LINE_CHARS):
+            line = f"{who}: {piece}"
+            if transcripts[-1] and size + len(line) > MINING_TRANSCRIPT_CHARS:
+                transcripts.append([])
+                size = 0
+            transcripts[-1].append(line)
+            size += len(line) + 1
+    return ["\n".join(lines) for lines in transcripts if lines]
+
+
+def _refusal(fact: MinedFact, entity: str, said: Sequence[str]) -> str | None:
+    """Why ``fact`` is not kept as something ``entity`` said (None: it is supported).
+
+    A fact is about what ``entity`` said, so only their lines count (never the replies);
+    a fact that repeats the prompt's example is refused whatever the transcript says.
+    """
+    if _echoes_example(fact.fact):
+        return "the prompt's example"
+    if not is_supported(fact.fact, said, names=[entity, fact.entity or ""]):
+        return f"not in what {entity} said"
+    return None
+
+
+def _spoken(entity: str, transcript: str) -> list[str]:
+    """The lines of ``transcript`` that are ``entity``'s own words."""
+    label = f"{entity}: "
+    return [line[len(label) :] for line in transcript.splitlines() if line.startswith(label)]
 
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
@@ -298,25 +364,28 @@ async def mine_conversations(
     budget = settings.mining_calls_per_tick
     for entity, thread in sorted(threads.items(), key=lambda item: item[1][0].number):
         while thread and result.batches < budget and result.error is None:
-            batch, thread = _take(thread, settings.mining_messages_per_call)
+            batch, thread = _take_within(thread, settings.mining_messages_per_call)
             spoken = sum(1 for m in batch if m.role == "user")
-            prompt = MINING_PROMPT.format(entity=entity, transcript=_transcript(entity, batch))
             try:
-                reply = await request_facts(llm, prompt, max_tokens=settings.llm_max_tokens)
+                replies = await _ask(llm, settings, entity, batch)
             except LLMError as exc:
                 result.error = f"{entity}: {type(exc).__name__}: {exc}"
                 break
             result.batches += 1
-            result.requests += reply.requests
-            if reply.facts is None:
-                # A model that cannot answer in the form asked would fail the same way
-                # again: the batch is passed over (its words stay as raw observations).
-                result.skipped_messages += spoken
-                result.problems.append(f"{entity}: {reply.problem}")
-            else:
+            skipped = False
+            for transcript, reply in replies:
+                result.requests += reply.requests
+                if reply.facts is None:
+                    # A model that cannot answer in the form asked would fail the same
+                    # way again: the part is passed over (its words stay in the history).
+                    skipped = True
+                    result.problems.append(f"{entity}: {reply.problem}")
+                    continue
+                said = _spoken(entity, transcript)
                 stored += await _store(
-                    reply.facts, entity, batch[-1].at, settings, guard, memory, result
+                    reply.facts, entity, said, batch[-1].at, settings, guard, memory, result
                 )
+            result.skipped_messages += spoken if skipped else 0
             result.messages += spoken
             watermarks[entity] = batch[-1].number
         if result.error is not None:
@@ -335,9 +404,23 @@ async def mine_conversations(
     return result
 
 
+async def _ask(
+    llm: LLM, settings: Settings, entity: str, batch: Sequence[Utterance]
+) -> list[tuple[str, FactsReply]]:
+    """One request per transcript of the batch (usually one), with what each answered."""
+    replies = []
+    for transcript in _transcripts(entity, batch):
+        prompt = mining_prompt(entity, transcript)
+        replies.append(
+            (transcript, await request_facts(llm, prompt, max_tokens=settings.llm_max_tokens))
+        )
+    return replies
+
+
 async def _store(
     facts: Sequence[MinedFact],
     speaker: str,
+    said: Sequence[str],
     at: str,
     settings: Settings,
     guard: PersonaGuard,
@@ -349,6 +432,16 @@ async def _store(
         text = fact.fact
         if not guard.is_clean(text):
             result.rejected.append(text)
+            continue
+        refusal = _refusal(fact, speaker, said)
+        if refusal is not None:
+            result.rejected.append(f"{text} ({refusal})")
+            continue
+        pieces = chunk_text(text, settings.max_memory_chars)
+        if len(pieces) > 1:
+            # A fact longer than a memory (a message quoted whole) is kept in pieces.
+            parts = [fact.model_copy(update={"fact": piece}) for piece in pieces]
+            stored += await _store(parts, speaker, said, at, settings, guard, memory, result)
             continue
         duplicate = await _duplicate_of(memory, text, speaker, settings.mining_duplicate_threshold)
         if duplicate is not None:
@@ -370,7 +463,7 @@ async def _store(
                     occurred_at=at,
                 )
             )
-        except MindspaceError as exc:  # e.g. a fact longer than max_memory_chars
+        except MindspaceError as exc:  # a draft the store refuses, e.g. a blank fact
             result.rejected.append(f"{text[:80]} ({exc})")
             continue
         result.memory_ids.append(saved.id)

@@ -57,7 +57,7 @@ class StoreMemory(Tool[StoreMemoryArgs]):
             # A direct entry holds its source entity's own words: their "I" is theirs.
             speaker = entry.source_entity if entry.source_type == "direct" else None
             ctx.guard.check(f"{speaker}: {args.content}" if speaker else args.content)
-            draft = journal_draft(ctx.unit, entry, args.content)
+            draft = journal_draft(ctx.unit, entry, args.content, ctx.guard)
             tags = tuple(dict.fromkeys([*draft.tags, *args.tags]))
             memory = await ctx.semantic.astore(replace(draft, tags=tags))
         else:
