@@ -177,7 +177,7 @@ async def test_an_entry_the_model_gave_no_fact_for_is_extracted_by_the_rules(
     await assistant.sleep("closing time")
     llm.enqueue(
         tool_calls=[
-            {"name": "store_memory", "arguments": {"content": "Bob is in debt", "entry_id": owed}},
+            {"name": "store_memory", "arguments": {"content": "Bob owes money", "entry_id": owed}},
             {"name": "noop", "arguments": {}},
         ]
     )
@@ -189,7 +189,7 @@ async def test_an_entry_the_model_gave_no_fact_for_is_extracted_by_the_rules(
     assert consolidation["extraction"] == "sleep_consolidate"
     assert consolidation["by_rules"] == [helped]
     memories = _memories(assistant)
-    assert set(memories) == {"Bob is in debt", "Alice needed help to find her lost sword"}
+    assert set(memories) == {"Bob owes money", "Alice needed help to find her lost sword"}
     assert memories["Alice needed help to find her lost sword"].entry_id == helped
 
 
@@ -210,3 +210,26 @@ async def test_a_speakers_own_words_keep_their_first_person_the_assistants_do_no
     assert memories[said].source_entity == "Ana"  # Ana's "I", kept with Ana as its source
     assert memories[said].entry_id == theirs
     assert SELF_REFERENCE not in memories
+
+
+async def test_a_fact_the_entry_does_not_say_is_refused_and_the_rules_keep_the_entry(
+    make_assistant: Callable[..., Assistant],
+) -> None:
+    llm = ScriptedLLM()
+    assistant = make_assistant("innkeeper", llm=llm)
+    owed = await _journal(assistant, "Bob owes Carol 20 gold", source_entity="Bob")
+    await assistant.sleep("closing time")
+    invented = {"content": "Bob drinks dark ale every night", "entry_id": owed}
+    llm.enqueue(tool_calls=[{"name": "store_memory", "arguments": invented}, {"name": "noop"}])
+
+    tick = await assistant.tick()
+
+    assert tick.sleep is not None
+    consolidation = tick.sleep.operations["run_sleep_consolidation"]
+    assert consolidation["by_rules"] == [owed]
+    assert set(_memories(assistant)) == {"Bob owes Carol 20 gold"}
+    (session,) = tick.sleep.sessions
+    refused = session.loop.calls[0]
+    assert (refused.name, refused.ok) == ("store_memory", False)
+    assert f"is not in journal entry {owed}" in refused.result["error"]
+    assert "drink, dark, ale, everi, night" in refused.result["error"]

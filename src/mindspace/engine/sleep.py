@@ -37,6 +37,7 @@ from mindspace.journal.evidence import Evidence, JournalEvidence
 from mindspace.journal.importance import score_pending_entries
 from mindspace.journal.reflection import ContextAsk, reflect_if_due
 from mindspace.journal.vectors import embed_pending_entries
+from mindspace.limits import ATTRIBUTE_KEY_CHARS, ATTRIBUTE_VALUE_CHARS
 from mindspace.llm.port import LLM, Message
 from mindspace.llm.structured import ask_structured
 from mindspace.memory.entities import EntityBook
@@ -46,8 +47,9 @@ from mindspace.memory.linking import (
     run_dreaming_tick,
 )
 from mindspace.memory.mining import MiningResult, MiningState, Utterance, mine_conversations
-from mindspace.memory.prompts import ENTITY_CONSOLIDATION_PROMPT
+from mindspace.memory.prompts import ATTRIBUTES_EXAMPLE, ENTITY_CONSOLIDATION_PROMPT
 from mindspace.memory.semantic import SemanticMemory
+from mindspace.memory.support import is_supported
 from mindspace.memory.working import WorkingMemoryBook
 from mindspace.state.unit import Unit
 from mindspace.workspace.persona import PersonaGuard
@@ -108,12 +110,20 @@ async def run_entity_consolidation_batch(
             skipped[profile.entity_id] = f"no usable attributes (after one repair): {answer.reason}"
             continue
         repaired += answer.obtained == "repaired"
+        # An attribute must come from the profile: its observations (or an attribute it
+        # has already), never from the prompt's example (memory.support).
+        said = [o.text for o in profile.observations]
+        said += [f"{k} {v}" for k, v in profile.attributes.items()]
         clean = {}
         for key, value in answer.value.root.items():
-            if guard.is_clean(value) and guard.is_clean(key):
-                clean[key] = value
-            else:
+            if not (guard.is_clean(value) and guard.is_clean(key)):
                 rejected.append(f"{key}: {value}")
+            elif ATTRIBUTES_EXAMPLE.get(key) == value:
+                rejected.append(f"{key}: {value} (the prompt's example)")
+            elif not is_supported(value, said, names=[profile.entity_id]):
+                rejected.append(f"{key}: {value} (not in the observations)")
+            else:
+                clean[key] = value
         book.consolidate(profile.entity_id, clean)
         updated[profile.entity_id] = clean
     return {
@@ -136,11 +146,15 @@ class EntityAttributes(RootModel[dict[str, str]]):
     @classmethod
     def _trimmed(cls, pairs: dict[str, str]) -> dict[str, str]:
         return {
-            k.strip()[:64]: v.strip()[:500] for k, v in pairs.items() if k.strip() and v.strip()
+            k.strip()[:ATTRIBUTE_KEY_CHARS]: v.strip()[:ATTRIBUTE_VALUE_CHARS]
+            for k, v in pairs.items()
+            if k.strip() and v.strip()
         }
 
 
-ATTRIBUTES_EXPECTED = 'one JSON object mapping attribute names to text, e.g. {"drink": "dark ale"}'
+ATTRIBUTES_EXPECTED = "one JSON object mapping attribute names to text, e.g. " + json.dumps(
+    ATTRIBUTES_EXAMPLE
+)
 
 
 class MemoryEvidence:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 __all__ = [
     "ASSISTANT_FACT_EXTRACTION_PROMPT",
+    "ATTRIBUTES_EXAMPLE",
     "ENTITY_CONSOLIDATION_PROMPT",
     "SLEEP_CONSOLIDATION_PROMPT",
 ]
@@ -21,6 +24,12 @@ ALWAYS extract:
 - User/player information ("Player Alice prefers formal address")
 """
 
+ATTRIBUTES_EXAMPLE: dict[str, str] = {"hobby": "restoring antique barometers"}
+"""The form of an entity-consolidation answer, with a made-up value: an answer that
+repeats it is refused (small models copy examples)."""
+
+_EXAMPLE_JSON = json.dumps(ATTRIBUTES_EXAMPLE).replace("{", "{{").replace("}", "}}")
+
 ENTITY_CONSOLIDATION_PROMPT = (
     "Consolidate these observations about {entity} into stable attributes.\n"
     + ASSISTANT_FACT_EXTRACTION_PROMPT
@@ -30,8 +39,10 @@ Observations:
 
 Existing attributes (JSON): {attributes}
 
-Return one JSON object mapping short attribute names to values, e.g.
-{{"preferred_address": "formal", "drink": "dark ale"}}."""
+Return one JSON object mapping short attribute names to values taken from the
+observations; {{}} when they state nothing lasting. The form, with a made-up value that
+is never an answer: """
+    + _EXAMPLE_JSON
 )
 
 # The system prompt of the sleep_consolidate context (spec 002 §1): journal entries are

@@ -11,6 +11,7 @@ from mindspace.errors import InvalidArgumentsError
 from mindspace.journal.records import JournalEntry
 from mindspace.memory.extraction import journal_draft
 from mindspace.memory.semantic import MemoryDraft
+from mindspace.memory.support import is_supported, unsupported_words
 from mindspace.tools.base import Tool, ToolArgs, ToolCategory, ToolContext
 from mindspace.tools.limits import Identifier, Labels, Limit, ShortText
 
@@ -57,6 +58,7 @@ class StoreMemory(Tool[StoreMemoryArgs]):
             # A direct entry holds its source entity's own words: their "I" is theirs.
             speaker = entry.source_entity if entry.source_type == "direct" else None
             ctx.guard.check(f"{speaker}: {args.content}" if speaker else args.content)
+            _check_supported(args.content, entry)
             draft = journal_draft(ctx.unit, entry, args.content, ctx.guard)
             tags = tuple(dict.fromkeys([*draft.tags, *args.tags]))
             memory = await ctx.semantic.astore(replace(draft, tags=tags))
@@ -78,6 +80,23 @@ class StoreMemory(Tool[StoreMemoryArgs]):
             "content": memory.content,
             "metadata": memory.metadata(),
         }
+
+
+def _check_supported(content: str, entry: JournalEntry) -> None:
+    """A fact stored from an entry must be in it (memory.support), not invented.
+
+    Raises:
+        InvalidArgumentsError: too few of the fact's words are in the entry.
+    """
+    names = [entry.source_entity] if entry.source_entity else []
+    if is_supported(content, [entry.content], names=names):
+        return
+    missing = ", ".join(unsupported_words(content, [entry.content], names=names)[:8])
+    raise InvalidArgumentsError(
+        f"The fact {content[:80]!r} is not in journal entry {entry.id}: the entry does not "
+        f"say {missing}",
+        "Store what the entry itself says, in the third person, or leave the entry out.",
+    )
 
 
 class RecallMemoriesArgs(ToolArgs):
