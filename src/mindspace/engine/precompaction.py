@@ -8,6 +8,11 @@ something to compact is queued in :class:`CompactionRound`, and each tick runs a
 whose old part has been read, and only that part. The round goes on over the next ticks,
 asleep (70%) or awake (80%, before the tick's own session), until every queued thread is
 compacted, whatever the usage meanwhile: no thread is ever compacted unread.
+
+Read whole: a session's prompt shows the history within its token budget (8,000 tokens
+by default), which trims the oldest messages, so the part to compact is read in
+*windows* (:mod:`mindspace.engine.windows`) of consecutive messages that each fit it,
+one session per window, and a thread is compacted only once its last window is read.
 """
 
 from __future__ import annotations
@@ -28,7 +33,9 @@ from mindspace.engine.compaction import (
 )
 from mindspace.engine.core import EngineCore
 from mindspace.engine.loop import SideSession
+from mindspace.engine.records import ConversationMessage
 from mindspace.engine.session import Sessions
+from mindspace.engine.windows import window_budget, windows
 from mindspace.errors import LLMError
 from mindspace.state.models import Document
 from mindspace.state.unit import Unit
@@ -98,20 +105,17 @@ async def extract_then_compact(
             if budget <= 0:
                 still.append(entity)
                 continue
-            budget -= 1
-            task = PRE_COMPACTION_TASK.format(entity=entity or "no one")
-            try:
-                session = await sessions.side(unit, "pre_compaction", task, entity=entity)
-            except LLMError as exc:
-                report["threads"][entity] = {"error": str(exc)}
+            read, used, outcome, sessions_run = await _read(
+                unit, sessions, entity, old, marks.get(entity, 0), budget, core
+            )
+            budget -= used
+            done += sessions_run
+            report["threads"][entity] = outcome
+            if read:
+                marks[entity] = read
+            if read < last:
                 still.append(entity)
                 continue
-            done.append(session)
-            report["threads"][entity] = {
-                "tool_calls": [(c.name, c.ok) for c in session.loop.calls],
-                "iterations": session.loop.iterations,
-            }
-            marks[entity] = last
         ready[entity] = marks[entity]
     compaction = (
         await compact_conversation_history(
@@ -126,3 +130,46 @@ async def extract_then_compact(
     report["queued"] = still
     unit.put_doc(CompactionRound(queued=tuple(still), extracted_through=marks))
     return RoundResult(report, compaction, done)
+
+
+async def _read(
+    unit: Unit,
+    sessions: Sessions,
+    entity: str,
+    old: list[ConversationMessage],
+    read: int,
+    budget: int,
+    core: EngineCore,
+) -> tuple[int, int, dict[str, Any], list[SideSession]]:
+    """Extraction sessions over the unread windows of ``old``, within ``budget`` sessions.
+
+    Returns the number of the last message read, the sessions used, the thread's report
+    (tool calls, iterations, windows read, or the error) and the sessions. The pieces of
+    one message too long for a window are read in the same tick, past the budget if need
+    be, so a message is never left half read.
+    """
+    task = PRE_COMPACTION_TASK.format(entity=entity or "no one")
+    calls: list[tuple[str, bool]] = []
+    iterations = 0
+    used = 0
+    ran: list[SideSession] = []
+    outcome: dict[str, Any] = {}
+    for window in windows(old, read, window_budget(core.settings)):
+        if used >= budget and not window.continues:
+            break
+        used += 1
+        try:
+            session = await sessions.side(
+                unit, "pre_compaction", task, entity=entity, history=window.messages
+            )
+        except LLMError as exc:
+            outcome["error"] = str(exc)
+            break
+        ran.append(session)
+        calls += [(c.name, c.ok) for c in session.loop.calls]
+        iterations += session.loop.iterations
+        read = max(read, window.through)
+    outcome.update(
+        {"tool_calls": calls, "iterations": iterations, "windows": len(ran), "read_through": read}
+    )
+    return read, used, outcome, ran

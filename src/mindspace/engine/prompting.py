@@ -62,6 +62,9 @@ class PromptInputs:
     budget before the history gets its share."""
     tool_result: str | None = None
     """The tool_result component's text for a side session; None: the last awake result."""
+    history: tuple[Message, ...] | None = None
+    """The conversation history to show instead of the stored thread (a pre-compaction
+    window: the part of the thread this session reads); None: the stored thread."""
 
     @property
     def now(self) -> str:
@@ -128,6 +131,8 @@ def _goals(inputs: PromptInputs) -> str:
 
 
 def _history(inputs: PromptInputs) -> tuple[Message, ...]:
+    if inputs.history is not None:
+        return inputs.history
     return history_messages(inputs.unit, inputs.entity)
 
 

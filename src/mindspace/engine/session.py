@@ -78,6 +78,7 @@ class Sessions:
         record_usage: bool = True,
         side_of: SideRunner | None = None,
         tool_result: str | None = None,
+        history: Sequence[Message] | None = None,
     ) -> tuple[ExecutionPattern, AssembledPrompt, LoopResult]:
         """Compose, assemble and run the loop inside ``unit`` (the caller commits).
 
@@ -122,6 +123,7 @@ class Sessions:
             present_entities=event.meta.present if event is not None else (),
             reserved_tokens=tool_tokens,
             tool_result=tool_result,
+            history=tuple(history) if history is not None else None,
         )
         prompt = await a.prompt_builder.build(inputs)
         messages = list(prompt.messages)
@@ -175,6 +177,7 @@ class Sessions:
         *,
         entity: str = "",
         tool_result: str | None = None,
+        history: Sequence[Message] | None = None,
     ) -> SideSession:
         """Run a session of ``context_type`` inside another tick's ``unit``.
 
@@ -191,6 +194,7 @@ class Sessions:
             task=task,
             record_usage=False,
             tool_result=tool_result,
+            history=history,
         )
         return SideSession(context_type, task, pattern, prompt, loop)
 

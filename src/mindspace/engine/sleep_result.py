@@ -76,12 +76,15 @@ class SleepTickResult:
 
     @property
     def finished(self) -> bool:
-        """The night's work is done: compacting finished and every memory is linked."""
+        """The night's work is done: compacting finished, every memory is linked and no
+        conversation waits in a compaction round (its windows are read over ticks)."""
+        extraction = self.operations.get("run_pre_compaction_extraction", {})
         return (
             not self.woke
             and self.phase_after == "dreaming"
             and "run_dreaming_tick" in self.operations
             and self.progress.links_remaining == 0
+            and not extraction.get("queued")
         )
 
     def to_dict(self) -> dict[str, Any]:

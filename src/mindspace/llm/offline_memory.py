@@ -341,16 +341,24 @@ def journal_consolidation_skill(
         ToolCall(
             f"offline_store_{found.group('id')}_{n}",
             "store_memory",
-            json.dumps({"content": piece, "entry_id": int(found.group("id"))}),
+            json.dumps({"content": piece, "entry_id": int(found.group("id")), "tags": tags}),
         )
         for found in _JOURNAL_LINE.finditer(task)
-        for n, piece in enumerate(
+        for n, (piece, tags) in enumerate(
             piece
             for fact in persona_safe_facts(found.group("text"), guard, found.group("speaker"))
-            for piece in chunk_text(fact, limit)
+            for piece in _pieces(fact, limit)
         )
     ]
     return LLMResponse(tool_calls=tuple(calls) or (ToolCall("offline_noop", "noop", "{}"),))
+
+
+def _pieces(fact: str, limit: int) -> list[tuple[str, list[str]]]:
+    """A fact within ``limit``: itself, or its pieces each tagged ``part:i/n``."""
+    pieces = chunk_text(fact, limit)
+    if len(pieces) == 1:
+        return [(pieces[0], [])]
+    return [(p, [f"part:{i}/{len(pieces)}"]) for i, p in enumerate(pieces, 1)]
 
 
 def _content_limit(tools: Sequence[ToolSchema], name: str) -> int:
