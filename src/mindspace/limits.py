@@ -160,7 +160,7 @@ FLOWS: tuple[TextFlow, ...] = (
     ),
     TextFlow("event", "mining_line", "chunked", "memory.mining: a long message is several lines"),
     TextFlow(
-        "mining_line",
+        "event",
         "mining_transcript",
         "chunked",
         "memory.mining: lines past one request's share go in the next request",

@@ -22,7 +22,7 @@ import pytest
 
 def _text(topic: str, chars: int = 10_000) -> str:
     """Exactly ``chars`` characters of sentences, each with its own code word."""
-    sentences = []
+    sentences: list[str] = []
     n = 0
     while sum(len(s) + 1 for s in sentences) < chars:
         sentences.append(f"The {topic} ledger line {n} records cargo {topic}{n}x for pier {n}.")

@@ -151,7 +151,7 @@ async def test_an_echoing_model_stores_nothing_the_speakers_did_not_say(
 
 def long_text(topic: str, chars: int = 10_000) -> str:
     """A text of exactly ``chars`` characters whose every sentence has its own word."""
-    sentences = []
+    sentences: list[str] = []
     n = 0
     while sum(len(s) + 1 for s in sentences) < chars:
         sentences.append(f"The {topic} ledger line {n} records cargo code{n}x for pier{n}x.")
