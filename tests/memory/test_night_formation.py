@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -22,7 +22,8 @@ from mindspace import Assistant, FunctionLLM, ManualClock, Settings
 from mindspace.clock import format_time
 from mindspace.embeddings import HashingEmbedder
 from mindspace.engine.compaction import SUMMARY_MARKER, thread_messages
-from mindspace.engine.records import ConversationMessage, EngineState
+from mindspace.engine.records import ConversationMessage, EngineState, StoredToolCall
+from mindspace.engine.windows import windows
 from mindspace.llm import OfflineLLM
 from mindspace.llm.openai_compat import OpenAICompatibleLLM
 from mindspace.llm.port import LLM, Message, ToolSchema
@@ -34,6 +35,8 @@ from mindspace.testing.inspect import stored_records
 from mindspace.testing.scripted_server import Step
 from mindspace.text import keywords
 from mindspace.workspace.persona import PersonaGuard
+
+Role = Literal["user", "assistant", "tool"]
 
 SAID = {
     "Dana": ["My dog is called Biscuit.", "I am allergic to oak pollen."],
@@ -308,3 +311,34 @@ async def test_no_memory_field_carries_the_assistants_first_person(
     scabbard = next(m for m in memories if m.entry_id == 3)
     assert scabbard.context is not None
     assert "Alice needed help" in scabbard.context
+
+
+def test_a_window_never_shows_a_tool_result_without_its_call() -> None:
+    def message(n: int, role: Role, content: str, **extra: Any) -> ConversationMessage:
+        return ConversationMessage(
+            id=f"m{n}",
+            entity="Dana",
+            role=role,
+            content=content,
+            created_at="2025-01-01T00:00:00Z",
+            **extra,
+        )
+
+    call = StoredToolCall(id="c1", tool="recall_memories", arguments="{}")
+    old = [
+        message(1, "user", "What do you know about the pier?"),
+        message(2, "assistant", "", tool_calls=(call,)),
+        message(3, "tool", "The pier code is pier77x " * 400, tool_call_id="c1"),
+        message(4, "assistant", "The pier code is pier77x."),
+    ]
+    shown = list(windows(old, 0, 600))
+    assert shown[-1].through == 4
+    texts = [m.content or "" for w in shown for m in w.messages]
+    assert sum(t.count("pier77x") for t in texts) >= 401  # every piece of the result
+    for window in shown:
+        calls = {c.id for m in window.messages for c in m.tool_calls}
+        assert all(m.tool_call_id in calls for m in window.messages if m.role == "tool")
+    # Read up to the call: the result comes next, labelled, never as a lone tool message.
+    rest = list(windows(old, 2, 100_000))
+    assert [m.role for m in rest[0].messages] == ["user", "assistant"]
+    assert (rest[0].messages[0].content or "").startswith("[tool result] The pier code")

@@ -93,6 +93,10 @@ def windows(old: Sequence[ConversationMessage], after: int, budget: int) -> Iter
             shown, used = [], 0
         if cost <= budget:
             shown += [_as_message(m) for m in group]
+            if group[0].role == "tool":
+                # Its call was read in an earlier window: a lone result would break the
+                # pairing (and be trimmed), so it is shown as what it is.
+                shown[-len(group)] = Message("user", f"[tool result] {group[0].content or ''}")
             used += cost
             through = message_number(group[-1])
             continue
