@@ -161,6 +161,28 @@ class SqlStore:
         """
         await asyncio.to_thread(self.engine.dispose)
 
+    def scrub(self) -> None:
+        """Checkpoint SQLite's write-ahead log and truncate it (after forgetting).
+
+        Deleted rows are zeroed in the database file as they go (``secure_delete``, see
+        :func:`~mindspace.storage.connection.tune_sqlite`), but the log keeps the page
+        images of earlier transactions, words included, until it is checkpointed and
+        reset. A reader holding an old snapshot makes the truncation wait for the next
+        scrub. PostgreSQL: nothing (deleted row versions stay in its files until its own
+        VACUUM; no query returns them).
+        """
+        if self.engine.dialect.name != "sqlite":
+            return
+        # The driver's own connection: outside any transaction (a checkpoint inside one
+        # cannot reset the log). tune_sqlite left it in autocommit.
+        raw = self.engine.raw_connection()
+        try:
+            cursor = raw.cursor()
+            cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            cursor.close()
+        finally:
+            raw.close()
+
     @contextmanager
     def _transaction(self, doing: str, *, write: bool = False) -> Iterator[Connection]:
         engine = self.engine.execution_options(mindspace_write=True) if write else self.engine
