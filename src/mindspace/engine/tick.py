@@ -380,6 +380,12 @@ class Ticker:
         notes = []
         if emergency is not None and emergency.compacted:
             notes.append(f"emergency compaction: {emergency.to_dict()['threads']}")
+        if loop.not_text:
+            notes.append(
+                f"the model's output held {loop.not_text} character(s) that are not text "
+                "(lone surrogates or NUL); each was replaced with U+FFFD"
+            )
+            logger.warning("Replaced %d non-text characters in the model's output", loop.not_text)
         return TickResult(
             notes=notes,
             kind=kind,
