@@ -64,6 +64,7 @@ from mindspace.storage.pg_memory import (
 )
 from mindspace.storage.pg_semantic import PgSemanticIndex
 from mindspace.storage.tables import KindTable, assistants, kind_table, memories, row_values
+from mindspace.validation import assistant_key_problem
 
 __all__ = ["STAGING_PREFIX", "SemanticFactory", "SqlStore", "sqlite_file"]
 
@@ -215,6 +216,11 @@ class SqlStore:
                 f"No assistant {key!r} in {self.url!r}; create it first (talking to it or "
                 "calling a tool creates it, e.g. `mindspace chat --assistant KEY`) or check --db."
             )
+        # A new key obeys the API's rule, so every assistant is reachable over HTTP (an
+        # import's staging copy is the store's own, never listed or served).
+        problem = None if key.startswith(STAGING_PREFIX) else assistant_key_problem(key)
+        if problem is not None:
+            raise ConfigError(f"{problem}.")
         with self._transaction(f"creating assistant {key!r}", write=True) as conn:
             found = _find(conn, key)  # another process may have created it meanwhile
             if found is None:

@@ -136,6 +136,7 @@ def import_command(
                 replace=replace,
                 progress=_progress,
                 progress_every=_PROGRESS_EVERY,
+                settings=settings,
             )
         except AlreadyExistsError as exc:
             raise CliError(
