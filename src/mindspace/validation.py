@@ -32,6 +32,7 @@ from typing import Any
 
 __all__ = [
     "ASSISTANT_KEY_PATTERN",
+    "MAX_ENTITY_TYPE_CHARS",
     "MAX_ID_CHARS",
     "MAX_JSON_DEPTH",
     "MAX_LABELS",
@@ -73,7 +74,9 @@ MAX_TEXT_CHARS = 100_000
 MAX_SHORT_TEXT_CHARS = 1_000
 """Reasons, queries, targets and other one-line text."""
 MAX_ID_CHARS = 128
-"""Identifiers: entity ids, goal ids, project keys, entity types (VARCHAR(128) columns)."""
+"""Identifiers: entity ids, goal ids, project keys (VARCHAR(128) columns, or checked tighter)."""
+MAX_ENTITY_TYPE_CHARS = 32
+"""An entity's type (``player``, ``npc``...): the VARCHAR(32) column ``entities.entity_type``."""
 MAX_LABEL_CHARS = 64
 """One tag or one related-project key."""
 MAX_LABELS = 20

@@ -299,3 +299,10 @@ def test_keys_the_api_refuses_are_never_created(store: SqlStore, exported: Path,
     with pytest.raises(ConfigError, match="Invalid assistant key"):
         store.open_assistant(key, create=True)
     assert _keys(store.url) == ["barkeep"]
+
+
+def test_a_value_longer_than_its_column_is_refused(store: SqlStore, exported: Path) -> None:
+    edited = _with(exported, _record("entity", "Eve", **{**_ENTITY, "entity_type": "t" * 40}))
+    with pytest.raises(TransferError, match=r"field 'entity_type' .* the limit is 32"):
+        import_assistant(store, edited, key="copy")
+    assert _keys(store.url) == ["barkeep"]

@@ -15,11 +15,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
+from sqlalchemy import String
 
 import mindspace.engine.assistant  # noqa: F401 - registers every record and document model
 from mindspace.config import Settings
 from mindspace.engine.events import MAX_EVENT_CHARS
 from mindspace.state.models import DOC_KIND, document_model, record_model
+from mindspace.storage.tables import KINDS
 from mindspace.transfer.format import TransferError
 from mindspace.validation import MAX_TEXT_CHARS, find_invalid_text
 
@@ -29,8 +31,19 @@ _FIX = "fix the value or export the assistant again"
 
 
 def field_limits(settings: Settings) -> dict[tuple[str, str], int]:
-    """The most characters of the texts a tool or a host limits, by (kind, field)."""
+    """The most characters of each limited text, by (kind, field).
+
+    The sizes of the VARCHAR columns (PostgreSQL refuses a longer value; SQLite would
+    keep it, so the assistant could never move) and the texts tools and hosts limit.
+    """
+    sizes = {
+        (kind, column.name): column.type.length
+        for kind, spec in KINDS.items()
+        for column in spec.table.columns
+        if isinstance(column.type, String) and column.type.length is not None
+    }
     return {
+        **sizes,
         ("memory", "content"): settings.max_memory_chars,
         ("journal_entry", "content"): settings.max_journal_entry_chars,
         ("goal", "description"): settings.max_goal_description_chars,
