@@ -33,6 +33,7 @@ __all__ = [
     "CONTEXT_NEIGHBOUR_CHARS",
     "FLOWS",
     "LIMITS",
+    "MAX_ENTITY_TYPE_CHARS",
     "MAX_EVENT_CHARS",
     "MAX_ID_CHARS",
     "MAX_JSON_DEPTH",
@@ -56,6 +57,8 @@ MAX_SHORT_TEXT_CHARS = 1_000
 """Reasons, queries, targets and other one-line text."""
 MAX_ID_CHARS = 128
 """Identifiers: entity ids, goal ids, project keys, entity types (VARCHAR(128) columns)."""
+MAX_ENTITY_TYPE_CHARS = 32
+"""An entity's type (``player``, ``npc``...): the VARCHAR(32) column ``entities.entity_type``."""
 MAX_LABEL_CHARS = 64
 """One tag or one related-project key."""
 MAX_LABELS = 20
@@ -108,6 +111,7 @@ LIMITS: Mapping[str, TextLimit] = {
         TextLimit("text", MAX_TEXT_CHARS, "any string at all"),
         TextLimit("short_text", MAX_SHORT_TEXT_CHARS, "a reason, a query, a target"),
         TextLimit("id", MAX_ID_CHARS, "an entity id, goal id or project key"),
+        TextLimit("entity_type", MAX_ENTITY_TYPE_CHARS, "an entity's type"),
         TextLimit("label", MAX_LABEL_CHARS, "one tag"),
         TextLimit("event", MAX_EVENT_CHARS, "an event's content (a message from a host)"),
         TextLimit("reply", "max_reply_chars", "a reply delivered and stored"),

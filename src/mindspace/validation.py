@@ -6,7 +6,8 @@ stored:
 
 * **valid Unicode**: a lone surrogate (``"\\ud800"``) is a Python ``str`` but not text; it
   cannot be encoded as UTF-8, so SQLite, JSON responses and LLM requests fail on it
-  later, after it was stored. It is refused at the door instead.
+  later, after it was stored. It is refused at the door instead. So is NUL (U+0000):
+  SQLite stores it, PostgreSQL refuses it, so an assistant holding one could never move.
 * **a maximum length** per field (see the table in docs/configuration.md); no string
   anywhere is longer than :data:`MAX_TEXT_CHARS`.
 
@@ -17,6 +18,10 @@ nested 100,000 deep would otherwise raise ``RecursionError`` inside the parser.
 The functions return a description of the problem (or None) rather than raise, so each
 boundary raises its own error type: tools an ``InvalidArgumentsError`` result, HTTP a 422,
 the CLI exit code 2.
+
+What the *model* writes cannot be refused (nobody could fix it): :func:`replace_not_text`
+and :func:`replace_not_text_in` turn every lone surrogate and NUL in its replies and tool
+calls into U+FFFD, and the tick notes how many (:mod:`mindspace.llm.port`).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from typing import Any
 # The limits live in the one table of mindspace.limits; they are re-exported here, where
 # the input boundary has always offered them.
 from mindspace.limits import (
+    MAX_ENTITY_TYPE_CHARS,
     MAX_ID_CHARS,
     MAX_JSON_DEPTH,
     MAX_LABEL_CHARS,
@@ -38,6 +44,8 @@ from mindspace.limits import (
 )
 
 __all__ = [
+    "ASSISTANT_KEY_PATTERN",
+    "MAX_ENTITY_TYPE_CHARS",
     "MAX_ID_CHARS",
     "MAX_JSON_DEPTH",
     "MAX_LABELS",
@@ -45,24 +53,79 @@ __all__ = [
     "MAX_LIST_ITEMS",
     "MAX_SHORT_TEXT_CHARS",
     "MAX_TEXT_CHARS",
+    "REPLACEMENT",
+    "assistant_key_problem",
     "find_invalid_text",
     "invalid_unicode",
     "json_depth_exceeds",
+    "replace_not_text",
+    "replace_not_text_in",
     "text_problem",
 ]
+
+ASSISTANT_KEY_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+"""An assistant's key: a letter or digit, then up to 63 letters, digits, '_', '.' or '-'.
+
+One rule for every place a key is made (the API's paths, ``-a``/``--assistant``,
+``import --as``, an export's header), so every assistant can be reached over HTTP.
+"""
+
+_ASSISTANT_KEY = re.compile(ASSISTANT_KEY_PATTERN)
+
+REPLACEMENT = "\ufffd"
+"""What a character that is not text becomes in the model's output."""
+
+_NOT_TEXT = re.compile("[\x00\ud800-\udfff]")
+"""NUL and lone surrogates (a Python str holds a paired one as one astral code point)."""
 
 _TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
 
 
 def invalid_unicode(text: str) -> int | None:
-    """The index of the first character UTF-8 cannot encode (a lone surrogate), or None."""
+    """The index of the first character that is not text (a lone surrogate, NUL), or None."""
+    nul = text.find("\x00")
     if text.isascii():
-        return None
+        return None if nul < 0 else nul
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        return exc.start
-    return None
+        return exc.start if nul < 0 else min(nul, exc.start)
+    return None if nul < 0 else nul
+
+
+def assistant_key_problem(key: str) -> str | None:
+    """Why ``key`` cannot name an assistant (a sentence saying what to do), or None."""
+    if _ASSISTANT_KEY.fullmatch(key):
+        return None
+    return (
+        f"Invalid assistant key {key!r}: use 1-64 letters, digits, '_', '.' or '-', "
+        "starting with a letter or digit (e.g. 'barkeep')"
+    )
+
+
+def replace_not_text(text: str) -> tuple[str, int]:
+    """``text`` with every lone surrogate and NUL replaced by U+FFFD, and how many."""
+    if text.isascii() and "\x00" not in text:
+        return text, 0
+    return _NOT_TEXT.subn(REPLACEMENT, text)
+
+
+def replace_not_text_in(value: Any) -> tuple[Any, int]:
+    """:func:`replace_not_text` on every string (and key) inside a JSON-like ``value``."""
+    if isinstance(value, str):
+        return replace_not_text(value)
+    if isinstance(value, dict):
+        out: dict[Any, Any] = {}
+        count = 0
+        for key, item in value.items():
+            new_key, a = replace_not_text(key) if isinstance(key, str) else (key, 0)
+            out[new_key], b = replace_not_text_in(item)
+            count += a + b
+        return out, count
+    if isinstance(value, list):
+        pairs = [replace_not_text_in(item) for item in value]
+        return [v for v, _ in pairs], sum(n for _, n in pairs)
+    return value, 0
 
 
 def text_problem(text: str, max_chars: int | None = MAX_TEXT_CHARS) -> str | None:
@@ -71,6 +134,11 @@ def text_problem(text: str, max_chars: int | None = MAX_TEXT_CHARS) -> str | Non
     The answer is a phrase to follow a field's name, e.g. ``"'reason' " + problem``.
     """
     position = invalid_unicode(text)
+    if position is not None and text[position] == "\x00":
+        return (
+            f"contains a NUL character (U+0000) at position {position:,}; remove it "
+            "(PostgreSQL cannot store it)"
+        )
     if position is not None:
         return (
             f"contains invalid Unicode: a lone surrogate {text[position]!r} at position "

@@ -86,6 +86,25 @@ def test_export_to_stdout_then_import_it_elsewhere(cli: Cli, tmp_path: Path) -> 
     assert (tmp_path / "c.jsonl").read_text(encoding="utf-8").splitlines()[1:] == lines[1:]
 
 
+def test_export_o_follows_a_symlink_and_refuses_a_directory(cli: Cli, tmp_path: Path) -> None:
+    source = tmp_path / "a.db"
+    _source(source)
+    real = tmp_path / "real.jsonl"
+    link = tmp_path / "null"  # as `-o /dev/null` would be, but a link made here
+    link.symlink_to(real)
+
+    written = cli("export", "--db", str(source), "-a", "barkeep", "-o", str(link))
+    refused = cli("export", "--db", str(source), "-a", "barkeep", "-o", str(tmp_path))
+
+    assert written.returncode == 0, written.stderr
+    assert link.is_symlink()
+    assert json.loads(real.read_text().splitlines()[0])["format"]
+    assert refused.returncode == 1
+    assert refused.stderr.startswith("error: ")
+    assert "is a directory; export to a regular file" in refused.stderr
+    assert "Traceback" not in refused.stderr
+
+
 def test_a_bad_file_exits_1_naming_the_line(cli: Cli, tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"format": "mindspace-export", "version": 1}\n', encoding="utf-8")

@@ -163,3 +163,67 @@ def test_an_unknown_assistant_names_the_ones_there(tmp_path: Path, env: dict[str
     assert "Traceback" not in done.stderr
     assert "No assistant 'barkep'" in done.stderr
     assert "'barkeep'" in done.stderr
+
+
+def test_every_malformed_request_gets_a_json_rpc_error_and_the_server_goes_on(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    call = {"jsonrpc": "2.0", "method": "tools/call"}
+    lines = [
+        "this is not json",
+        "{}",
+        json.dumps([{"jsonrpc": "2.0", "id": 1, "method": "ping"}]),
+        json.dumps({"jsonrpc": "1.0", "id": 2, "method": "ping"}),
+        json.dumps({**call, "id": 3, "params": [1, 2]}),
+        json.dumps(
+            {
+                **call,
+                "id": 4,
+                "params": {"name": "add_goal", "arguments": {"description": "\ud800"}},
+            }
+        ),
+        '{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "add_goal", '
+        f'"arguments": {{"description": {deep}}}}}}}',
+        json.dumps({**call, "params": [1]}),  # a notification: never answered
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 6,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "0"},
+                },
+            }
+        ),
+    ]
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "mindspace.hosts.cli.app", "mcp"),
+            *("--db", str(tmp_path / "t.db"), "--assistant", "barkeep", "--create"),
+        ],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    replies = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    codes = [(r.get("id"), r["error"]["code"]) for r in replies if "error" in r]
+    assert codes == [
+        (None, -32700),
+        (None, -32600),
+        (None, -32600),
+        (2, -32600),
+        (3, -32602),
+        (4, -32602),
+        (5, -32600),
+    ], done.stderr[-2000:]
+    assert "surrogate" in replies[5]["error"]["message"]
+    initialized = [r for r in replies if r.get("id") == 6]
+    assert initialized
+    assert "result" in initialized[0]
+    assert "Traceback" not in done.stderr

@@ -138,7 +138,11 @@ async def test_forget_dry_run_lists_everything_and_writes_nothing(
         "journal_entries": 1,
         "journal_vectors": 1,
         "memory_links": 2,  # Alice's own links and Bob's links to her
+        "session_facts": 0,
+        "events": 0,
     }
+    # The tool calls' history records of her memory, entry and profile lose their words.
+    assert shown["redacted"] == {"history": 3}
     assert on_backend.core.store.revision(on_backend.info.id) == revision
     assert edits_of(on_backend) == []
     assert on_backend.views.entity("Alice") is not None

@@ -175,9 +175,9 @@ LONG_CALLS: list[tuple[str, dict[str, Any], str, str]] = [
     ("store_memory", {"content": "Alice likes ale", "tags": ["t"] * 21}, "tags", "the limit is 20"),
     (
         "update_entity_observation",
-        {"entity_id": "Alice", "observation": "o", "entity_type": "t" * 129},
+        {"entity_id": "Alice", "observation": "o", "entity_type": "t" * 33},
         "entity_type",
-        "the limit is 128",
+        "the limit is 32",  # its column's size (tests/storage/test_column_limits.py)
     ),
     (
         "swap_project",

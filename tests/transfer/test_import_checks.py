@@ -204,3 +204,105 @@ def test_an_invalid_key_is_refused_before_anything_is_written(
     with pytest.raises(ConfigError, match="Invalid assistant key"):
         import_assistant(store, exported, key=" padded ", replace=True)
     assert _keys(store.url) == ["barkeep"]
+
+
+def _with(path: Path, *records: dict[str, Any]) -> Path:
+    """``path`` with ``records`` added before its end line (whose counts follow)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    end = json.loads(lines[-1])
+    for record in records:
+        end["counts"][record["kind"]] = end["counts"].get(record["kind"], 0) + 1
+    added = [json.dumps(r) for r in records]
+    edited = path.with_name("added.jsonl")
+    edited.write_text("\n".join([*lines[:-1], *added, json.dumps(end)]) + "\n", encoding="utf-8")
+    return edited
+
+
+def _record(kind: str, key: str, **fields: Any) -> dict[str, Any]:
+    return {"kind": kind, "key": key, "fields": fields}
+
+
+_GOAL = _goal(99)
+_MEMORY = {**_memory(99), "embedding": None}
+_ENTITY = {
+    "entity_id": "Eve",
+    "entity_type": "player",
+    "attributes": {},
+    "observations": [],
+    "relationship": {},
+    "first_seen": "2025-12-06T10:00:00Z",
+    "last_seen": "2025-12-06T10:00:00Z",
+}
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        (_record("goal", "g99", **{**_GOAL, "priority": "urgent!!"}), "field 'priority'"),
+        (_record("memory", "m99", **{**_MEMORY, "importance": 999}), "field 'importance'"),
+        (_record("memory", "m99", **{**_MEMORY, "source_trust": 5.0}), "field 'source_trust'"),
+        (_record("entity", "Eve", **{**_ENTITY, "attributes": [1, 2]}), "field 'attributes'"),
+        (
+            _record("doc", "session_memory", name="session_memory", value={"key_facts": 5}),
+            "field 'key_facts' of a document 'session_memory'",
+        ),
+        (_record("doc", "working_memory", name="working_memory", value=[1]), "must be an object"),
+        (
+            _record("memory", "m99", **{**_MEMORY, "embedding": "AAAAAAA="}),
+            "5 bytes, not float32",
+        ),
+        (
+            _record("memory", "m99", **{**_MEMORY, "embedding": "AAAAAAAAAAA="}),
+            "2 dimensions but line 2",
+        ),
+        (_record("goal", "g99", **{**_GOAL, "description": "a\ud800"}), "lone surrogate"),
+        (_record("goal", "g99", **{**_GOAL, "description": "a\x00b"}), "NUL"),
+        (_record("memory", "m99", **{**_MEMORY, "content": "x" * 5_000}), "limit is 4,000"),
+    ],
+)
+def test_a_record_the_assistant_could_not_read_is_refused_naming_line_and_field(
+    store: SqlStore, exported: Path, record: dict[str, Any], message: str
+) -> None:
+    edited = _with(exported, record)
+    last = len(edited.read_text(encoding="utf-8").splitlines()) - 1
+    with pytest.raises(TransferError, match=f"line {last}: .*{message}"):
+        import_assistant(store, edited, key="copy")
+    assert _keys(store.url) == ["barkeep"]
+
+
+@pytest.mark.parametrize(
+    ("number", "change", "message"),
+    [
+        (1, lambda line: line.replace('"version": 1', '"version": true'), "line 1: export format"),
+        (3, lambda line: line.replace('"progress": 0.25', '"progress": NaN'), "line 3: NaN"),
+        (3, lambda line: "[" * 100_000 + "]" * 100_000, "line 3: JSON nested deeper"),
+        (
+            1,
+            lambda line: line.replace('"barkeep"', '"../../etc/passwd"'),
+            "line 1: the export's assistant key .*--as KEY",
+        ),
+    ],
+)
+def test_hostile_lines_are_refused_without_a_traceback(
+    store: SqlStore, exported: Path, number: int, change: Any, message: str
+) -> None:
+    edited = _edit(exported, number, change)
+    with pytest.raises(TransferError, match=message):
+        import_assistant(store, edited, key=None if number == 1 else "copy")
+    assert _keys(store.url) == ["barkeep"]
+
+
+@pytest.mark.parametrize("key", ["../evil", "a b/c", "-dash", "x" * 65])
+def test_keys_the_api_refuses_are_never_created(store: SqlStore, exported: Path, key: str) -> None:
+    with pytest.raises(ConfigError, match="Invalid assistant key"):
+        import_assistant(store, exported, key=key)
+    with pytest.raises(ConfigError, match="Invalid assistant key"):
+        store.open_assistant(key, create=True)
+    assert _keys(store.url) == ["barkeep"]
+
+
+def test_a_value_longer_than_its_column_is_refused(store: SqlStore, exported: Path) -> None:
+    edited = _with(exported, _record("entity", "Eve", **{**_ENTITY, "entity_type": "t" * 40}))
+    with pytest.raises(TransferError, match=r"field 'entity_type' .* the limit is 32"):
+        import_assistant(store, edited, key="copy")
+    assert _keys(store.url) == ["barkeep"]

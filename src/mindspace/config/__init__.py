@@ -30,8 +30,11 @@ class Settings(SleepSettings, MemorySettings, RuntimeSettings):
     model_config = SettingsConfigDict(env_prefix="MINDSPACE_", extra="ignore")
 
     # Writes that lose an optimistic-concurrency race to another process
+    # 100, not 20: six writer processes on PostgreSQL had 4 of 240 calls lose 21 races in
+    # a row (bench/conflict_retries.py, bench/RESULTS.md "trust"); the longest streak
+    # seen with 100 was 39. A lost race costs at most 500 ms, so the limit bounds waiting.
     conflict_retries: int = Field(
-        default=20,
+        default=100,
         ge=0,
         description="Times a write that lost a race to another process is redone.",
     )

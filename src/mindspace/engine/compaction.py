@@ -18,7 +18,7 @@ from mindspace.context.tokens import estimate_tokens
 from mindspace.engine.records import ConversationMessage
 from mindspace.errors import LLMError, MindspaceError
 from mindspace.journal.book import JournalBook
-from mindspace.llm.port import LLM, Message
+from mindspace.llm.port import LLM, Message, clean_response
 from mindspace.state.unit import Unit
 from mindspace.workspace.records import ContextUsage
 
@@ -142,6 +142,7 @@ async def compact_conversation_history(
         except LLMError as exc:
             result.errors.append(f"{entity or '(own thread)'}: {exc}")
             continue
+        reply, _ = clean_response(reply)  # not text becomes U+FFFD (validation.py)
         summary = " ".join((reply.text or "").split()) or "Earlier conversation (no summary)."
         try:
             added = journal.add_synthesis(

@@ -23,6 +23,7 @@ from mindspace.journal.reflection_state import forget_reflection_entries
 from mindspace.memory.records import EntityProfile, Memory, memory_key
 from mindspace.memory.semantic import MemoryState
 from mindspace.state.models import Record
+from mindspace.state.port import Scrubbing
 from mindspace.state.unit import Unit
 from mindspace.workspace.limits import bounded_text
 from mindspace.workspace.records import Goal
@@ -326,7 +327,9 @@ class Edits:
     async def forget(self, entity_id: str, actor: Actor, *, dry_run: bool = False) -> ForgetReport:
         """Remove everything about one entity in one transaction (see :func:`forget_entity`).
 
-        With ``dry_run`` nothing is written and the report lists what would go.
+        With ``dry_run`` nothing is written and the report lists what would go, and
+        where copies of the entity's words would be blanked. Afterwards a store that
+        keeps old page images (SQLite's write-ahead log) is scrubbed of them.
 
         Raises:
             RecordNotFoundError: nothing at all is known about the entity.
@@ -354,4 +357,12 @@ class Edits:
                 unit.clear()  # a dry run never commits, even by accident
             return report
 
-        return await self.core.retrying(body)
+        report = await self.core.retrying(body)
+        if not dry_run:
+            store, owner = self.core.store, self.core.info.id
+            for event_id, fields in report.events.items():
+                # Field by field, after the unit: a worker may be marking the event done.
+                store.update_event(owner, event_id, fields)
+            if isinstance(store, Scrubbing):
+                store.scrub()
+        return report

@@ -40,7 +40,14 @@ from mindspace.engine.approval_request import request_approval
 from mindspace.engine.hygiene import Removal, ReplyPolicy, end_at_sentence
 from mindspace.engine.records import EngineState
 from mindspace.errors import ToolError
-from mindspace.llm.port import LLM, LLMResponse, Message, ToolCall, ToolSchema
+from mindspace.llm.port import (
+    LLM,
+    LLMResponse,
+    Message,
+    ToolCall,
+    ToolSchema,
+    clean_response,
+)
 from mindspace.llm.text_calls import TextScan, scan_text_calls
 from mindspace.state.unit import Unit
 from mindspace.tools.base import Tool, ToolCategory
@@ -111,6 +118,8 @@ class LoopResult:
     """The reply hit the length limit: continued once, or trimmed to its last sentence."""
     cleaned: tuple[Removal, ...] = ()
     """What hygiene removed from the reply."""
+    not_text: int = 0
+    """Lone surrogates and NULs in the model's output, replaced by U+FFFD (a tick note)."""
     tool_tokens: int = 0
     """Estimated tokens of the offered tools' definitions, sent with every request."""
     side_sessions: list[SideSession] = field(default_factory=list)
@@ -182,6 +191,8 @@ class _Ask:
     max_tokens: int | None
     temperature: float | None
     record_usage: bool
+    not_text: int = 0
+    """Characters of the model's output that were not text (replaced by U+FFFD)."""
 
     async def __call__(
         self, conversation: Sequence[Message], schemas: Sequence[ToolSchema]
@@ -189,6 +200,8 @@ class _Ask:
         response = await self.llm.complete(
             conversation, schemas, max_tokens=self.max_tokens, temperature=self.temperature
         )
+        response, replaced = clean_response(response)
+        self.not_text += replaced
         if self.record_usage:
             _record_usage(self.unit, response, self.clock)
         return response
@@ -240,6 +253,7 @@ async def run_react_loop(
                 content, written = scan.prose, True
         if not calls:
             await _final_answer(ask, conversation, response, policy, result)
+            result.not_text = ask.not_text
             return result
 
         said_text = policy.clean(content).text
@@ -298,6 +312,7 @@ async def run_react_loop(
         if ended or pattern.mode == "single_action":
             result.stopped_by = "terminal_tool" if ended else "single_action"
             result.reply = pending_prose
+            result.not_text = ask.not_text
             return result
 
     logger.warning(
@@ -305,6 +320,7 @@ async def run_react_loop(
     )
     result.stopped_by = "max_iterations"
     result.reply = pending_prose
+    result.not_text = ask.not_text
     return result
 
 

@@ -40,7 +40,7 @@ from mindspace.engine.prompting import PromptInputs
 from mindspace.engine.records import EngineState, Event
 from mindspace.engine.side import SideRunner, SubAgentCount
 from mindspace.errors import LLMError
-from mindspace.llm.port import Message
+from mindspace.llm.port import Message, clean_response
 from mindspace.state.unit import Unit
 from mindspace.tools.base import Tool
 from mindspace.workspace.records import ContextUsage
@@ -253,6 +253,7 @@ class Sessions:
         except LLMError as exc:
             logger.warning("Task assessment skipped: the model failed (%s)", exc)
             return AssessmentReading(None, f"the model failed: {exc}")
+        response, _ = clean_response(response)  # not text becomes U+FFFD (validation.py)
         reading = read_assessment(response.text or "")
         if reading.problem is not None:
             logger.warning("Task assessment ignored (%s): %r", reading.problem, response.text)

@@ -47,6 +47,7 @@ from mindspace.memory.entities import EntityBook
 from mindspace.memory.working import WorkingMemoryBook
 from mindspace.state.unit import Unit
 from mindspace.tracing import Span
+from mindspace.validation import MAX_TEXT_CHARS
 from mindspace.workspace.records import Counters, Goal
 from mindspace.workspace.status import record_tick_tool_use
 
@@ -380,6 +381,12 @@ class Ticker:
         notes = []
         if emergency is not None and emergency.compacted:
             notes.append(f"emergency compaction: {emergency.to_dict()['threads']}")
+        if loop.not_text:
+            notes.append(
+                f"the model's output held {loop.not_text} character(s) that are not text "
+                "(lone surrogates or NUL); each was replaced with U+FFFD"
+            )
+            logger.warning("Replaced %d non-text characters in the model's output", loop.not_text)
         return TickResult(
             notes=notes,
             kind=kind,
@@ -410,9 +417,9 @@ class Ticker:
                     id=f"m{number}",
                     entity=entity,
                     role=message.role,
-                    content=message.content,
+                    content=_kept(message.content),
                     tool_calls=tuple(
-                        StoredToolCall(id=c.id, tool=c.name, arguments=c.arguments)
+                        StoredToolCall(id=c.id, tool=c.name, arguments=_kept(c.arguments) or "")
                         for c in message.tool_calls
                     ),
                     tool_call_id=message.tool_call_id,
@@ -445,6 +452,19 @@ def _trace_tick(span: Span, result: TickResult) -> None:
         # "LLMError: ..." names the exception; other failures get one bounded name.
         kind = result.error.partition(":")[0]
         span.fail(kind if kind.isidentifier() else "TickFailed", result.error)
+
+
+def _kept(text: str | None) -> str | None:
+    """What the conversation keeps of a message's text: at most MAX_TEXT_CHARS.
+
+    The model's tool-call arguments are unbounded (a tool refuses an over-long one, and
+    says why); the thread keeps their start, so every stored string can be exported and
+    imported again.
+    """
+    if text is None or len(text) <= MAX_TEXT_CHARS:
+        return text
+    marker = f" [... {len(text) - MAX_TEXT_CHARS + 64:,} more characters not kept]"
+    return text[: MAX_TEXT_CHARS - 64] + marker
 
 
 def _reply_target(event: Event | None) -> str | None:

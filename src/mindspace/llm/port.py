@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, runtime_checkable
+
+from mindspace.validation import replace_not_text
 
 __all__ = [
     "LLM",
@@ -15,6 +17,7 @@ __all__ = [
     "ToolCall",
     "ToolSchema",
     "Usage",
+    "clean_response",
     "close_llm",
 ]
 
@@ -86,6 +89,31 @@ class LLM(Protocol):
     ) -> LLMResponse:
         """Answer the conversation, optionally calling some of ``tools``."""
         ...
+
+
+def clean_response(response: LLMResponse) -> tuple[LLMResponse, int]:
+    """``response`` with every lone surrogate and NUL in its text and tool calls replaced.
+
+    A model's output is not refused like a person's input (nobody could fix it); the
+    characters become U+FFFD so it can be stored, sent and shown. Tool-call arguments
+    are raw JSON text: an escaped ``"\\u0000"`` in them is caught when they are parsed
+    (the tool refuses the argument, as for any caller).
+
+    Returns:
+        The cleaned response (the same object when nothing changed) and how many
+        characters were replaced.
+    """
+    text, count = replace_not_text(response.text) if response.text else (response.text, 0)
+    calls: list[ToolCall] = []
+    for call in response.tool_calls:
+        name, a = replace_not_text(call.name)
+        arguments, b = replace_not_text(call.arguments)
+        call_id, c = replace_not_text(call.id)
+        count += a + b + c
+        calls.append(ToolCall(call_id, name, arguments) if a + b + c else call)
+    if not count:
+        return response, 0
+    return replace(response, text=text, tool_calls=tuple(calls)), count
 
 
 async def close_llm(llm: LLM) -> None:

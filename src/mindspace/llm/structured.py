@@ -36,6 +36,7 @@ from pydantic import BaseModel, ValidationError
 
 from mindspace.errors import LLMResponseError
 from mindspace.llm.port import LLM, Message
+from mindspace.validation import replace_not_text, replace_not_text_in
 
 __all__ = [
     "REPAIR_PROMPT",
@@ -161,7 +162,8 @@ def parse_structured(text: str, model: type[M]) -> M:
         LLMResponseError: no single JSON value, or it does not fit ``model``; the message
             says what was wrong (it is what the repair request quotes).
     """
-    value = extract_json(text)
+    # The model's text and escapes ("\\u0000") may hold what is not text: U+FFFD instead.
+    value, _ = replace_not_text_in(extract_json(replace_not_text(text)[0]))
     try:
         return model.model_validate(value, strict=True)
     except ValidationError as exc:

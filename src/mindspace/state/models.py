@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict
 
 from mindspace.state.port import StoredRecord
 
-__all__ = ["DOC_KIND", "Document", "Record", "record_model"]
+__all__ = ["DOC_KIND", "Document", "Record", "document_model", "record_kinds", "record_model"]
 
 DOC_KIND = "doc"
 """The kind under which every singleton document is stored, keyed by its name."""
@@ -63,6 +63,11 @@ def record_model(kind: str) -> type[Record] | None:
     return _MODELS.get(kind)
 
 
+def record_kinds() -> dict[str, type[Record]]:
+    """Every record kind imported so far, with its model (forgetting walks them all)."""
+    return dict(_MODELS)
+
+
 class Document(BaseModel):
     """A singleton document of an assistant (session memory, prompts, counters...).
 
@@ -74,6 +79,13 @@ class Document(BaseModel):
 
     name: ClassVar[str]
 
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        name = cls.__dict__.get("name")
+        if isinstance(name, str):
+            _DOCUMENTS.setdefault(name, cls)
+
     def to_stored(self) -> StoredRecord:
         """The stored form: the document's name and its JSON value."""
         return {"name": self.name, "value": self.model_dump(mode="json")}
@@ -82,3 +94,11 @@ class Document(BaseModel):
     def from_value(cls, value: dict[str, Any]) -> Self:
         """Rebuild the document from its stored JSON value."""
         return cls.model_validate(value)
+
+
+_DOCUMENTS: dict[str, type[Document]] = {}
+
+
+def document_model(name: str) -> type[Document] | None:
+    """The document class that declares ``name``, if one was imported."""
+    return _DOCUMENTS.get(name)

@@ -17,6 +17,7 @@ __all__ = [
     "Change",
     "EventInbox",
     "RecordStore",
+    "Scrubbing",
     "Store",
     "StoredRecord",
 ]
@@ -165,6 +166,19 @@ class EventInbox(Protocol):
 
     def update_event(self, assistant_id: int, event_id: str, fields: StoredRecord) -> None:
         """Change some fields of one event (status, attempts, error)."""
+        ...
+
+
+@runtime_checkable
+class Scrubbing(Protocol):
+    """A store that can drop old copies of deleted rows (an optional capability).
+
+    SQLite keeps page images of earlier transactions in its write-ahead log until a
+    checkpoint; forgetting calls :meth:`scrub` so words it removed are not left there.
+    """
+
+    def scrub(self) -> None:
+        """Remove what deleted rows left behind in the store's files, where it can."""
         ...
 
 

@@ -49,7 +49,11 @@ def file_of(parsed: URL) -> Path | None:
 
 
 def tune_sqlite(dbapi_connection: Any, _record: Any) -> None:
-    """Connection hook: WAL, foreign keys, a busy timeout; BEGIN is ours."""
+    """Connection hook: WAL, foreign keys, a busy timeout, zeroed deletions; BEGIN is ours.
+
+    ``secure_delete`` overwrites deleted content (and freed pages) with zeros, so what
+    an edit or a forgetting removes is not left in the file's free space.
+    """
     dbapi_connection.isolation_level = None  # we emit BEGIN ourselves in begin_sqlite
     cursor = dbapi_connection.cursor()
     try:
@@ -57,6 +61,7 @@ def tune_sqlite(dbapi_connection: Any, _record: Any) -> None:
         cursor.execute("PRAGMA busy_timeout=10000")
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA secure_delete=ON")
     finally:
         cursor.close()
 

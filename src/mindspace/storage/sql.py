@@ -64,6 +64,7 @@ from mindspace.storage.pg_memory import (
 )
 from mindspace.storage.pg_semantic import PgSemanticIndex
 from mindspace.storage.tables import KindTable, assistants, kind_table, memories, row_values
+from mindspace.validation import assistant_key_problem
 
 __all__ = ["STAGING_PREFIX", "SemanticFactory", "SqlStore", "sqlite_file"]
 
@@ -161,6 +162,28 @@ class SqlStore:
         """
         await asyncio.to_thread(self.engine.dispose)
 
+    def scrub(self) -> None:
+        """Checkpoint SQLite's write-ahead log and truncate it (after forgetting).
+
+        Deleted rows are zeroed in the database file as they go (``secure_delete``, see
+        :func:`~mindspace.storage.connection.tune_sqlite`), but the log keeps the page
+        images of earlier transactions, words included, until it is checkpointed and
+        reset. A reader holding an old snapshot makes the truncation wait for the next
+        scrub. PostgreSQL: nothing (deleted row versions stay in its files until its own
+        VACUUM; no query returns them).
+        """
+        if self.engine.dialect.name != "sqlite":
+            return
+        # The driver's own connection: outside any transaction (a checkpoint inside one
+        # cannot reset the log). tune_sqlite left it in autocommit.
+        raw = self.engine.raw_connection()
+        try:
+            cursor = raw.cursor()
+            cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            cursor.close()
+        finally:
+            raw.close()
+
     @contextmanager
     def _transaction(self, doing: str, *, write: bool = False) -> Iterator[Connection]:
         engine = self.engine.execution_options(mindspace_write=True) if write else self.engine
@@ -193,6 +216,11 @@ class SqlStore:
                 f"No assistant {key!r} in {self.url!r}; create it first (talking to it or "
                 "calling a tool creates it, e.g. `mindspace chat --assistant KEY`) or check --db."
             )
+        # A new key obeys the API's rule, so every assistant is reachable over HTTP (an
+        # import's staging copy is the store's own, never listed or served).
+        problem = None if key.startswith(STAGING_PREFIX) else assistant_key_problem(key)
+        if problem is not None:
+            raise ConfigError(f"{problem}.")
         with self._transaction(f"creating assistant {key!r}", write=True) as conn:
             found = _find(conn, key)  # another process may have created it meanwhile
             if found is None:

@@ -25,6 +25,7 @@ from pydantic_core import CoreSchema
 
 from mindspace.config import Settings
 from mindspace.validation import (
+    MAX_ENTITY_TYPE_CHARS,
     MAX_ID_CHARS,
     MAX_LABEL_CHARS,
     MAX_LABELS,
@@ -34,6 +35,7 @@ from mindspace.validation import (
 )
 
 __all__ = [
+    "EntityType",
     "Identifier",
     "Labels",
     "Limit",
@@ -102,7 +104,9 @@ def limit_of(field: FieldInfo) -> Limit | None:
 
 
 Identifier = Annotated[str, Limit(MAX_ID_CHARS)]
-"""An id or a name: a goal id, project key, entity id or entity type."""
+"""An id or a name: a goal id, project key or entity id."""
+EntityType = Annotated[str, Limit(MAX_ENTITY_TYPE_CHARS)]
+"""An entity's type (its column holds 32 characters on every database)."""
 ShortText = Annotated[str, Limit(MAX_SHORT_TEXT_CHARS)]
 """A reason, a query or a one-line summary."""
 Labels = Annotated[list[str], Limit(MAX_LABEL_CHARS, items=MAX_LABELS)]

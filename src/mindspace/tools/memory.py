@@ -13,7 +13,7 @@ from mindspace.memory.extraction import journal_draft
 from mindspace.memory.semantic import MemoryDraft
 from mindspace.memory.support import is_supported, unsupported_words
 from mindspace.tools.base import Tool, ToolArgs, ToolCategory, ToolContext
-from mindspace.tools.limits import Identifier, Labels, Limit, ShortText
+from mindspace.tools.limits import EntityType, Identifier, Labels, Limit, ShortText
 
 __all__ = ["RecallMemories", "StoreMemory", "UpdateEntityObservation"]
 
@@ -135,7 +135,7 @@ class UpdateEntityObservationArgs(ToolArgs):
     favorability_change: float = Field(
         default=0.0, ge=-1, le=1, description="How the exchange changed your standing."
     )
-    entity_type: Identifier | None = Field(default=None, description="player, npc, ...")
+    entity_type: EntityType | None = Field(default=None, description="player, npc, ...")
 
 
 class UpdateEntityObservation(Tool[UpdateEntityObservationArgs]):

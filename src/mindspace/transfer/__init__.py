@@ -6,7 +6,7 @@ of every kind the store keeps, an end line with the counts.
 
 from __future__ import annotations
 
-from mindspace.transfer.exporter import ExportSummary, export_assistant
+from mindspace.transfer.exporter import ExportSummary, export_assistant, export_to_path
 from mindspace.transfer.format import FORMAT, VERSION, TransferError
 from mindspace.transfer.importer import ImportSummary, import_assistant, read_header
 
@@ -17,6 +17,7 @@ __all__ = [
     "ImportSummary",
     "TransferError",
     "export_assistant",
+    "export_to_path",
     "import_assistant",
     "read_header",
 ]

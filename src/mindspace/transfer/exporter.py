@@ -1,11 +1,22 @@
-"""Writing an assistant to the export format, streamed kind by kind."""
+"""Writing an assistant to the export format, streamed kind by kind, to a stream or a path.
+
+:func:`export_to_path` never replaces what a path is: a regular file (or a new one) is
+written beside it and renamed over it once complete; a symbolic link is followed and
+what it points to is written (the link stays); a character device (``/dev/null``) or a
+FIFO is written through, as ``> PATH`` would; a directory, a block device or a socket
+is refused.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import stat
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TextIO
 
 from mindspace import __version__
@@ -21,7 +32,7 @@ from mindspace.transfer.format import (
     schema_version,
 )
 
-__all__ = ["ExportSummary", "export_assistant"]
+__all__ = ["ExportSummary", "export_assistant", "export_to_path"]
 
 Progress = Callable[[str], None]
 
@@ -94,3 +105,90 @@ def export_assistant(
     out.write(json.dumps({"end": FORMAT, "counts": summary.counts}) + "\n")
     out.flush()
     return summary
+
+
+def export_to_path(
+    store: Store,
+    key: str,
+    path: Path,
+    *,
+    progress: Progress | None = None,
+    progress_every: int = 10_000,
+) -> ExportSummary:
+    """Export ``key`` to ``path`` without ever replacing what ``path`` is.
+
+    A regular file (or a path that does not exist yet) is written to a temporary file in
+    the same directory, flushed to disk and renamed over the target, so a failed export
+    leaves the old file as it was and no partial file behind. A symbolic link is
+    followed: its target is written that way and the link itself is kept. A character
+    device or a FIFO is opened and written through (nothing is renamed over it).
+
+    Raises:
+        TransferError: no assistant ``key``; ``path`` is a directory, a block device or a
+            socket; or it cannot be written (the message says why).
+    """
+    target = Path(os.path.realpath(path))  # through every symlink, to what gets written
+    try:
+        mode = target.stat().st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as exc:
+        raise TransferError(_cannot(path, exc)) from exc
+    if mode is not None and (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)):
+        try:
+            with target.open("w", encoding="utf-8") as out:
+                return export_assistant(
+                    store, key, out, progress=progress, progress_every=progress_every
+                )
+        except OSError as exc:
+            raise TransferError(_cannot(path, exc)) from exc
+    if mode is not None and not stat.S_ISREG(mode):
+        what = "a directory" if stat.S_ISDIR(mode) else "a block device or a socket"
+        raise TransferError(
+            f"{str(path)!r} is {what}; export to a regular file, a FIFO or a character "
+            "device (or to stdout without -o)."
+        )
+    return _atomic(store, key, target, path, mode, progress, progress_every)
+
+
+def _atomic(
+    store: Store,
+    key: str,
+    target: Path,
+    named: Path,
+    mode: int | None,
+    progress: Progress | None,
+    progress_every: int,
+) -> ExportSummary:
+    """Write beside ``target`` under a unique name, then rename it over ``target``."""
+    try:
+        handle, partial = tempfile.mkstemp(
+            prefix=f".{target.name}.", suffix=".partial", dir=target.parent
+        )
+    except OSError as exc:
+        raise TransferError(_cannot(named, exc)) from exc
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            summary = export_assistant(
+                store, key, out, progress=progress, progress_every=progress_every
+            )
+            out.flush()
+            os.fsync(out.fileno())
+        # An existing file keeps its permissions; a new one gets the usual (umask) ones.
+        os.chmod(partial, stat.S_IMODE(mode) if mode is not None else 0o666 & ~_umask())
+        os.replace(partial, target)
+    except OSError as exc:
+        raise TransferError(_cannot(named, exc)) from exc
+    finally:
+        Path(partial).unlink(missing_ok=True)
+    return summary
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
+def _cannot(path: Path, exc: OSError) -> str:
+    return f"Cannot write {str(path)!r}: {exc.strerror or exc}; choose a writable path."

@@ -16,9 +16,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mindspace.errors import AlreadyExistsError, AssistantNotFoundError, MindspaceError
+from mindspace.config import Settings
+from mindspace.errors import (
+    AlreadyExistsError,
+    AssistantNotFoundError,
+    ConfigError,
+    MindspaceError,
+)
 from mindspace.state.port import Change, Store
 from mindspace.storage.swap import drop, promote, sql_store, staging_key
+from mindspace.transfer.checks import RecordChecker, field_limits
 from mindspace.transfer.format import (
     FORMAT,
     VERSION,
@@ -27,6 +34,7 @@ from mindspace.transfer.format import (
     kind_specs,
     schema_version,
 )
+from mindspace.validation import MAX_JSON_DEPTH, assistant_key_problem, json_depth_exceeds
 
 __all__ = ["ImportSummary", "import_assistant", "read_header"]
 
@@ -62,10 +70,26 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
         ) from None
 
 
+_LINE_DEPTH = MAX_JSON_DEPTH + 4
+"""A line wraps a record's value in a few levels ({"fields": {"value": ...}})."""
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def _object(number: int, line: str) -> dict[str, Any]:
+    if json_depth_exceeds(line, _LINE_DEPTH):
+        raise TransferError(
+            f"line {number}: JSON nested deeper than {_LINE_DEPTH} levels; no export "
+            "nests that deep - was the file edited?"
+        )
     try:
-        value = json.loads(line)
-    except json.JSONDecodeError as exc:
+        # NaN and Infinity are not JSON: no database stores them in a JSON column.
+        value = json.loads(line, parse_constant=_no_constant)
+    except ValueError as exc:
+        if not isinstance(exc, json.JSONDecodeError):
+            raise TransferError(f"line {number}: {exc}; replace it with a number.") from None
         raise TransferError(
             f"line {number}: not JSON ({exc.msg} at column {exc.colno}); every line of an "
             "export is one JSON object - was the file edited or cut short?"
@@ -89,13 +113,13 @@ def read_header(path: Path) -> dict[str, Any]:
                 f"{FORMAT!r}); give a file written by `mindspace export`."
             )
         version = header.get("version")
-        if not isinstance(version, int) or version < 1 or version > VERSION:
+        if type(version) is not int or version < 1 or version > VERSION:
             raise TransferError(
                 f"line 1: export format version {version!r} is not one this mindspace reads "
                 f"(1 to {VERSION}); upgrade mindspace to import it."
             )
         schema = header.get("schema_version")
-        if not isinstance(schema, int) or schema > schema_version():
+        if type(schema) is not int or schema > schema_version():
             raise TransferError(
                 f"line 1: the export has schema version {schema!r}, newer than this "
                 f"mindspace's {schema_version()!r}; upgrade mindspace to import it."
@@ -106,8 +130,13 @@ def read_header(path: Path) -> dict[str, Any]:
     raise TransferError(f"{str(path)!r} is empty; give a file written by `mindspace export`.")
 
 
-def _records(path: Path) -> Iterator[tuple[int, str, str, dict[str, Any]]]:
-    """(line number, kind, key, fields) of every record, checked; then the end line's check."""
+def _records(
+    path: Path, checker: RecordChecker | None = None
+) -> Iterator[tuple[int, str, str, dict[str, Any]]]:
+    """(line number, kind, key, fields) of every record, checked; then the end line's check.
+
+    With a ``checker``, each record is also checked as the assistant will read it.
+    """
     specs = kind_specs()
     counts: dict[str, int] = {}
     end: dict[str, Any] | None = None
@@ -133,6 +162,8 @@ def _records(path: Path) -> Iterator[tuple[int, str, str, dict[str, Any]]]:
         if not isinstance(key, str):
             raise TransferError(f"line {number}: the record has no string 'key'; add one.")
         fields = decode_fields(spec, key, value.get("fields"), f"line {number}")
+        if checker is not None:
+            checker.check(spec.kind, fields, f"line {number}")
         counts[spec.kind] = counts.get(spec.kind, 0) + 1
         yield number, spec.kind, key, fields
     if end is None:
@@ -157,8 +188,13 @@ def import_assistant(
     progress: Progress | None = None,
     progress_every: int = 10_000,
     batch: int = 1000,
+    settings: Settings | None = None,
 ) -> ImportSummary:
     """Import the export at ``path`` into ``store`` as the assistant ``key``.
+
+    Every record is checked before anything is written: its fields' types, its text
+    (no lone surrogate, no NUL, the limits of ``settings``), its vectors, and the
+    model the engine reads it with (enums, ranges, shapes).
 
     Args:
         store: A SQL store (SQLite or PostgreSQL).
@@ -168,14 +204,25 @@ def import_assistant(
         progress: Called with a short line every ``progress_every`` records.
         progress_every: How often ``progress`` is called.
         batch: Records written per commit.
+        settings: Where the text limits come from (the environment's when None).
 
     Raises:
-        TransferError: the file is invalid (the message names the line).
+        TransferError: the file is invalid (the message names the line and field), or
+            the key is not one the API accepts.
         AlreadyExistsError: the key is taken and ``replace`` is False.
     """
     sql_store(store)
     header = read_header(path)
     target = key if key is not None else str(header["assistant"])
+    problem = assistant_key_problem(target)
+    if problem is not None and key is None:
+        raise TransferError(
+            f"line 1: the export's assistant key cannot be used here. {problem}; import it "
+            "under another with --as KEY."
+        )
+    if problem is not None:
+        raise ConfigError(f"{problem}.")
+    checker = RecordChecker(field_limits(settings or Settings()))
     # Also checks the key itself (ConfigError) before anything is read or written.
     if _exists(store, target) and not replace:
         raise AlreadyExistsError(
@@ -184,7 +231,7 @@ def import_assistant(
         )
     seen: dict[str, set[str]] = {}
     checked = 0
-    for number, kind, record_key, _ in _records(path):
+    for number, kind, record_key, _ in _records(path, checker):
         keys = seen.setdefault(kind, set())
         if record_key in keys:
             raise TransferError(

@@ -289,7 +289,8 @@ def forget_command(
     assistant: AssistantOption = None,
 ) -> None:
     """Forget everything about an entity: profile, conversation, memories and journal
-    entries from it, their links and vectors, in one transaction.
+    entries from it, their links and vectors, session facts naming it, in one
+    transaction; copies of its words elsewhere (history, events, documents) are blanked.
     """
     opened = open_cli_assistant(load_settings(), db, assistant, create=False)
     report = run_once(opened, opened.edits.forget(name, _actor(actor), dry_run=dry_run))
@@ -305,6 +306,10 @@ def forget_command(
         say(f"Memories: {', '.join(shown['memory_ids'])}")
     if shown["journal_entry_ids"]:
         say(f"Journal entries: {', '.join(map(str, shown['journal_entry_ids']))}")
+    if shown["redacted"]:
+        places = ", ".join(f"{n} {place}" for place, n in shown["redacted"].items())
+        blanked = "would be blanked" if dry_run else "blanked"
+        say(f"Copies of its words {blanked} in: {places}.")
     if dry_run:
         say(f"Nothing was changed. Run without --dry-run to forget {name!r}.")
 

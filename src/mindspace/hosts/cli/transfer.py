@@ -55,7 +55,7 @@ def export_command(
     The format is documented in docs/export.md; `mindspace import` reads it back, into
     the same or another database (SQLite or PostgreSQL).
     """
-    from mindspace.transfer import export_assistant
+    from mindspace.transfer import export_assistant, export_to_path
 
     settings = load_settings()
     key = assistant if assistant is not None else settings.assistant_key
@@ -73,20 +73,11 @@ def export_command(
                     "with the assistant - write to a file with -o FILE instead."
                 ) from None
         else:
-            # Written beside the target and renamed, so a failed export leaves no half file.
-            partial = output.with_name(output.name + ".partial")
-            try:
-                with partial.open("w", encoding="utf-8") as out:
-                    summary = export_assistant(
-                        store, key, out, progress=_progress, progress_every=_PROGRESS_EVERY
-                    )
-                partial.replace(output)
-            except OSError as exc:
-                raise CliError(
-                    f"Cannot write {str(output)!r}: {exc.strerror}; choose a writable path."
-                ) from exc
-            finally:
-                partial.unlink(missing_ok=True)
+            # Never replaces what the path is: a file is renamed over once complete, a
+            # symlink is followed, a device or FIFO written through (docs/export.md).
+            summary = export_to_path(
+                store, key, output, progress=_progress, progress_every=_PROGRESS_EVERY
+            )
     finally:
         store.close()
     where = "stdout" if output is None else repr(str(output))
@@ -145,6 +136,7 @@ def import_command(
                 replace=replace,
                 progress=_progress,
                 progress_every=_PROGRESS_EVERY,
+                settings=settings,
             )
         except AlreadyExistsError as exc:
             raise CliError(

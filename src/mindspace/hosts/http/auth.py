@@ -16,11 +16,10 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from mindspace.hosts.http.errors import ApiError
 from mindspace.hosts.http.settings import Grant, TokenPolicy
+from mindspace.validation import ASSISTANT_KEY_PATTERN
 
 __all__ = ["ASSISTANT_KEY_PATTERN", "Caller", "CallerDep", "KeyDep", "require_caller"]
 
-ASSISTANT_KEY_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
-"""Keys the API accepts in paths: a letter or digit, then letters, digits, '_', '.', '-'."""
 
 _bearer = HTTPBearer(auto_error=False, description="A token from MINDSPACE_API_TOKEN(S).")
 _CHALLENGE = {"WWW-Authenticate": 'Bearer realm="mindspace"'}

@@ -13,12 +13,14 @@ kept. The ring is lost when the server stops; ticks run by other processes are n
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Collection
 from dataclasses import asdict
 from typing import Any
 
 from mindspace.context.assembly import AssembledPrompt
 from mindspace.context.patterns import ExecutionPattern
 from mindspace.engine.loop import LoopResult
+from mindspace.engine.redaction import Redactor
 from mindspace.engine.tick import TickResult
 
 __all__ = ["MAX_CONTENT_CHARS", "TickLog", "tick_record", "tick_summary"]
@@ -175,3 +177,28 @@ class TickLog:
     def get(self, key: str, number: int) -> dict[str, Any] | None:
         """One kept tick by its number, or None when it is gone or never existed."""
         return next((r for r in self._rings.get(key, ()) if r["number"] == number), None)
+
+    def forget(self, key: str, redactor: Redactor, events: Collection[str] = ()) -> int:
+        """Blank a forgotten entity's words in the kept ticks of ``key``.
+
+        Ticks that answered the entity (one of its ``events``, or privately) go whole:
+        their prompt is its conversation. Others keep their shape with copies of its
+        words replaced.
+
+        Returns:
+            How many ticks were dropped or changed.
+        """
+        ring = self._rings.get(key)
+        if not ring:
+            return 0
+        kept: list[dict[str, Any]] = []
+        changed = 0
+        for record in ring:
+            if record.get("event_id") in events or record.get("reply_target") == redactor.entity:
+                changed += 1
+                continue
+            redacted, hits = redactor.value(record)
+            changed += bool(hits)
+            kept.append(redacted)
+        self._rings[key] = deque(kept, maxlen=self.size)
+        return changed

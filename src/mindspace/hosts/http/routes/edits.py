@@ -119,6 +119,8 @@ class ForgetCounts(BaseModel):
     journal_entries: int
     journal_vectors: int
     memory_links: int
+    session_facts: int
+    events: int
 
 
 class ForgetOut(BaseModel):
@@ -128,6 +130,9 @@ class ForgetOut(BaseModel):
     entity: str
     dry_run: bool
     counts: ForgetCounts
+    redacted: dict[str, int] = Field(
+        description="Other places copies of its words were blanked: records per kind or document."
+    )
     memory_ids: list[str]
     journal_entry_ids: list[int]
     message_ids: list[str]
@@ -282,10 +287,18 @@ async def forget_entity(
     actor: ActorName = "http",
 ) -> ForgetOut:
     """Profile, working memory, conversation, memories and journal entries from the entity,
-    their links and vectors go in one transaction; ``dry_run`` lists them and writes nothing.
+    their links and vectors go in one transaction; session facts naming it go and copies of
+    its words are blanked everywhere else (history, documents, events, this server's tick
+    log); ``dry_run`` lists them and writes nothing.
     """
     report = await hub.get(key).edits.forget(entity_id, _user(actor), dry_run=dry_run)
-    return ForgetOut.model_validate(report.to_dict())
+    shown = report.to_dict()
+    if not dry_run and report.redactor is not None:
+        # The server's own copies: prompts and replies of recent ticks.
+        shown["redacted"]["tick_log"] = hub.ticks.forget(
+            key, report.redactor, set(report.own_events)
+        )
+    return ForgetOut.model_validate(shown)
 
 
 # -- history -----------------------------------------------------------------------------
