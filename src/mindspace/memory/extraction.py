@@ -19,6 +19,7 @@ from mindspace.journal.records import JournalEntry
 from mindspace.memory.records import memory_key
 from mindspace.memory.semantic import MemoryDraft
 from mindspace.state.unit import Unit
+from mindspace.text import normalized
 from mindspace.workspace.persona import PersonaGuard
 
 __all__ = ["CONTEXT_WINDOW", "journal_draft", "persona_safe_facts"]
@@ -98,6 +99,8 @@ def journal_draft(unit: Unit, entry: JournalEntry, content: str) -> MemoryDraft:
     The memory is ``source="journal"`` with the entry's id, tags, source type, trust and
     entity, importance (and how it was scored), the time it happened, a ``ref:`` tag as
     its reference, and the neighbouring entries of the same exchange as its context.
+    A ``direct`` entry's own words, whole, are ``verbatim``: what its speaker said, kept
+    as said even when it asks something (:func:`mindspace.memory.reconcile.is_question`).
     """
     return MemoryDraft(
         content=content,
@@ -114,6 +117,7 @@ def journal_draft(unit: Unit, entry: JournalEntry, content: str) -> MemoryDraft:
         context=_conversation_context(
             entry, _entry(unit, entry.id - 1), _entry(unit, entry.id + 1)
         ),
+        verbatim=entry.source_type == "direct" and normalized(content) == normalized(entry.content),
     )
 
 
