@@ -6,8 +6,10 @@ On both backends (a SQLite file and a real PostgreSQL), through the ``store_memo
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,6 +30,7 @@ from mindspace.memory.semantic import MemoryDraft, SemanticMemory, Written
 from mindspace.storage import SqlStore
 from mindspace.storage.tables import memories, schema_migrations
 from mindspace.text import normalized
+from mindspace.transfer import export_assistant, import_assistant
 
 
 @pytest.fixture(scope="module")
@@ -335,3 +338,30 @@ async def test_a_store_from_before_validity_opens_and_reconciles(
         assert [s.at for s in memory.sources] == ["2025-12-06T10:00:00Z", "2025-12-07T10:00:00Z"]
     finally:
         store.close()
+
+
+async def test_an_export_from_before_validity_imports(tmp_path: Path, clock: ManualClock) -> None:
+    source = SqlStore(f"sqlite:///{tmp_path / 'old.db'}")
+    keeper = _open(source, clock, HashingEmbedder(64))
+    await _store(keeper, "Dave keeps bees in the orchard", source_entity="Dave")
+    exported = tmp_path / "keeper.jsonl"
+    with exported.open("w", encoding="utf-8") as out:
+        export_assistant(source, "keeper", out)
+    source.close()
+    # As mindspace wrote it at schema version 8: no validity or source fields.
+    lines = [json.loads(line) for line in exported.read_text().splitlines()]
+    lines[0]["schema_version"] = 8
+    for line in lines[1:]:
+        if line.get("kind") == "memory":
+            for name in ("valid_from", "valid_to", "superseded_by", "sources", "mentions"):
+                del line["fields"][name]
+    exported.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+    target = SqlStore(f"sqlite:///{tmp_path / 'new.db'}")
+    try:
+        import_assistant(target, exported)
+        [memory] = _all(_open(target, clock, HashingEmbedder(64)))
+        assert memory.content == "Dave keeps bees in the orchard"
+        assert (memory.mentions, memory.sources, memory.valid_to) == (1, (), None)
+    finally:
+        target.close()
