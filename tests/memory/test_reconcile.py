@@ -179,11 +179,17 @@ async def test_questions_are_not_stored_as_facts(
     # Dave's own question, kept word for word, is a record of what he said, not a fact.
     asked = await _say(keeper, "Dave", "What do I like to drink?")
     assert asked.action == "added"
+    with keeper.core.transaction() as unit:  # the formation path's message drafts too
+        (message,) = await _semantic(keeper, unit, None).astore_all(
+            [MemoryDraft("Where is the mill?", source_entity="Dave", source="message")]
+        )
+    assert message.action == "added"
     mined = await _store(keeper, "What does Dave like to drink?", source_entity="Dave")
     assert mined["success"] is False
     assert sorted(m.content for m in _all(keeper)) == [
         "Dave moved to Berlin. Has anyone been there?",
         "What do I like to drink?",
+        "Where is the mill?",
     ]
 
 

@@ -10,7 +10,18 @@ from mindspace.errors import InvalidArgumentsError
 from mindspace.memory.records import Memory, SourceType
 from mindspace.state.models import Document
 
-__all__ = ["DEFAULT_TRUST", "MemoryDraft", "MemoryState", "Written", "check_draft"]
+__all__ = [
+    "DEFAULT_TRUST",
+    "VERBATIM_SOURCES",
+    "MemoryDraft",
+    "MemoryState",
+    "Written",
+    "check_draft",
+]
+
+VERBATIM_SOURCES = frozenset({"message"})
+"""Sources whose drafts are what someone said, word for word: ``message`` is what the
+formation path stores of each message before the model is called."""
 
 DEFAULT_TRUST: dict[str, float] = {
     "direct": 0.9,
@@ -47,7 +58,15 @@ class MemoryDraft:
     ref: str | None = None
     context: str | None = None
     verbatim: bool = False
-    """The speaker's own words, quoted as they came (kept even when they ask something)."""
+    """The speaker's own words, quoted as they came (kept even when they ask something).
+
+    A draft from a source in :data:`VERBATIM_SOURCES` is verbatim whatever this says.
+    """
+
+    @property
+    def said(self) -> bool:
+        """The draft holds a speaker's own words (flagged, or from a verbatim source)."""
+        return self.verbatim or self.source in VERBATIM_SOURCES
 
 
 def check_draft(draft: MemoryDraft) -> None:

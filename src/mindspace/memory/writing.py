@@ -116,7 +116,7 @@ def refuse_questions(drafts: Sequence[MemoryDraft], settings: Settings) -> None:
     if not settings.memory_reconcile:
         return
     for draft in drafts:
-        if not draft.verbatim and is_question(draft.content):
+        if not draft.said and is_question(draft.content):
             raise InvalidArgumentsError(
                 f"{draft.content[:120]!r} is a question, not a fact; nothing was stored",
                 "Store what is known as a statement (e.g. 'Dave drinks red wine'), or "
@@ -184,7 +184,7 @@ class _Batch:
             source_entity=draft.source_entity,
             occurred_at=draft.occurred_at or self.now,
             source_trust=DEFAULT_TRUST[draft.source_type] if trust is None else trust,
-            verbatim=draft.verbatim,
+            verbatim=draft.said,
         )
 
     def near(self, i: int) -> list[Near]:
@@ -258,7 +258,7 @@ class _Batch:
             source=draft.source,
             entry_id=draft.entry_id,
             ref=draft.ref,
-            verbatim=draft.verbatim,
+            verbatim=draft.said,
             text=None if same else text[:300],
         )
 

@@ -46,8 +46,9 @@ __all__ = [
 
 memories_app = typer.Typer(
     name="memories",
-    help="Show semantic memories (id, time, trust, importance, source, tags, content), "
-    "newest first. [bold]memories search QUERY[/] ranks them as recall_memories does.",
+    help="Show semantic memories (id, time, trust, importance, source, tags, content; how "
+    "often a fact was said and whether a newer one replaced it), newest first. "
+    "[bold]memories search QUERY[/] ranks them as recall_memories does.",
     add_completion=False,
     rich_markup_mode="rich",
 )
