@@ -371,3 +371,22 @@ async def test_an_export_from_before_validity_imports(tmp_path: Path, clock: Man
         assert (memory.mentions, memory.sources, memory.valid_to) == (1, (), None)
     finally:
         target.close()
+
+
+async def test_the_prompt_shows_the_current_fact_first_and_the_old_one_as_past(
+    backend_store: SqlStore, clock: ManualClock, minilm: MiniLMEmbedder
+) -> None:
+    keeper = _open(backend_store, clock, minilm)
+    await _say(keeper, "Dave", "I live in Paris")
+    clock.advance(timedelta(weeks=6))
+    await _say(keeper, "Dave", "I moved to Berlin")
+    keeper.enqueue_event("Do you remember where I live?", source_entity="Dave")
+    result = await keeper.tick()
+    assert result.prompt is not None
+    [component] = [c for c in result.prompt.components if c.key == "semantic_memories"]
+    lines = component.content.splitlines()
+    berlin = next(i for i, line in enumerate(lines) if "I moved to Berlin" in line)
+    paris = next(i for i, line in enumerate(lines) if "I live in Paris" in line)
+    assert berlin < paris
+    assert lines[paris].endswith("(no longer so since 2026-01-17)")
+    assert "no longer" not in lines[berlin]

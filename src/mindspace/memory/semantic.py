@@ -346,7 +346,8 @@ class SemanticMemory:
                     best[item.memory.id] = Recalled(
                         item.memory, item.score, relevance, item.lexical
                     )
-        ranked = sorted(best.values(), key=lambda r: -(r.relevance or 0.0))
+        # Current facts before replaced ones (a replaced fact is history: "used to").
+        ranked = sorted(best.values(), key=lambda r: (not r.memory.current, -(r.relevance or 0.0)))
         return ranked[:limit]
 
     def _merge_pending(
