@@ -352,6 +352,33 @@ def test_memories_list_and_search(
     assert "search is lexical (BM25) only" in none
 
 
+def test_memories_show_restated_and_replaced_facts(cli: Cli, db: Path, tmp_path: Path) -> None:
+    first = _tool(cli, "store_memory", {"content": "Alice lives in the old town"})
+    again = _tool(cli, "store_memory", {"content": "Alice lives in the old town."})
+    assert (again["action"], again["memory_id"]) == ("restated", first["memory_id"])
+    newer = _tool(cli, "store_memory", {"content": "Alice moved to the harbour district"})
+    with _opened(db, tmp_path) as assistant, assistant.core.transaction() as unit:
+        # What the reconcile step does with a replaced fact (here set by hand: the hashing
+        # embedder does not see "lives in" and "moved to" as close as MiniLM does).
+        old = unit.get(Memory, first["memory_id"])
+        assert old is not None
+        update = {"valid_to": "2025-12-20T08:00:00Z", "superseded_by": newer["memory_id"]}
+        unit.put(old.model_copy(update=update))
+
+    listed = _ok(cli("memories"))
+    assert "said 2 times" in listed
+    replaced = f"no longer current since 2025-12-20 08:00 (replaced by {newer['memory_id']})"
+    assert replaced in listed
+    found = _ok(cli("memories", "search", "Where does Alice live?"))
+    assert replaced in found
+    assert found.index("Alice moved to the harbour") < found.index("Alice lives in the old")
+    rows = {m["id"]: m for m in json.loads(_ok(cli("memories", "--json")))}
+    assert rows[first["memory_id"]]["mentions"] == 2
+    assert rows[first["memory_id"]]["valid_to"] == "2025-12-20T08:00:00Z"
+    assert rows[newer["memory_id"]]["valid_to"] is None
+    assert [s["source"] for s in rows[first["memory_id"]]["sources"]] == ["tool", "tool"]
+
+
 def test_entities_list_and_show(cli: Cli) -> None:
     _tool(cli, "noop", {})  # creates the assistant: entities only reads
     assert "has met no one yet" in _ok(cli("entities"))

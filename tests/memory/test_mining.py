@@ -290,8 +290,8 @@ async def test_a_fact_already_remembered_is_not_stored_again(
     make_assistant: Callable[..., Assistant], tmp_path: Path
 ) -> None:
     # The hashing embedder scores paraphrases lower than MiniLM: a lower threshold makes
-    # every candidate below "similar enough", so the numbers and negation rules decide.
-    settings = Settings(data_dir=tmp_path, mining_duplicate_threshold=0.5)
+    # every candidate "similar enough", so the numbers and negation rules decide.
+    settings = Settings(data_dir=tmp_path, memory_restate_threshold=0.5)
     model = PlainTextModel(
         _facts(
             ("Alice is allergic to oak.", "Alice", 7),

@@ -126,6 +126,7 @@ def _exchange() -> list[MemoryDraft]:
             content="Melanie finished painting a landscape of the lake at sunset",
             source_entity="Melanie",
             source="journal",
+            verbatim=True,  # a journal turn, word for word: kept even when it asks
             entry_id=7,
             source_trust=0.9,
             tags=("art",),
@@ -134,6 +135,7 @@ def _exchange() -> list[MemoryDraft]:
             content=QUESTION,
             source_entity="Caroline",
             source="journal",
+            verbatim=True,  # a journal turn, word for word: kept even when it asks
             entry_id=10,
             context=f"Melanie: Here is the bowl I made!\nMelanie: {REPLY}",
             source_trust=0.9,
@@ -143,6 +145,7 @@ def _exchange() -> list[MemoryDraft]:
             content=REPLY,
             source_entity="Melanie",
             source="journal",
+            verbatim=True,  # a journal turn, word for word: kept even when it asks
             entry_id=11,
             context=f"Caroline: {QUESTION}",
             source_trust=0.6,
@@ -207,6 +210,7 @@ def _follow_up() -> list[MemoryDraft]:
             content=news,
             source_entity="Nate",
             source="journal",
+            verbatim=True,  # a journal turn, word for word: kept even when it asks
             entry_id=20,
             context=f"Joanna: {asked}",
         ),
@@ -214,6 +218,7 @@ def _follow_up() -> list[MemoryDraft]:
             content=asked,
             source_entity="Joanna",
             source="journal",
+            verbatim=True,  # a journal turn, word for word: kept even when it asks
             entry_id=21,
             context=f"Nate: {news}",
         ),
@@ -311,6 +316,7 @@ def _story(first_entry: int = 40, trust: float = 0.8) -> list[MemoryDraft]:
             content=text,
             source_entity=who,
             source="journal",
+            verbatim=True,  # a journal turn, word for word: kept even when it asks
             entry_id=first_entry + at,
             context="\n".join(turns[max(at - 1, 0) : at] + turns[at + 1 : at + 2]),
             source_trust=trust if at == 2 else 0.8,

@@ -13,6 +13,7 @@ from rich.console import Console
 from mindspace import Assistant, ManualClock, Settings
 from mindspace.hosts.cli.demo import run_demo
 from mindspace.llm import OfflineLLM
+from mindspace.memory.records import Memory
 from mindspace.storage import SqlStore
 from mindspace.storage.tables import KINDS
 from mindspace.tools import Tool, ToolArgs, ToolCategory, ToolContext, default_registry
@@ -56,6 +57,15 @@ def _rich_assistant(tmp_path: Path) -> str:
             assistant.request_approval("demolish", {"command": "old mill"}, requested_by="op")
         )
         assert asked["status"] == "awaiting_approval"
+        # A fact said twice (one memory, two sources) and a replaced one (valid_to).
+        for said in ("The cellar door sticks in winter", "The cellar door sticks in winter."):
+            stored = asyncio.run(assistant.call_tool("store_memory", {"content": said}))
+        assert stored["action"] == "restated"
+        with assistant.core.transaction() as unit:
+            old = unit.get(Memory, "mem_1")
+            assert old is not None
+            update = {"valid_to": "2025-12-07T08:00:00Z", "superseded_by": stored["memory_id"]}
+            unit.put(old.model_copy(update=update))
         assistant.enqueue_event("Is the cellar open?", source_entity="Mira", location="bar")
         assistant.enqueue_event("A wagon arrives.", type="world", metadata={"cart": 2})
     finally:
@@ -91,6 +101,8 @@ def test_sqlite_to_postgresql_to_sqlite_keeps_every_record(tmp_path: Path, pg_ur
     for kind in ("message", "approval", "memory", "memory_links", "entity"):
         assert before[kind], f"the demo assistant should have {kind!r} records"
     assert any(m["embedding"] for m in before["memory"])
+    assert any(m["mentions"] == 2 and len(m["sources"]) == 2 for m in before["memory"])
+    assert any(m["valid_to"] and m["superseded_by"] for m in before["memory"])
     names = {d["name"] for d in before["doc"]}
     assert names >= {"working_memory", "session_memory", "system_prompts", "sleep_schedule"}
 

@@ -112,6 +112,52 @@ class MemorySettings(BaseSettings):
             "of its ten best hits told on the same day (0: off)."
         ),
     )
+    memory_recall_superseded_penalty: float = Field(
+        default=0.5,
+        ge=0,
+        le=5,
+        description=(
+            "Memory search lowers a memory a newer fact replaced (it has valid_to) by this "
+            "many standard deviations, and ranks the memory that replaced it above it (0: "
+            "neither)."
+        ),
+    )
+    memory_reconcile: bool = Field(
+        default=True,
+        description=(
+            "Every memory write is compared with its nearest memories: a restatement "
+            "becomes one more source, a newer value of the same attribute replaces the old "
+            "one (valid_to), a question is refused (off: every write is a new memory)."
+        ),
+    )
+    memory_restate_threshold: float = Field(
+        default=0.92,
+        ge=0,
+        le=1,
+        description=(
+            "Cosine similarity at or above which the same speaker's fact restates a memory "
+            "(when its numbers and negation match too)."
+        ),
+    )
+    memory_update_threshold: float = Field(
+        default=0.45,
+        ge=0,
+        le=1,
+        description=(
+            "Least cosine similarity of a newer fact that replaces a memory about the same "
+            "person's same single-valued attribute (where they live, work, ...)."
+        ),
+    )
+    memory_reconcile_model_calls: int = Field(
+        default=0,
+        ge=0,
+        le=100,
+        description=(
+            "Most questions per sleep tick to the model about a close call between a new "
+            "fact and a memory (restate, replace or add); 0: the rules alone decide "
+            "(docs/memory.md)."
+        ),
+    )
     memory_link_threshold: float = Field(
         default=0.7, ge=0, le=1, description="Least similarity for an A-MEM link."
     )
@@ -150,13 +196,4 @@ class MemorySettings(BaseSettings):
         ge=0,
         le=1,
         description="Source trust of a mined fact a speaker told about the world or others.",
-    )
-    mining_duplicate_threshold: float = Field(
-        default=0.95,
-        ge=0,
-        le=1,
-        description=(
-            "Cosine similarity at or above which a mined fact duplicates a memory (when its "
-            "numbers and negation match too)."
-        ),
     )

@@ -136,8 +136,16 @@ async def run_sleep_consolidation(
             settings.max_memory_chars,
         )
     ]
-    stored = await memory.astore_many(drafts) if drafts else []
-    result["memory_ids"] += [m.id for m in stored]
+    written = await memory.astore_all(drafts) if drafts else []
+    # A restated fact is the memory it restated (one more source); a question, nothing.
+    result["memory_ids"] += [
+        w.memory.id for w in written if w.memory is not None and w.action != "restated"
+    ]
+    result["restated"] = [w.related[0] for w in written if w.action == "restated"]
+    result["replaced"] = [key for w in written if w.action == "updated" for key in w.related]
+    result["rejected"] += [
+        d.content for d, w in zip(drafts, written, strict=True) if w.memory is None
+    ]
     result["by_rules"] = [e.id for e in rest]
     JournalBook(unit, clock, settings).mark_consolidated(e.id for e in batch)
     remaining = pending.total - len(batch)

@@ -142,9 +142,10 @@ def record_tool_writes(savepoint: Unit, clock: Clock, actor: Actor, tool: str) -
     exactly the call's writes; the entries merge (and commit) with them. The record
     before the call is what the enclosing units buffer (an earlier write of the same
     tick) or, for a kind the cache holds whole, the committed one. A lazy kind's
-    committed record is not looked up (that would cost a store query per call):
-    memories written by tools are new ones (no tool changes or deletes a memory), so
-    ``before`` is None. Everything here is in memory.
+    committed record is not looked up (that would cost a store query per call): it is
+    taken from the cache's LRU when the call read it (``store_memory`` reads the memory a
+    fact restates or replaces), else ``before`` is None (a new memory). Everything here
+    is in memory.
 
     Returns:
         How many entries were appended.
@@ -160,6 +161,9 @@ def record_tool_writes(savepoint: Unit, clock: Clock, actor: Actor, tool: str) -
             model = record_model(kind)
             if model is not None and not model.lazy:
                 previous = savepoint.cache.records(model).get(key)
+            elif model is not None:
+                # A memory the call restated or replaced was read by it: no query here.
+                previous = savepoint.cache.cached(model, key)
         after = entry if isinstance(entry, Record) else None
         if previous is None and after is None:
             continue

@@ -57,7 +57,9 @@ def install_memory_providers(builder: PromptBuilder, assistant: EngineCore) -> N
         for item in found:
             m = item.memory
             who = f" (from {m.source_entity})" if m.source_entity else ""
-            lines.append(f"- [{m.occurred_at[:10]}] {m.content}{who} trust {m.source_trust:.1f}")
+            past = f" (no longer so since {m.valid_to[:10]})" if m.valid_to else ""
+            line = f"- [{m.occurred_at[:10]}] {m.content}{who} trust {m.source_trust:.1f}{past}"
+            lines.append(line)
         return "\n".join(lines)
 
     builder.provide("entity_context", entity_context)

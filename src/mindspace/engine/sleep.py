@@ -41,6 +41,7 @@ from mindspace.limits import ATTRIBUTE_KEY_CHARS, ATTRIBUTE_VALUE_CHARS
 from mindspace.llm.port import LLM, Message
 from mindspace.llm.structured import ask_structured
 from mindspace.memory.entities import EntityBook
+from mindspace.memory.judgement import ModelJudge
 from mindspace.memory.linking import (
     UnlinkedMemories,
     prune_orphaned_memory_links,
@@ -238,7 +239,10 @@ class SleepCycle:
 
     def _memory(self, unit: Unit) -> SemanticMemory:
         a = self.core
-        return SemanticMemory(unit, a.clock, a.settings, a.embedder, a.memory_index)
+        calls = a.settings.memory_reconcile_model_calls
+        # At night the model may judge close calls between a new fact and a memory.
+        judge = ModelJudge(a.llm, max_calls=calls) if calls > 0 else None
+        return SemanticMemory(unit, a.clock, a.settings, a.embedder, a.memory_index, judge)
 
     async def _compacting(self, unit: Unit, result: SleepTickResult) -> None:
         a = self.core

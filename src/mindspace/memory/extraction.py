@@ -21,6 +21,7 @@ from mindspace.memory.chunking import chunk_text
 from mindspace.memory.records import memory_key
 from mindspace.memory.semantic import MemoryDraft
 from mindspace.state.unit import Unit
+from mindspace.text import normalized
 from mindspace.workspace.persona import PersonaGuard
 
 __all__ = ["CONTEXT_WINDOW", "journal_draft", "journal_drafts", "persona_safe_facts"]
@@ -103,7 +104,9 @@ def journal_draft(
     entity, importance (and how it was scored), the time it happened, a ``ref:`` tag as
     its reference, and the neighbouring entries of the same exchange as its context,
     persona-safe (:func:`_conversation_context`). ``part`` (``"2/3"``) marks one piece of
-    an entry too long for one memory, as a ``part:2/3`` tag.
+    an entry too long for one memory, as a ``part:2/3`` tag. A ``direct`` entry's own
+    words, whole, are ``verbatim``: what its speaker said, kept as said even when it asks
+    something (:func:`mindspace.memory.reconcile.is_question`).
     """
     tags = (*entry.tags, f"part:{part}") if part else entry.tags
     return MemoryDraft(
@@ -121,6 +124,7 @@ def journal_draft(
         context=_conversation_context(
             entry, _entry(unit, entry.id - 1), _entry(unit, entry.id + 1), guard
         ),
+        verbatim=entry.source_type == "direct" and normalized(content) == normalized(entry.content),
     )
 
 

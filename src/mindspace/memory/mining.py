@@ -20,7 +20,6 @@ as several requests, so the miner reads every word said (limits.FLOWS).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
@@ -34,7 +33,6 @@ from mindspace.llm.port import LLM, Message
 from mindspace.llm.structured import ask_structured
 from mindspace.memory.chunking import chunk_text
 from mindspace.memory.prompts import ASSISTANT_FACT_EXTRACTION_PROMPT
-from mindspace.memory.records import Memory, memory_key
 from mindspace.memory.semantic import MemoryDraft, SemanticMemory
 from mindspace.memory.support import is_supported
 from mindspace.state.models import Document
@@ -305,32 +303,6 @@ def _spoken(entity: str, transcript: str) -> list[str]:
     return [line[len(label) :] for line in transcript.splitlines() if line.startswith(label)]
 
 
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
-_NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|nobody|neither|nor)\b|n't\b", re.I)
-
-
-def _same_claim(a: str, b: str) -> bool:
-    # Embeddings barely tell 50 gold from 80 gold, or "likes" from "does not like":
-    # a fact with other numbers or the opposite polarity is news, not a duplicate.
-    same_numbers = sorted(_NUMBER.findall(a)) == sorted(_NUMBER.findall(b))
-    same_polarity = len(_NEGATION.findall(a)) % 2 == len(_NEGATION.findall(b)) % 2
-    return same_numbers and same_polarity
-
-
-async def _duplicate_of(
-    memory: SemanticMemory, text: str, speaker: str, threshold: float
-) -> Memory | None:
-    """An existing memory saying the same: the same words, or a near-identical claim."""
-    wanted = normalized(text)
-    for found in await memory.arecall(memory_key(text, speaker), limit=3):
-        if normalized(found.memory.content) == wanted:
-            return found.memory
-        similar = found.relevance is not None and found.relevance >= threshold
-        if similar and _same_claim(text, found.memory.content):
-            return found.memory
-    return None
-
-
 async def mine_conversations(
     unit: Unit,
     settings: Settings,
@@ -443,29 +415,32 @@ async def _store(
             parts = [fact.model_copy(update={"fact": piece}) for piece in pieces]
             stored += await _store(parts, speaker, said, at, settings, guard, memory, result)
             continue
-        duplicate = await _duplicate_of(memory, text, speaker, settings.mining_duplicate_threshold)
-        if duplicate is not None:
-            result.duplicates.append(f"{text} (= {duplicate.id})")
-            continue
         about_speaker = fact.entity is not None and fact.entity.casefold() == speaker.casefold()
         trust = settings.mining_self_trust if about_speaker else settings.mining_other_trust
+        draft = MemoryDraft(
+            content=text,
+            tags=(MINED_TAG,),
+            source_type="direct",
+            source_trust=trust,
+            source_entity=speaker,
+            importance=fact.importance,
+            importance_method="llm",
+            source="conversation",
+            occurred_at=at,
+        )
         try:
-            saved = await memory.astore(
-                MemoryDraft(
-                    content=text,
-                    tags=(MINED_TAG,),
-                    source_type="direct",
-                    source_trust=trust,
-                    source_entity=speaker,
-                    importance=fact.importance,
-                    importance_method="llm",
-                    source="conversation",
-                    occurred_at=at,
-                )
-            )
-        except MindspaceError as exc:  # a draft the store refuses, e.g. a blank fact
+            # Reconciled like every write: a fact already known (the speaker's own words
+            # kept verbatim, or mined before) becomes one more source of that memory.
+            (written,) = await memory.astore_all([draft])
+        except MindspaceError as exc:  # e.g. a fact longer than max_memory_chars
             result.rejected.append(f"{text[:80]} ({exc})")
             continue
-        result.memory_ids.append(saved.id)
+        if written.memory is None:
+            result.rejected.append(f"{text[:80]} ({written.reason})")
+            continue
+        if written.action == "restated":
+            result.duplicates.append(f"{text} (= {written.memory.id})")
+            continue
+        result.memory_ids.append(written.memory.id)
         stored += 1
     return stored

@@ -26,6 +26,11 @@ BM25, blended). Several things it cannot see change which memories answer a ques
   three best hits (in the same exchange) are ranked a little below that hit.
 - **The conversation the best hits come from.** Each memory gains a little for every
   one of the ten best hits told on its day: the question is about that conversation.
+- **The current fact first.** A memory a newer fact replaced (``valid_to`` set,
+  :mod:`mindspace.memory.reconcile`) is lowered, and the memory that replaced it ranks
+  above it, brought in if the search missed it: "where does Dave live?" matches "I live
+  in Paris" word for word, but "I moved to Berlin" is the answer. The old one stays
+  findable ("where did Dave live before?").
 
 Every adjustment is made to the hit's blended score before the logistic (the scoring
 contract of :mod:`mindspace.state.semantic`), so it is in the same units on both
@@ -105,6 +110,8 @@ class QueryRerank:
             negative: not followed.
         session_boost: Added to every memory once for each of the best ten hits that
             happened on its day.
+        superseded_penalty: Taken from memories a newer fact replaced; the memory that
+            replaced one ranks above it in any case.
     """
 
     time_boost: float = 3.0
@@ -113,6 +120,7 @@ class QueryRerank:
     speaker_boost: float = 0.6
     continuation_discount: float = 1.6
     session_boost: float = 0.1
+    superseded_penalty: float = 0.5
 
     @classmethod
     def of(cls, settings: Settings) -> QueryRerank:
@@ -124,13 +132,15 @@ class QueryRerank:
             speaker_boost=settings.memory_recall_speaker_boost,
             continuation_discount=settings.memory_recall_continuation_discount,
             session_boost=settings.memory_recall_session_boost,
+            superseded_penalty=settings.memory_recall_superseded_penalty,
         )
 
     @property
     def active(self) -> bool:
         """Whether any adjustment is switched on."""
         return (
-            self.time_boost > 0
+            self.superseded_penalty > 0
+            or self.time_boost > 0
             or self.question_penalty > 0
             or self.reply_discount >= 0
             or self.speaker_boost > 0
@@ -173,6 +183,8 @@ class QueryRerank:
                 if is_question(memory):
                     questions.append((memory, value))
                     value -= self.question_penalty
+                if not memory.current:
+                    value -= self.superseded_penalty
             ranking.values[hit.key] = (value, hit)
         if self.reply_discount >= 0 and questions:
             self._follow(questions, ranking)
@@ -182,6 +194,8 @@ class QueryRerank:
             self._continue(ranking)
         if self.session_boost > 0:
             self._session(ranking)
+        if self.superseded_penalty > 0:
+            self._current_first(ranking)
         return [replace(hit, score=_logistic(value)) for value, hit in ranking.ordered()]
 
     def _follow(self, questions: Sequence[tuple[Memory, float]], ranking: _Ranking) -> None:
@@ -267,7 +281,32 @@ class QueryRerank:
             if memory is not None and (count := days.get(_day(memory), 0)):
                 ranking.values[key] = (value + self.session_boost * count, hit)
 
+    def _current_first(self, ranking: _Ranking) -> None:
+        """Rank the memory that replaced a hit above it (following a chain of updates)."""
+        replaced = [
+            memory
+            for key in list(ranking.values)
+            if (memory := ranking.memories.get(key)) is not None and memory.superseded_by
+        ]
+        for _ in range(_CHAIN):
+            if not replaced:
+                return
+            ranking.fetch(m.superseded_by for m in replaced if m.superseded_by)
+            later = []
+            for memory in replaced:
+                newer = ranking.memories.get(memory.superseded_by or "")
+                if newer is None:
+                    continue
+                ranking.inherit(newer, ranking.values[memory.id][0] + _AHEAD, 0.0)
+                if newer.superseded_by and newer.id in ranking.values:
+                    later.append(newer)
+            replaced = later
 
+
+_CHAIN = 3
+"""How many updates of one fact are followed to the current one."""
+_AHEAD = 0.01
+"""How far above the memory it replaced the current fact ranks at least."""
 _LEADERS = 3
 """How many of the best hits lead to their speaker's next and previous turns."""
 _SESSION_TOP = 10

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, Literal, Self
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from mindspace.embeddings.port import Vectors
 from mindspace.state.models import Document, Record
@@ -18,6 +18,7 @@ __all__ = [
     "Memory",
     "MemoryLink",
     "MemoryLinks",
+    "MemorySource",
     "Observation",
     "Relationship",
     "RelationshipState",
@@ -50,8 +51,41 @@ def relationship_state(favorability: float) -> RelationshipState:
     return "stranger"
 
 
+MAX_SOURCES = 20
+"""Sources kept per memory: the first and the newest (``mentions`` counts them all)."""
+
+
+class MemorySource(Document):
+    """One time a memory's fact was said or written (a memory said twice has two).
+
+    Attributes:
+        at: When it was said (the draft's ``occurred_at``).
+        source: Where it came from (``tool``, ``journal``, ``conversation``, ...).
+        entry_id: The journal entry it came from, if any.
+        ref: An external reference (a dialog id), if any.
+        verbatim: The text was the speaker's own words, not a fact written about them.
+        text: The words of this source when they differ from the memory's content.
+    """
+
+    name: ClassVar[str] = "memory_source"
+
+    at: str
+    source: str = "tool"
+    entry_id: int | None = None
+    ref: str | None = None
+    verbatim: bool = False
+    text: str | None = None
+
+
 class Memory(Record):
-    """A semantic memory (tier 1): text, its metadata and its embedding."""
+    """A semantic memory (tier 1): text, its metadata and its embedding.
+
+    Bi-temporal (as Zep/Graphiti): ``created_at`` is when it was written,
+    ``valid_from``/``valid_to`` when its fact held. A memory another one replaced (the
+    same person's and attribute's newer fact, :mod:`mindspace.memory.reconcile`) keeps
+    its text with ``valid_to`` and ``superseded_by`` set; recall ranks it below the
+    one that replaced it but still finds it ("where did Dave live before?").
+    """
 
     kind: ClassVar[str] = "memory"
     lazy: ClassVar[bool] = True
@@ -73,6 +107,32 @@ class Memory(Record):
     context: str | None = None
     embedder: str | None = None
     embedding: bytes | None = None
+    valid_from: str | None = None
+    """When the fact began to hold (None: stored before validity was kept; occurred_at)."""
+    valid_to: str | None = None
+    """When a newer fact replaced it (None: still current)."""
+    superseded_by: str | None = None
+    """The id of the memory that replaced it."""
+    sources: tuple[MemorySource, ...] = ()
+    """Each time the fact was said, oldest first (at most :data:`MAX_SOURCES`)."""
+    mentions: int = Field(default=1, ge=1)
+    """How many times the fact was said or written (restatements included)."""
+
+    @field_validator("sources", mode="before")
+    @classmethod
+    def _no_sources(cls, value: object) -> object:
+        # A row stored before sources were kept has NULL there.
+        return () if value is None else value
+
+    @field_validator("mentions", mode="before")
+    @classmethod
+    def _one_mention(cls, value: object) -> object:
+        return 1 if value is None else value
+
+    @property
+    def current(self) -> bool:
+        """The fact still holds: no newer memory replaced it."""
+        return self.valid_to is None
 
     def record_key(self) -> str:
         """Memories are keyed by id."""
@@ -118,6 +178,11 @@ class Memory(Record):
             "occurred_at": self.occurred_at,
             "ref": self.ref,
             "context": self.context,
+            "valid_from": self.valid_from or self.occurred_at,
+            "valid_to": self.valid_to,
+            "superseded_by": self.superseded_by,
+            "mentions": self.mentions,
+            "sources": [s.model_dump(mode="json", exclude_none=True) for s in self.sources],
         }
 
 

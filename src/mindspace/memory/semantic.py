@@ -11,22 +11,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar
 
 import numpy as np
 
-from mindspace.clock import Clock, format_time
+from mindspace.clock import Clock
 from mindspace.config import Settings
 from mindspace.embeddings.port import Embedder, Vectors, embed_async
-from mindspace.errors import InvalidArgumentsError, NotFoundError
+from mindspace.errors import NotFoundError
+from mindspace.memory.drafts import DEFAULT_TRUST, MemoryDraft, MemoryState, Written
 from mindspace.memory.index import rrf
+from mindspace.memory.judgement import ModelJudge
 from mindspace.memory.lexical import tokenize
 from mindspace.memory.query import QueryRerank, carries
-from mindspace.memory.records import Memory, SourceType, memory_key
-from mindspace.state.models import Document
+from mindspace.memory.reconcile import distinct
+from mindspace.memory.records import Memory, memory_key
+from mindspace.memory.writing import MemoryWriter, refuse_questions
 from mindspace.state.semantic import Hit, SemanticIndex
 from mindspace.state.unit import Unit
-from mindspace.workspace.limits import bounded_text
 
 __all__ = [
     "DEFAULT_TRUST",
@@ -35,61 +36,8 @@ __all__ = [
     "MemoryState",
     "Recalled",
     "SemanticMemory",
+    "Written",
 ]
-
-DEFAULT_TRUST: dict[str, float] = {
-    "direct": 0.9,
-    "observation": 0.8,
-    "inference": 0.6,
-    "environmental": 0.3,
-}
-
-
-class MemoryState(Document):
-    """Counters of the semantic memory."""
-
-    name: ClassVar[str] = "memory_state"
-
-    next_id: int = 0
-    forgotten: tuple[str, ...] = ()
-    """Memories deleted since the night last pruned the A-MEM links that point to them."""
-
-
-@dataclass(frozen=True)
-class MemoryDraft:
-    """What to store as a memory; the id, times and vector are added when stored."""
-
-    content: str
-    tags: Sequence[str] = ()
-    source_type: SourceType = "observation"
-    source_trust: float | None = None
-    source_entity: str | None = None
-    importance: int = 5
-    importance_method: str = "manual"
-    source: str = "tool"
-    entry_id: int | None = None
-    occurred_at: str | None = None
-    ref: str | None = None
-    context: str | None = None
-
-
-def _check(draft: MemoryDraft) -> None:
-    trust = draft.source_trust
-    if trust is not None and not 0.0 <= trust <= 1.0:
-        raise InvalidArgumentsError(
-            f"source_trust must be between 0 and 1, not {trust!r}",
-            "Use 0.9 for direct statements, 0.8 observations, 0.6 inferences, 0.3 overheard.",
-        )
-    if not 1 <= draft.importance <= 10:
-        raise InvalidArgumentsError(
-            f"importance must be 1-10, not {draft.importance!r}",
-            "Rate from 1 (mundane) to 10 (major).",
-        )
-    if draft.source_type not in DEFAULT_TRUST:
-        raise InvalidArgumentsError(
-            f"Unknown source_type {draft.source_type!r}",
-            f"Use one of {sorted(DEFAULT_TRUST)!r}.",
-        )
 
 
 @dataclass(frozen=True)
@@ -135,6 +83,7 @@ class SemanticMemory:
         settings: Limits and thresholds.
         embedder: Makes the vectors (None: lexical search only).
         index: The assistant's committed-memory index.
+        judge: The model asked about close calls when reconciling writes (the night).
     """
 
     def __init__(
@@ -144,16 +93,21 @@ class SemanticMemory:
         settings: Settings,
         embedder: Embedder | None,
         index: SemanticIndex,
+        judge: ModelJudge | None = None,
     ) -> None:
         self.unit = unit
         self.clock = clock
         self.settings = settings
         self.embedder = embedder
         self.index = index
+        self.judge = judge
 
-    # -- writes --------------------------------------------------------------------------
+    # -- writes (memory/writing.py: every draft reconciled with its nearest memories) ----
     def store(self, draft: MemoryDraft) -> Memory:
-        """Store one memory (embedded now; blocking, see :meth:`astore`)."""
+        """Store one memory (embedded now; blocking, see :meth:`astore`).
+
+        Returns the new memory, or the one it restated (with one more source).
+        """
         return self.store_many([draft])[0]
 
     async def astore(self, draft: MemoryDraft) -> Memory:
@@ -163,13 +117,15 @@ class SemanticMemory:
     def store_many(self, drafts: Sequence[MemoryDraft]) -> list[Memory]:
         """Store several memories with one embedding batch (blocking: for sync callers).
 
+        Each draft is reconciled with its nearest memories (:meth:`store_all`); the
+        memory returned for a restatement is the one it restated.
+
         Raises:
-            InvalidArgumentsError: empty or oversized content, trust outside 0-1, or
-                importance outside 1-10; nothing is stored then.
+            InvalidArgumentsError: empty or oversized content, trust outside 0-1,
+                importance outside 1-10, or a question; nothing is stored then.
         """
-        texts, keys = self._prepare(drafts)
-        vectors = self.embedder.embed(keys) if self.embedder is not None and texts else None
-        return self._put(drafts, texts, vectors)
+        refuse_questions(drafts, self.settings)
+        return [w.memory for w in self.store_all(drafts) if w.memory is not None]
 
     async def astore_many(self, drafts: Sequence[MemoryDraft]) -> list[Memory]:
         """:meth:`store_many` for the event loop: the embedding batch is awaited.
@@ -177,49 +133,26 @@ class SemanticMemory:
         Raises:
             InvalidArgumentsError: as :meth:`store_many`; checked before embedding.
         """
-        texts, keys = self._prepare(drafts)
-        embedder = self.embedder
-        vectors = await embed_async(embedder, keys) if embedder is not None and texts else None
-        return self._put(drafts, texts, vectors)
+        refuse_questions(drafts, self.settings)
+        return [w.memory for w in await self.astore_all(drafts) if w.memory is not None]
 
-    def _prepare(self, drafts: Sequence[MemoryDraft]) -> tuple[list[str], list[str]]:
-        """The drafts' checked contents and their embedding keys."""
-        texts = [bounded_text(d.content, "content", self.settings.max_memory_chars) for d in drafts]
-        for draft in drafts:
-            _check(draft)
-        keys = [memory_key(t, d.source_entity) for t, d in zip(texts, drafts, strict=True)]
-        return texts, keys
+    def store_all(self, drafts: Sequence[MemoryDraft]) -> list[Written]:
+        """Store ``drafts`` reconciled, saying what each one did (a question: refused).
 
-    def _put(
-        self, drafts: Sequence[MemoryDraft], texts: Sequence[str], vectors: Vectors | None
-    ) -> list[Memory]:
-        now = format_time(self.clock.now())
-        state = self.unit.doc(MemoryState)
-        memories = []
-        for i, (draft, text) in enumerate(zip(drafts, texts, strict=True)):
-            trust = draft.source_trust
-            memory = Memory(
-                id=f"mem_{state.next_id + i + 1}",
-                content=text,
-                source=draft.source,
-                entry_id=draft.entry_id,
-                tags=tuple(draft.tags),
-                source_type=draft.source_type,
-                source_trust=DEFAULT_TRUST[draft.source_type] if trust is None else trust,
-                source_entity=draft.source_entity,
-                importance=draft.importance,
-                importance_method=draft.importance_method,
-                created_at=now,
-                occurred_at=draft.occurred_at or now,
-                ref=draft.ref,
-                context=draft.context,
-                embedder=self.embedder.name if self.embedder is not None else None,
-                embedding=vectors[i].astype(np.float32).tobytes() if vectors is not None else None,
-            )
-            self.unit.put(memory)
-            memories.append(memory)
-        self.unit.put_doc(state.model_copy(update={"next_id": state.next_id + len(drafts)}))
-        return memories
+        Raises:
+            InvalidArgumentsError: empty or oversized content, trust outside 0-1, or
+                importance outside 1-10; nothing is stored then.
+        """
+        return self._writer().write(drafts)
+
+    async def astore_all(self, drafts: Sequence[MemoryDraft]) -> list[Written]:
+        """:meth:`store_all` for the event loop (and the night's model on close calls)."""
+        return await self._writer().awrite(drafts)
+
+    def _writer(self) -> MemoryWriter:
+        return MemoryWriter(
+            self.unit, self.clock, self.settings, self.embedder, self.index, self.judge
+        )
 
     def delete(self, memory_id: str) -> None:
         """Delete a memory.
@@ -310,7 +243,10 @@ class SemanticMemory:
             lambda memory: _exact(memory, vector, 0.0 if vector is not None else None),
             lambda memory: memory.source_trust >= min_source_trust and carries(memory, tags),
         )
-        return self._merge_pending(query, vector, hits, limit, min_source_trust, tags)
+        # A few spare results, so that leaving out restatements still fills the page.
+        found = self._merge_pending(query, vector, hits, limit + _SPARE, min_source_trust, tags)
+        threshold = self.settings.memory_restate_threshold
+        return [found[i] for i in distinct([r.memory for r in found], threshold)][:limit]
 
     def query_vector(self, query: MemoryQuery) -> Vectors | None:
         """The dense vector of a prompt lookup (None without an embedder; blocking).
@@ -410,7 +346,8 @@ class SemanticMemory:
                     best[item.memory.id] = Recalled(
                         item.memory, item.score, relevance, item.lexical
                     )
-        ranked = sorted(best.values(), key=lambda r: -(r.relevance or 0.0))
+        # Current facts before replaced ones (a replaced fact is history: "used to").
+        ranked = sorted(best.values(), key=lambda r: (not r.memory.current, -(r.relevance or 0.0)))
         return ranked[:limit]
 
     def _merge_pending(
@@ -465,6 +402,10 @@ class SemanticMemory:
                 relevance = _exact(memory_c, vector, hit.relevance)
                 results.append(Recalled(memory_c, round(value / best, 6), relevance, hit.lexical))
         return results
+
+
+_SPARE = 5
+"""Results beyond the page read to replace restatements left out of it."""
 
 
 def _exact(memory: Memory, vector: Vectors | None, indexed: float | None) -> float | None:

@@ -102,6 +102,14 @@ class StateCache:
         # One model class is registered per kind, so the records are instances of it.
         return cast("dict[str, R]", self._kinds[kind])
 
+    def cached(self, model: type[R], key: str) -> R | None:
+        """The committed record of a lazy kind under ``key`` if it was read already.
+
+        Never queries the store: None when the record is not in the LRU (or absent).
+        """
+        lru = self._lru.get(model.kind)
+        return None if lru is None else cast("R | None", lru.get(key))
+
     def lookup(self, model: type[R], keys: Iterable[str]) -> dict[str, R]:
         """Committed records of ``model`` under ``keys``, in that order (absent ones left out).
 

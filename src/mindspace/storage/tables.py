@@ -212,6 +212,12 @@ memories = _owned(
     Column("context", Text, nullable=True),
     Column("embedder", String(64), nullable=True),
     Column("embedding", LargeBinary, nullable=True),
+    # Version 9: validity and sources (NULL on rows written before: a current fact said once).
+    Column("valid_from", String(32), nullable=True),
+    Column("valid_to", String(32), nullable=True),
+    Column("superseded_by", String(40), nullable=True),
+    Column("sources", JSON, nullable=True),
+    Column("mentions", Integer, nullable=True),
 )
 
 memory_links = _owned(

@@ -61,24 +61,33 @@ class StoreMemory(Tool[StoreMemoryArgs]):
             _check_supported(args.content, entry)
             draft = journal_draft(ctx.unit, entry, args.content, ctx.guard)
             tags = tuple(dict.fromkeys([*draft.tags, *args.tags]))
-            memory = await ctx.semantic.astore(replace(draft, tags=tags))
+            draft = replace(draft, tags=tags)
         else:
             ctx.guard.check(args.content)
-            memory = await ctx.semantic.astore(
-                MemoryDraft(
-                    content=args.content,
-                    tags=args.tags,
-                    source_type=args.source_type,
-                    source_trust=args.source_trust,
-                    source_entity=args.source_entity,
-                    importance=args.importance,
-                )
+            draft = MemoryDraft(
+                content=args.content,
+                tags=args.tags,
+                source_type=args.source_type,
+                source_trust=args.source_trust,
+                source_entity=args.source_entity,
+                importance=args.importance,
             )
+        # Reconciled with the nearest memories: a restatement is one more source of the
+        # memory it restates, a newer value replaces the old one, a question is refused.
+        (written,) = await ctx.semantic.astore_all([draft])
+        if written.memory is None:
+            raise InvalidArgumentsError(
+                f"{args.content[:120]!r} is a question, not a fact; nothing was stored",
+                "Store what is known as a statement (e.g. 'Dave drinks red wine'), or "
+                "call recall_memories to look the answer up.",
+            )
+        memory = written.memory
         return {
             "success": True,
             "memory_id": memory.id,
             "content": memory.content,
             "metadata": memory.metadata(),
+            **written.to_result(),
         }
 
 

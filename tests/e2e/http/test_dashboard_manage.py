@@ -25,7 +25,7 @@ from playwright.sync_api import Page, expect
 
 from mindspace import Assistant
 from mindspace.hosts.http import AssistantHub, create_app
-from mindspace.memory.records import MemoryLink, MemoryLinks
+from mindspace.memory.records import Memory, MemoryLink, MemoryLinks
 
 ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts"
 TABS = ["overview", "goals", "projects", "journal", "memories", "entities", "links"]
@@ -348,3 +348,36 @@ def test_edit_an_entitys_attributes_and_observations_and_see_them_in_the_history
     expect(edits).to_have_count(3)
     expect(edits.nth(0).locator("ins")).to_contain_text("pale ale")
     expect(edits.nth(2).locator("del")).to_contain_text("Alice came")
+
+
+def test_a_restated_fact_and_a_replaced_one_read_so_in_the_memories_tab(
+    taught: tuple[str, dict[str, str]], hub: AssistantHub, page: Page
+) -> None:
+    url, ids = taught
+    keeper = hub.get("barkeep")
+
+    async def restate_and_replace() -> str:
+        again = await keeper.call_tool("store_memory", {"content": "The cellar floods in spring."})
+        assert again["action"] == "restated"
+        roof = await keeper.call_tool("store_memory", {"content": "The new roof holds in rain"})
+        with keeper.core.transaction() as unit:  # as the reconcile step marks a replaced fact
+            old = unit.get(Memory, ids["roof"])
+            assert old is not None
+            unit.put(
+                old.model_copy(
+                    update={"valid_to": "2025-12-07T09:00:00Z", "superseded_by": roof["memory_id"]}
+                )
+            )
+        return str(roof["memory_id"])
+
+    with ThreadPoolExecutor(1) as pool:
+        newer = pool.submit(asyncio.run, restate_and_replace()).result()
+    page.goto(f"{url}#/memories?assistant=barkeep")
+    cellar = page.locator(f"li[data-memory='{ids['cellar']}']")
+    expect(cellar).to_contain_text("said 2×")
+    roof = page.locator(f"li[data-memory='{ids['roof']}']")
+    expect(roof).to_have_class(re.compile(r"\breplaced\b"))
+    badge = roof.locator(".badge", has_text="replaced 2025-12-07 09:00")
+    expect(badge).to_have_attribute("title", f"no longer current: replaced by {newer}")
+    expect(page.locator(f"li[data-memory='{newer}']")).not_to_have_class(re.compile("replaced"))
+    shot(page, "dashboard-memory-validity.png")

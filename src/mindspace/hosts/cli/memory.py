@@ -46,8 +46,9 @@ __all__ = [
 
 memories_app = typer.Typer(
     name="memories",
-    help="Show semantic memories (id, time, trust, importance, source, tags, content), "
-    "newest first. [bold]memories search QUERY[/] ranks them as recall_memories does.",
+    help="Show semantic memories (id, time, trust, importance, source, tags, content; how "
+    "often a fact was said and whether a newer one replaced it), newest first. "
+    "[bold]memories search QUERY[/] ranks them as recall_memories does.",
     add_completion=False,
     rich_markup_mode="rich",
 )
@@ -173,6 +174,17 @@ def _source(memory: Memory) -> Text:
     return text
 
 
+def _validity(content: Text, mentions: object, valid_to: object, superseded_by: object) -> None:
+    """Say under a memory's text how often it was said and whether it still holds."""
+    if isinstance(mentions, int) and mentions > 1:
+        content.append(f"\nsaid {mentions} times", style="dim")
+    if isinstance(valid_to, str):
+        content.append(
+            f"\nno longer current since {_short(valid_to)} (replaced by {superseded_by})",
+            style="yellow",
+        )
+
+
 def _memories_table(memories: Sequence[Memory], title: str) -> Table:
     # Few, stacked columns so the content keeps most of the width and wraps: at 80
     # columns eight side-by-side columns left it about 20 characters, cut mid-word.
@@ -189,6 +201,7 @@ def _memories_table(memories: Sequence[Memory], title: str) -> Table:
         content = Text(m.content)
         if m.tags:
             content.append("\n" + " ".join(f"#{t}" for t in m.tags), style="magenta")
+        _validity(content, m.mentions, m.valid_to, m.superseded_by)
         table.add_row(
             Text(m.id, style="dim").append(f"\n{_short(m.occurred_at)}", style=""),
             f"{m.source_trust:.2g}",
@@ -271,6 +284,7 @@ def _ranking_table(found: Sequence[Mapping[str, Any]], title: str) -> Table:
         content = Text(str(item.get("content", "")))
         if meta.get("tags"):
             content.append("\n" + " ".join(f"#{t}" for t in meta["tags"]), style="magenta")
+        _validity(content, meta.get("mentions"), meta.get("valid_to"), meta.get("superseded_by"))
         table.add_row(
             str(rank),
             f"{float(item.get('score', 0)):.3f}",

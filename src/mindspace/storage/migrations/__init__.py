@@ -26,6 +26,7 @@ from mindspace.storage.migrations import (
     v0006_pgvector,
     v0007_journal_vectors,
     v0008_history,
+    v0009_memory_validity,
 )
 from mindspace.storage.tables import schema_migrations
 
@@ -50,6 +51,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, v0006_pgvector.NAME, v0006_pgvector.upgrade),
     Migration(7, v0007_journal_vectors.NAME, v0007_journal_vectors.upgrade),
     Migration(8, v0008_history.NAME, v0008_history.upgrade),
+    Migration(9, v0009_memory_validity.NAME, v0009_memory_validity.upgrade),
 )
 
 

@@ -127,7 +127,7 @@ export function memories(data, ops = null) {
     items.map((m) =>
       h(
         "li",
-        { dataset: { memory: m.id } },
+        { dataset: { memory: m.id }, class: m.metadata.valid_to ? "replaced" : null },
         h(
           "div",
           { class: "meta" },
@@ -138,6 +138,8 @@ export function memories(data, ops = null) {
           badge(`importance ${m.metadata.importance}`, importanceClass(m.metadata.importance)),
           m.metadata.source_entity ? badge(m.metadata.source_entity, "info") : null,
           h("span", { class: "muted" }, when(m.metadata.occurred_at)),
+          m.metadata.mentions > 1 ? badge(`said ${m.metadata.mentions}×`, "subtle", "the same fact, said again: one memory, several sources") : null,
+          m.metadata.valid_to ? badge(`replaced ${when(m.metadata.valid_to)}`, "warn", `no longer current: replaced by ${m.metadata.superseded_by || "a newer fact"}`) : null,
         ),
         editable({ kind: "memory", id: m.id, text: m.content, ops }),
       ),
