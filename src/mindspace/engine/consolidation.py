@@ -125,9 +125,7 @@ async def run_sleep_consolidation(
     # what the rules keep passes the same guard.
     rest = [e for e in batch if e.id not in covered]
     drafts = [
-        journal_draft(unit, e, fact)
-        for e in rest
-        for fact in persona_safe_facts(e.content, guard, _speaker(e))
+        journal_draft(unit, e, fact) for e in rest for fact in persona_safe_facts(e.content, guard)
     ]
     stored = await memory.astore_many(drafts) if drafts else []
     result["memory_ids"] += [m.id for m in stored]
@@ -151,8 +149,3 @@ async def _extract_in_context(
     task = CONSOLIDATION_TASK.format(entries="\n".join(_entry_line(e) for e in batch))
     pattern, prompt, loop = await sessions.run(unit, config, "", task=task, record_usage=False)
     return SideSession("sleep_consolidate", task, pattern, prompt, loop)
-
-
-def _speaker(entry: JournalEntry) -> str | None:
-    """Whose words a ``direct`` entry holds: its source entity (None for the assistant's own)."""
-    return entry.source_entity if entry.source_type == "direct" else None

@@ -11,8 +11,8 @@ The night then refines it (mining, linking, consolidation); it is never the only
 For an event of a spoken type (``message``, ``say``, ``tell``, ``page``, ``whisper``)
 from an entity that is not the assistant itself:
 
-* the statements of the message (:func:`mindspace.memory.utterance.statements`:
-  questions, greetings and filler are left out) become memories verbatim, with the
+* a message that states something (:func:`mindspace.memory.utterance.statements`: one
+  that only asks, greets or chats is not kept) becomes a memory verbatim, with the
   speaker as ``source_entity``, ``source: "message"``, source type ``direct`` (trust
   0.9) or, for an ambient (overheard) event, ``environmental`` (trust 0.3), the event's
   time as ``occurred_at`` and the host's ``metadata.ref`` (else ``event:<id>``) as
@@ -20,10 +20,11 @@ from an entity that is not the assistant itself:
 * a message longer than a memory may be is cut by
   :func:`mindspace.memory.chunking.chunk_text` into consecutive memories with the same
   ``ref`` and a ``part:<i>/<n>`` tag;
-* the messages just before and after it in the same exchange (same location, at most
-  ten minutes apart) are its ``context``, as the night gives a journal memory its
-  neighbouring entries: an answer ("Paris.") is found through its question. Only
-  people's words go there, never the assistant's replies;
+* the messages around it in the same exchange (same location, at most ten minutes
+  apart) are its ``context``, as the night gives a journal memory its neighbouring
+  entries: those since the previous memory of the exchange before it (a question that
+  was not kept among them), the next ones after it. An answer ("Paris.") is found
+  through its question. Only people's words go there, never the assistant's replies;
 * an addressed event also meets its speaker and keeps the message as a verbatim
   observation on their profile and in working memory.
 
@@ -64,6 +65,9 @@ _FORMED_KEPT = 64
 """Event ids remembered as formed: events are taken one at a time, so a retried one is
 always among the last few."""
 
+_EXCHANGE_KEPT = 3
+"""Most messages quoted as what came before a memory (the last memory's and after)."""
+
 _QUOTED_CHARS = 300
 """How much of a neighbouring message a memory's context quotes (as journal memories)."""
 
@@ -74,12 +78,12 @@ class Formation(Document):
     name: ClassVar[str] = "formation"
 
     formed: tuple[str, ...] = ()
-    last_text: str | None = None
-    last_speaker: str | None = None
+    exchange: tuple[str, ...] = ()
+    """The exchange's messages (quoted) since the one of ``last_memory``, that one first."""
     last_at: str | None = None
     last_location: str | None = None
     last_memory: str | None = None
-    """The last memory of the previous message, which gets this one as context."""
+    """The exchange's last memory, which gets the messages after it as context."""
 
 
 def formation_ref(event: Event) -> str:
@@ -119,29 +123,27 @@ async def form_memories(core: EngineCore, unit: Unit, events: Sequence[Event]) -
             )
         if event.type not in SPOKEN_EVENT_VERBS or not event.content.strip():
             continue
-        said = event.content.strip()
-        before = _previous(state, event)
-        drafts = _drafts(core, event, speaker, before)
+        quoted = memory_key(event.content.strip(), speaker)[:_QUOTED_CHARS]
+        before = _exchange(state, event)
+        drafts = _drafts(core, event, speaker, "\n".join(before) or None)
         formed = await memory.astore_many(drafts) if drafts else []
         stored += formed
-        if before is not None and state.last_memory is not None:
-            _add_context(unit, state.last_memory, memory_key(said, speaker)[:_QUOTED_CHARS])
+        last = state.last_memory if before else None
+        if last is not None:
+            _add_context(unit, last, quoted)
         state = state.model_copy(
             update={
-                "last_text": said,
-                "last_speaker": speaker,
+                "exchange": (quoted,) if formed else (*before, quoted)[-_EXCHANGE_KEPT:],
                 "last_at": event.created_at,
                 "last_location": event.location,
-                "last_memory": formed[-1].id if formed else None,
+                "last_memory": formed[-1].id if formed else last,
             }
         )
     unit.put_doc(state)
     return stored
 
 
-def _drafts(
-    core: EngineCore, event: Event, speaker: str, before: str | None
-) -> list[MemoryDraft]:
+def _drafts(core: EngineCore, event: Event, speaker: str, before: str | None) -> list[MemoryDraft]:
     """The memories of one message: its statements, cut to the memory limit."""
     kept = statements(event.content)
     if not kept:
@@ -165,16 +167,14 @@ def _drafts(
     ]
 
 
-def _previous(state: Formation, event: Event) -> str | None:
-    """The previous message of the same exchange, quoted as context (None: none)."""
-    if state.last_text is None or state.last_at is None:
-        return None
-    if state.last_location != event.location:
-        return None
+def _exchange(state: Formation, event: Event) -> tuple[str, ...]:
+    """The quoted messages of the exchange ``event`` continues (none: a new exchange)."""
+    if state.last_at is None or state.last_location != event.location:
+        return ()
     gap = parse_time(event.created_at) - parse_time(state.last_at)
     if not timedelta(0) <= gap <= EXCHANGE_WINDOW:
-        return None
-    return memory_key(state.last_text, state.last_speaker)[:_QUOTED_CHARS]
+        return ()
+    return state.exchange
 
 
 def _add_context(unit: Unit, memory_id: str, quoted: str) -> None:

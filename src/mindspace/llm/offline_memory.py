@@ -341,9 +341,7 @@ def journal_consolidation_skill(
             json.dumps({"content": fact, "entry_id": int(found.group("id"))}),
         )
         for found in _JOURNAL_LINE.finditer(task)
-        for n, fact in enumerate(
-            persona_safe_facts(found.group("text"), guard, found.group("speaker"))
-        )
+        for n, fact in enumerate(persona_safe_facts(found.group("text"), guard))
     ]
     return LLMResponse(tool_calls=tuple(calls) or (ToolCall("offline_noop", "noop", "{}"),))
 

@@ -374,9 +374,7 @@ class SemanticMemory:
         """
         asked = _asked(queries)
         vectors = [self.query_vector(q) for q in asked]
-        return self._relevant(
-            asked, vectors, min_source_trust, limit, threshold, window, skip_ref
-        )
+        return self._relevant(asked, vectors, min_source_trust, limit, threshold, window, skip_ref)
 
     async def aretrieve_relevant(
         self,
@@ -391,9 +389,7 @@ class SemanticMemory:
         """:meth:`retrieve_relevant` for the event loop: one embedding batch, awaited."""
         asked = _asked(queries)
         vectors = await self.aquery_vectors(asked)
-        return self._relevant(
-            asked, vectors, min_source_trust, limit, threshold, window, skip_ref
-        )
+        return self._relevant(asked, vectors, min_source_trust, limit, threshold, window, skip_ref)
 
     def _relevant(
         self,

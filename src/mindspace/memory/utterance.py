@@ -1,21 +1,21 @@
-"""What of a person's message is worth remembering: its statements, word for word.
+"""Whether a person's message is worth remembering: one that states something.
 
 A message becomes memory at once (:mod:`mindspace.engine.formation`), before any model
-reads it, so the choice of what to keep is made by rules that need no model and that are
-right by construction rather than tuned:
+reads it, so the choice is made by rules that need no model and that are right by
+construction rather than tuned:
 
-* **Questions are not facts.** A sentence that ends in a question mark asks; it states
-  nothing, so it is left out ("What do I like to drink?" must never come back as
-  "Dave likes to drink"). A message mixing both keeps its statements.
+* **A question is not a fact.** A message whose every sentence asks ("What do I like to
+  drink?") is not kept: it states nothing, and must never come back as "Dave likes to
+  drink". A message that also states something ("I moved to Berlin! Have you been?")
+  is kept word for word, its question included: it is a record of what was said (the
+  question is never turned into a fact), recall ranks a memory that ends in a question
+  below answers, and the question is what finds the answer that follows it.
 * **Greetings and filler carry nothing.** A sentence whose every content word is a word
-  of social talk ("Hi!", "Thanks so much!", "Wow, that's great!") is left out, and so
-  is a greeting with a name ("Hey Mel!"). The word list is a closed class of discourse
-  words (greetings, thanks, acknowledgements, interjections), not a tuned list.
+  of social talk ("Hi!", "Thanks so much!", "Wow, that's great!") states nothing, and
+  neither does a greeting with a name ("Hey Mel!"). The word list is a closed class of
+  discourse words (greetings, thanks, acknowledgements, interjections), not a tuned list.
 * **Short is not empty.** A one-word answer ("Paris.") is kept: it has a content word,
   and the memory's context holds the question it answers.
-
-What is kept is the original text: all of it when no sentence was left out (line
-breaks and code intact), else the kept sentences joined by a space.
 """
 
 from __future__ import annotations
@@ -58,22 +58,23 @@ def _says_nothing(sentence: str) -> bool:
 
 
 def statements(text: str) -> str:
-    """The part of ``text`` worth remembering ("" when it only asks or chats).
+    """``text`` stripped when it states something, else "" (it only asks or chats).
 
     Args:
         text: A message as its speaker sent it.
 
     Returns:
-        ``text`` stripped when every sentence is a statement; otherwise its statements
-        joined by a space; "" when none is left.
+        The whole message, word for word, when at least one sentence is a statement
+        with a content word; "" when every sentence is a question, a greeting or filler.
 
     Example:
         >>> statements("I moved to Berlin last week! Have you been?")
-        'I moved to Berlin last week!'
+        'I moved to Berlin last week! Have you been?'
+        >>> statements("Hey Mel! How have you been?")
+        ''
     """
     stripped = text.strip()
-    sentences = [m.group(0).strip() for m in _SENTENCE.finditer(stripped)]
-    kept = [s for s in sentences if s and not is_question(s) and not _says_nothing(s)]
-    if len(kept) == len(sentences):
+    sentences = (m.group(0).strip() for m in _SENTENCE.finditer(stripped))
+    if any(s and not is_question(s) and not _says_nothing(s) for s in sentences):
         return stripped
-    return " ".join(kept)
+    return ""
