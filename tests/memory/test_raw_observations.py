@@ -123,14 +123,27 @@ async def test_the_models_notes_are_kept_before_verbatim_messages_at_the_total_c
     assert verbatim == [f'Alice said: "message {n}"' for n in range(5, 10)]
 
 
-async def test_a_failed_tick_keeps_no_observation(make_assistant: Callable[..., Assistant]) -> None:
+async def test_a_failed_tick_keeps_the_observation_once(
+    make_assistant: Callable[..., Assistant],
+) -> None:
+    # What was said is committed before the model is called (engine/formation.py): a
+    # failed model call loses nothing, and running the event again adds nothing.
     llm = ScriptedLLM()
     assistant = make_assistant(llm=llm)
     llm.enqueue_error(LLMConnectionError("the endpoint is down"))
-    assistant.enqueue_event("I'm allergic to oak.", source_entity="Alice")
+    event = assistant.enqueue_event("I'm allergic to oak.", source_entity="Alice")
     result = await assistant.tick()
     assert result.status == "failed"
-    assert _profile(assistant, "Alice") is None
+    profile = _profile(assistant, "Alice")
+    assert profile is not None
+    assert [o.text for o in profile.observations] == ['Alice said: "I\'m allergic to oak."']
+    await assistant.retry_event(event.id)
+    llm.enqueue("Noted.")
+    assert (await assistant.tick()).status == "done"
+    profile = _profile(assistant, "Alice")
+    assert profile is not None
+    assert len(profile.observations) == 1
+    assert profile.relationship.interaction_count == 1
 
 
 async def test_ambient_chatter_is_not_an_observation(

@@ -131,7 +131,7 @@ async def run_sleep_consolidation(
         for draft in journal_drafts(
             unit,
             e,
-            persona_safe_facts(e.content, guard, _speaker(e)),
+            persona_safe_facts(e.content, guard),
             guard,
             settings.max_memory_chars,
         )
@@ -166,8 +166,3 @@ async def _extract_in_context(
     task = CONSOLIDATION_TASK.format(entries="\n".join(_entry_line(e) for e in batch))
     pattern, prompt, loop = await sessions.run(unit, config, "", task=task, record_usage=False)
     return SideSession("sleep_consolidate", task, pattern, prompt, loop)
-
-
-def _speaker(entry: JournalEntry) -> str | None:
-    """Whose words a ``direct`` entry holds: its source entity (None for the assistant's own)."""
-    return entry.source_entity if entry.source_type == "direct" else None

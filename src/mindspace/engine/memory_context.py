@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mindspace.engine.formation import formation_ref
 from mindspace.engine.prompting import PromptBuilder, PromptInputs
 from mindspace.memory.entities import EntityBook
 from mindspace.memory.semantic import MemoryQuery, SemanticMemory
@@ -50,8 +51,12 @@ def install_memory_providers(builder: PromptBuilder, assistant: EngineCore) -> N
         memory = SemanticMemory(
             inputs.unit, inputs.clock, inputs.settings, assistant.embedder, assistant.memory_index
         )
+        event = inputs.event
         found = await memory.aretrieve_relevant(
-            memory_queries(inputs), min_source_trust=inputs.settings.memory_min_source_trust
+            memory_queries(inputs),
+            min_source_trust=inputs.settings.memory_min_source_trust,
+            # The message's own words, formed a moment ago, are no memory to remind it of.
+            skip_ref=formation_ref(event) if event is not None else None,
         )
         lines = []
         for item in found:

@@ -52,6 +52,9 @@ class EventMetadata(BaseModel):
     """Who else is present (names), for the prompt."""
     event_class: str | None = None
     """A host's (or a classifier's) class of the event, for the execution pattern."""
+    ref: str | None = None
+    """The host's own reference for what was said (a message or dialog id): the memories
+    formed from the event keep it as their ``ref`` (default ``event:<event id>``)."""
 
     @classmethod
     def read(cls, raw: dict[str, Any]) -> EventMetadata:
@@ -62,7 +65,7 @@ class EventMetadata(BaseModel):
             fields["priority"] = priority
         if isinstance(raw.get("urgent"), bool):
             fields["urgent"] = raw["urgent"]
-        for name in ("classification", "topic", "event_class"):
+        for name in ("classification", "topic", "event_class", "ref"):
             if isinstance(raw.get(name), str):
                 fields[name] = raw[name]
         present = raw.get("present")

@@ -21,6 +21,7 @@ from mindspace.context.patterns import (
 )
 from mindspace.engine.core import EngineCore
 from mindspace.engine.events import EventQueue
+from mindspace.engine.formation import form_memories
 from mindspace.engine.loop import CutHandling, LoopResult, SideSession
 from mindspace.engine.modes import (
     Mode,
@@ -43,8 +44,6 @@ from mindspace.engine.session import Sessions
 from mindspace.engine.sleep import SleepCycle, SleepTickResult
 from mindspace.errors import ConcurrencyError, LLMError
 from mindspace.llm.port import Message
-from mindspace.memory.entities import EntityBook
-from mindspace.memory.working import WorkingMemoryBook
 from mindspace.state.unit import Unit
 from mindspace.tracing import Span
 from mindspace.validation import MAX_TEXT_CHARS
@@ -95,6 +94,8 @@ class TickResult:
     """Seconds until the next tick should run, by the mode after this one."""
     sessions: list[SideSession] = field(default_factory=list)
     """Sessions run before the tick's own (pre-compaction extraction), for the viewer."""
+    formed: tuple[str, ...] = ()
+    """Ids of the memories formed from the event's words before the model was called."""
 
     @property
     def cut(self) -> CutHandling | None:
@@ -158,7 +159,7 @@ class Ticker:
                     )
                 return self._finish(result)
             a.notify("tick_started", mode="awake", pending_events=len(events))
-            buffered = self._buffer_ambient([e for e in events if e.ambient])
+            buffered = await self._buffer_ambient([e for e in events if e.ambient])
             actionable = [e for e in events if not e.ambient]
             if actionable:
                 result = await self._tick_event(actionable[0])
@@ -218,12 +219,14 @@ class Ticker:
             return self._finish(await self._run_redone(context_type, entity, task=task))
 
     # -- events ----------------------------------------------------------------------
-    def _buffer_ambient(self, ambient: list[Event]) -> int:
+    async def _buffer_ambient(self, ambient: list[Event]) -> int:
         if not ambient:
             return 0
         a = self.core
         now = format_time(a.clock.now())
         with a.transaction() as unit:
+            # Overheard words are memory too (environmental, below the prompt's trust).
+            await form_memories(a, unit, ambient)
             buffer = unit.doc(ContextBuffer)
             added = tuple(
                 BufferedMessage(at=e.created_at, source=e.source_entity, text=e.content)
@@ -247,6 +250,7 @@ class Ticker:
             logger.error(error)
             return TickResult(kind="event", status="failed", event_id=event.id, error=error)
         event = queue.mark(event, status="processing", attempts=event.attempts + 1)
+        formed = await self._form(event)
         entity = event.source_entity or ""
         result = await self._run_redone(
             "tick_event", entity, event=event, assessment=_event_assessment(event)
@@ -254,7 +258,25 @@ class Ticker:
         if result.status == "failed":
             queue.mark(event, status="failed", error=result.error)
             logger.error("Event %r failed: %s", event.id, result.error)
+        result.formed = formed
         return result
+
+    async def _form(self, event: Event) -> tuple[str, ...]:
+        """Commit what the event's speaker said as memory, before any model call.
+
+        Its own unit of work, so a model call that fails or times out afterwards loses
+        nothing that was said; redone on fresh state when another process won the commit.
+        """
+        retries = self.core.settings.conflict_retries
+        for attempt in range(retries + 1):
+            try:
+                with self.core.transaction() as unit:
+                    return tuple(m.id for m in await form_memories(self.core, unit, [event]))
+            except ConcurrencyError:
+                if attempt >= retries:
+                    raise
+                self.core.state.refresh_if_stale()
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     def _autonomous_due(self) -> bool:
         a = self.core
@@ -324,16 +346,6 @@ class Ticker:
         unit = a.state.begin()
         counters = unit.doc(Counters)
         unit.put_doc(counters.model_copy(update={"tick_count": counters.tick_count + 1}))
-        if event is not None and event.source_entity:
-            # First contact creates the profile; working memory follows the conversation.
-            # The message is kept verbatim on the profile in this tick's commit, so what
-            # people say is remembered whether or not the model calls a tool.
-            entities = EntityBook(unit, a.clock, a.settings, a.guard)
-            entities.meet(event.source_entity)
-            entities.note_message(event.source_entity, event.content, event_type=event.type)
-            WorkingMemoryBook(unit, a.clock).note_message(
-                event.source_entity, event.content, topic=event.meta.topic
-            )
         emergency = None
         side: list[SideSession] = []
         if kind in ("event", "autonomous"):

@@ -1,11 +1,15 @@
 """The LoCoMo retrieval benchmark: the product's memory against BM25 and dense references.
 
-For each conversation a fresh assistant lives through it: every dialog turn goes in
-through the product's ingestion path (``add_journal_entry``: an observation from its
-speaker at the session's date and time, tagged with its dialog id), and after each
-session the assistant sleeps a whole night: compacting consolidates the day into
-semantic memory, then dreaming links memories (A-MEM) and consolidates entities, until
-the sleep cycle reports its work finished. Every question is then asked through
+For each conversation a fresh assistant lives through it. By default (route
+``message``) every dialog turn goes in the way a host sends what a person says: a
+``message`` event from its speaker at the session's date and time, with the dialog id
+as ``metadata.ref``, taken by a tick with the offline model (so the turn is formed into
+memory by :mod:`mindspace.engine.formation`, and the model replies). The older route
+``journal`` writes each turn with ``add_journal_entry`` as a ``direct`` entry from its
+speaker instead, a route no host takes; it is kept to compare. After each session the
+assistant sleeps a whole night: compacting consolidates the day into semantic memory,
+then dreaming links memories (A-MEM) and consolidates entities, until the sleep cycle
+reports its work finished. Every question is then asked through
 :meth:`~mindspace.memory.semantic.SemanticMemory.recall` - the function behind the
 ``recall_memories`` tool - and the dialog ids of the retrieved memories are scored
 against the question's evidence. Two reference retrievers run over the same turns in
@@ -21,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -42,7 +46,11 @@ from mindspace.llm.offline import OfflineLLM
 from mindspace.memory.semantic import SemanticMemory
 from mindspace.state.port import Store
 
-__all__ = ["Progress", "Scoreboard", "run_locomo"]
+__all__ = ["ROUTES", "Progress", "Route", "Scoreboard", "run_locomo"]
+
+Route = Literal["message", "journal"]
+"""How turns go in: as message events through a tick, or as direct journal entries."""
+ROUTES: tuple[Route, ...] = ("message", "journal")
 
 METRICS = ("hit@5", "hit@10", "recall@5", "recall@10")
 TURN_GAP = timedelta(seconds=30)
@@ -93,12 +101,19 @@ async def _live_through(
     progress: Progress,
     done: int,
     nights: list[int],
+    route: Route = "message",
 ) -> int:
     """Feed every turn in, sleeping a whole night after each session (ticks in ``nights``)."""
     total = sum(len(s.turns) for s in sample.sessions)
     for session in sample.sessions:
         clock.set(session.when)
         for turn in session.turns:
+            if route == "message":
+                await _say(assistant, turn.speaker, turn.content, turn.dia_id)
+                clock.advance(TURN_GAP)
+                done += 1
+                progress(f"{sample.sample_id}: ingesting", done, total)
+                continue
             result = await assistant.call_tool(
                 "add_journal_entry",
                 {
@@ -116,6 +131,16 @@ async def _live_through(
             progress(f"{sample.sample_id}: ingesting", done, total)
         nights.append(await _sleep_one_night(assistant, clock))
     return done
+
+
+async def _say(assistant: Assistant, speaker: str, text: str, ref: str) -> None:
+    """One turn as a host sends it: a message event from its speaker, taken by a tick."""
+    event = assistant.enqueue_event(
+        text, type="message", source_entity=speaker, metadata={"ref": ref}
+    )
+    result = await assistant.tick()
+    if result.event_id != event.id or result.status != "done":
+        raise ConfigError(f"The tick of turn {ref!r} did not finish: {result.error!r}")
 
 
 NIGHT_TICKS = 2_000
@@ -191,14 +216,16 @@ async def run_locomo(
     store_factory: StoreFactory | None = None,
     settings: Settings | None = None,
     workdir: Path | None = None,
+    route: Route = "message",
 ) -> dict[str, Any]:
     """Run the benchmark over every conversation in ``path``; returns the report dict.
 
     With ``workdir`` (a cache directory) the ingested conversations are kept there, and
     a later run reuses one instead of ingesting again when nothing ingestion depends on
     has changed (see :mod:`mindspace.evaluation.locomo_cache`); ``result["cache"]`` says
-    which conversations were reused. ``result["rankings"]`` holds, per question, the
-    dialog ids the product ranked (best first) beside the evidence, for diagnosing misses.
+    which conversations were reused. ``route`` is how turns go in (see the module).
+    ``result["rankings"]`` holds, per question, the dialog ids the product ranked (best
+    first) beside the evidence, for diagnosing misses.
     """
     from mindspace.storage.sql import SqlStore  # the benchmark is a host of the product
 
@@ -216,7 +243,7 @@ async def run_locomo(
         base.mkdir(parents=True, exist_ok=True)
         for sample in samples:
             dropped += sample.evidence_dropped
-            entry = cached_sample(base, sample, chosen, embedder.name)
+            entry = cached_sample(base, sample, chosen, embedder.name, route)
             db = entry.db
             reuse = workdir is not None and store_factory is None and entry.complete
             if workdir is not None and store_factory is None:
@@ -234,7 +261,7 @@ async def run_locomo(
                 embedder=embedder,
             )
             if not reuse:
-                await _live_through(sample, assistant, clock, report, 0, nights)
+                await _live_through(sample, assistant, clock, report, 0, nights, route)
                 if workdir is not None and store_factory is None:
                     entry.mark_complete()
             else:
@@ -265,6 +292,7 @@ async def run_locomo(
             if hasattr(store, "close"):
                 store.close()
     result: dict[str, Any] = {name: board.report() for name, board in boards.items()}
+    result["route"] = route
     result["questions"] = asked
     result["evidence_dropped"] = dropped
     result["questions_without_evidence"] = skipped

@@ -114,13 +114,18 @@ class CachedSample:
 
 
 def cached_sample(
-    directory: Path, sample: Sample, settings: Settings, embedder_name: str
+    directory: Path,
+    sample: Sample,
+    settings: Settings,
+    embedder_name: str,
+    route: str = "message",
 ) -> CachedSample:
-    """The cache entry of ``sample`` under ``settings`` and ``embedder_name``."""
+    """The cache entry of ``sample`` under ``settings``, ``embedder_name`` and ``route``."""
     digest = hashlib.sha256()
     for part in (
         sample.sample_id,
         NIGHT,
+        route,
         _sample_digest(sample),
         embedder_name,
         _settings_digest(settings),

@@ -346,7 +346,7 @@ def journal_consolidation_skill(
         for found in _JOURNAL_LINE.finditer(task)
         for n, (piece, tags) in enumerate(
             piece
-            for fact in persona_safe_facts(found.group("text"), guard, found.group("speaker"))
+            for fact in persona_safe_facts(found.group("text"), guard)
             for piece in _pieces(fact, limit)
         )
     ]

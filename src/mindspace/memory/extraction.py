@@ -63,13 +63,14 @@ def _cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def persona_safe_facts(text: str, guard: PersonaGuard, speaker: str | None = None) -> list[str]:
+def persona_safe_facts(text: str, guard: PersonaGuard) -> list[str]:
     """The facts of a journal entry that long-term memory may keep, by rule.
 
-    0. With ``speaker`` (an entry of source type ``direct``: its source entity's own
-       words), the entry is one fact, word for word, when the guard accepts it as that
-       speaker's line (``"Ana: I adopted a kitten"``): its "I" is the speaker's, and the
-       memory keeps the speaker as its source entity.
+    A journal entry is the assistant's own note whatever its source type: a ``direct``
+    entry with a source entity ("I promised Alice a discount on ale", from Alice) is
+    checked like any other. What people say reaches memory as their own words through
+    :mod:`mindspace.engine.formation`, not through the journal.
+
     1. An entry the guard accepts is one fact, word for word.
     2. Otherwise each sentence the guard accepts is a fact, and a self-referencing
        sentence of a known shape is rewritten in the third person: "I helped Alice
@@ -82,7 +83,7 @@ def persona_safe_facts(text: str, guard: PersonaGuard, speaker: str | None = Non
     text = " ".join(text.split())
     if not text:
         return []
-    if guard.is_clean(text) or (speaker and guard.is_clean(f"{speaker}: {text}")):
+    if guard.is_clean(text):
         return [text]
     facts = []
     for sentence in _SENTENCES.split(text):

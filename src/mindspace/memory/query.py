@@ -23,7 +23,8 @@ BM25, blended). Several things it cannot see change which memories answer a ques
   weighs little. If exactly one speaker of the hits is named, their memories are raised.
 - **The speaker's next turn.** A story is told over several turns with the listener's
   line between them; the same speaker's entries two on and two back from each of the
-  three best hits (in the same exchange) are ranked a little below that hit.
+  three best hits (in the same exchange; one on and one back when the listener's line
+  between them was not kept) are ranked a little below that hit.
 - **The conversation the best hits come from.** Each memory gains a little for every
   one of the ten best hits told on its day: the question is about that conversation.
 - **The current fact first.** A memory a newer fact replaced (``valid_to`` set,
@@ -82,13 +83,17 @@ def is_question(memory: Memory) -> bool:
 
 
 def follows(earlier: Memory, later: Memory) -> bool:
-    """``later`` is the journal entry right after ``earlier``, in the same exchange.
+    """``later`` is the turn right after ``earlier``, in the same exchange.
 
-    Both come from the journal, ``later``'s entry comes right after ``earlier``'s, and
-    ``later``'s stored context (the neighbouring entries of its exchange,
-    :func:`mindspace.memory.extraction.journal_draft`) quotes ``earlier``.
+    Either both come from the journal, ``later``'s entry right after ``earlier``'s, or
+    both are messages formed as they were said (``source: "message"``, stored one after
+    the other: the callers look them up by consecutive ids); and ``later``'s stored
+    context (the neighbouring turns of its exchange,
+    :func:`mindspace.memory.extraction.journal_draft`, :mod:`mindspace.engine.formation`)
+    quotes ``earlier``.
     """
-    if earlier.entry_id is None or later.entry_id != earlier.entry_id + 1:
+    messages = earlier.source == later.source == "message"
+    if not messages and (earlier.entry_id is None or later.entry_id != earlier.entry_id + 1):
         return False
     quoted = memory_key(earlier.content, earlier.source_entity)[:300]
     return bool(later.context) and quoted in (later.context or "")
@@ -105,7 +110,7 @@ class QueryRerank:
         reply_discount: The entries right after and before a matching question in its
             exchange rank this far below it (at least); negative: not followed.
         speaker_boost: Added to the memories of the one speaker the query names.
-        continuation_discount: The same speaker's entries two on and two back in the
+        continuation_discount: The same speaker's entries one or two on and back in the
             exchange of each of the best few hits rank this far below it (at least);
             negative: not followed.
         session_boost: Added to every memory once for each of the best ten hits that
@@ -237,7 +242,7 @@ class QueryRerank:
                 ranking.values[key] = (value + self.speaker_boost, hit)
 
     def _continue(self, ranking: _Ranking) -> None:
-        """Raise the same speaker's turns two on and two back from the best few hits.
+        """Raise the same speaker's next and previous turns from the best few hits.
 
         People tell a story over several turns ("We went camping last week." / "Oh
         nice, where?" / "At the lake, the kids loved roasting marshmallows."): the turn
@@ -258,7 +263,9 @@ class QueryRerank:
             if (key := next_memory_id(memory.id, step)) is not None
         )
         for memory in leaders:
-            for step in (2, -2):
+            # The same speaker's turn right next to it counts too: the listener's line
+            # between them may hold nothing worth a memory (a question, a "Wow!").
+            for step in (1, -1, 2, -2):
                 turns = [memory.id, *(next_memory_id(memory.id, s) for s in _PATH[step])]
                 chain = [ranking.memories.get(t or "") for t in turns]
                 other = chain[-1]
@@ -311,7 +318,7 @@ _LEADERS = 3
 """How many of the best hits lead to their speaker's next and previous turns."""
 _SESSION_TOP = 10
 """How many of the best hits vote for their day."""
-_PATH = {2: (1, 2), -2: (-1, -2)}
+_PATH = {1: (1,), -1: (-1,), 2: (1, 2), -2: (-1, -2)}
 _WORD = re.compile(r"[^\W_]+")
 
 

@@ -292,19 +292,25 @@ class SemanticMemory:
         limit: int = 5,
         threshold: float | None = None,
         window: float | None = None,
+        skip_ref: str | None = None,
     ) -> list[Recalled]:
-        """The spec's two stages: relevance, then source trust >= the minimum.
+        """The spec's two stages: source trust >= the minimum, and relevance.
 
         Stage 1 keeps, per query, the memories whose relevance exceeds ``threshold``
         and lies within ``window`` of that query's best relevance (defaults: the
         ``memory_relevance_*`` settings). The floor alone cannot tell a paraphrased
         fact from the same person's other facts, which score nearly as high; the
-        window keeps the clear winners and drops the crowd behind them. Blocking while
-        it embeds: on the event loop, await :meth:`aretrieve_relevant`.
+        window keeps the clear winners and drops the crowd behind them. The trust
+        filter applies first (spec 003 §1: both stages must hold, and the window is
+        relative to the best *eligible* memory): an overheard memory scoring higher
+        than a trusted one must not push it out of the window and leave nothing.
+        Memories whose ``ref`` is ``skip_ref`` (the words of the message being answered,
+        formed a moment ago) are not looked at. Blocking while it embeds: on the event
+        loop, await :meth:`aretrieve_relevant`.
         """
         asked = _asked(queries)
         vectors = [self.query_vector(q) for q in asked]
-        return self._relevant(asked, vectors, min_source_trust, limit, threshold, window)
+        return self._relevant(asked, vectors, min_source_trust, limit, threshold, window, skip_ref)
 
     async def aretrieve_relevant(
         self,
@@ -314,11 +320,12 @@ class SemanticMemory:
         limit: int = 5,
         threshold: float | None = None,
         window: float | None = None,
+        skip_ref: str | None = None,
     ) -> list[Recalled]:
         """:meth:`retrieve_relevant` for the event loop: one embedding batch, awaited."""
         asked = _asked(queries)
         vectors = await self.aquery_vectors(asked)
-        return self._relevant(asked, vectors, min_source_trust, limit, threshold, window)
+        return self._relevant(asked, vectors, min_source_trust, limit, threshold, window, skip_ref)
 
     def _relevant(
         self,
@@ -328,18 +335,22 @@ class SemanticMemory:
         limit: int,
         threshold: float | None,
         window: float | None,
+        skip_ref: str | None,
     ) -> list[Recalled]:
         cut = self.settings.memory_relevance_threshold if threshold is None else threshold
         span = self.settings.memory_relevance_window if window is None else window
         best: dict[str, Recalled] = {}
         for query, vector in zip(asked, vectors, strict=True):
-            found = self._search(query.text, vector, limit * 4, 0.0, ())
-            scored = [(item, _relevance(item)) for item in found]
+            # Source trust filters inside the search, before the window is measured.
+            found = self._search(query.text, vector, limit * 4, min_source_trust, ())
+            scored = [
+                (item, _relevance(item))
+                for item in found
+                if skip_ref is None or item.memory.ref != skip_ref
+            ]
             top = max((relevance for _, relevance in scored), default=0.0)
             for item, relevance in scored:
-                if relevance <= cut or relevance < top - span:  # stage 1: relevance
-                    continue
-                if item.memory.source_trust < min_source_trust:  # stage 2: source trust
+                if relevance <= cut or relevance < top - span:  # relevance, among trusted
                     continue
                 known = best.get(item.memory.id)
                 if known is None or (known.relevance or 0.0) < relevance:

@@ -55,9 +55,8 @@ class StoreMemory(Tool[StoreMemoryArgs]):
                     f"No journal entry has entry_id {args.entry_id!r}",
                     "Use the number of an entry from the list, or leave entry_id out.",
                 )
-            # A direct entry holds its source entity's own words: their "I" is theirs.
-            speaker = entry.source_entity if entry.source_type == "direct" else None
-            ctx.guard.check(f"{speaker}: {args.content}" if speaker else args.content)
+            # The entry is the assistant's note whatever its source: no "I" is exempt.
+            ctx.guard.check(args.content)
             _check_supported(args.content, entry)
             draft = journal_draft(ctx.unit, entry, args.content, ctx.guard)
             tags = tuple(dict.fromkeys([*draft.tags, *args.tags]))

@@ -191,6 +191,10 @@ class PersonaGuard:
         outside = re.sub(r"[~\W]", "", blanked)
         return blanked if outside else text
 
+    def is_own_name(self, name: str) -> bool:
+        """Whether ``name`` is one of the assistant's own names (any case)."""
+        return any(pattern.fullmatch(name.strip()) for pattern in self._names)
+
     def is_clean(self, content: str) -> bool:
         """Whether ``content`` is free of self-reference."""
         return self.find(content) is None

@@ -67,6 +67,16 @@ def locomo_command(
             "sample, embedder, ingestion settings and ingestion code are unchanged.",
         ),
     ] = None,
+    route: Annotated[
+        str,
+        typer.Option(
+            "--route",
+            metavar="ROUTE",
+            help="How turns go in: 'message' (a message event from its speaker, taken by "
+            "a tick, as hosts send them) or 'journal' (direct journal entries, the old "
+            "route, for comparison).",
+        ),
+    ] = "message",
 ) -> None:
     """Ingest every conversation, ask every question, and compare with BM25 and dense.
 
@@ -78,7 +88,11 @@ def locomo_command(
         raise UsageError(f"No LoCoMo file at {str(data)!r}. {_LOCOMO_SOURCE}.")
     import asyncio
 
-    from mindspace.evaluation.locomo import run_locomo
+    from mindspace.evaluation.locomo import ROUTES, run_locomo
+
+    chosen = next((r for r in ROUTES if r == route), None)
+    if chosen is None:
+        raise UsageError(f"Unknown --route {route!r}; use one of {', '.join(ROUTES)}.")
     from mindspace.runtime import build_embedder
 
     settings = load_settings()
@@ -88,7 +102,13 @@ def locomo_command(
     console = Console(stderr=True)
     with _progress(console) as progress:
         result = asyncio.run(
-            run_locomo(data, embedder=embedder, progress=progress, workdir=workdir)
+            run_locomo(
+                data,
+                embedder=embedder,
+                progress=progress,
+                workdir=workdir,
+                route=chosen,
+            )
         )
     for sample_id, how in result.get("cache", {}).items():
         note = "reused the cached ingestion" if how == "reused" else "ingested and cached"

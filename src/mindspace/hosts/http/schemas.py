@@ -76,7 +76,8 @@ class EventIn(_Body):
     metadata: dict[str, Any] = Field(
         default_factory=dict,
         description="urgent (bool), priority (0-10), classification ('ambient', "
-        "'direct_message'...), topic, present (list of entity ids), event_class.",
+        "'direct_message'...), topic, present (list of entity ids), event_class, ref (your "
+        "id of the message; the memories formed from it keep it).",
     )
 
 

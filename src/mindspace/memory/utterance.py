@@ -1,0 +1,80 @@
+"""Whether a person's message is worth remembering: one that states something.
+
+A message becomes memory at once (:mod:`mindspace.engine.formation`), before any model
+reads it, so the choice is made by rules that need no model and that are right by
+construction rather than tuned:
+
+* **A question is not a fact.** A message whose every sentence asks ("What do I like to
+  drink?") is not kept: it states nothing, and must never come back as "Dave likes to
+  drink". A message that also states something ("I moved to Berlin! Have you been?")
+  is kept word for word, its question included: it is a record of what was said (the
+  question is never turned into a fact), recall ranks a memory that ends in a question
+  below answers, and the question is what finds the answer that follows it.
+* **Greetings and filler carry nothing.** A sentence whose every content word is a word
+  of social talk ("Hi!", "Thanks so much!", "Wow, that's great!") states nothing, and
+  neither does a greeting with a name ("Hey Mel!"). The word list is a closed class of
+  discourse words (greetings, thanks, acknowledgements, interjections), not a tuned list.
+* **Short is not empty.** A one-word answer ("Paris.") is kept: it has a content word,
+  and the memory's context holds the question it answers.
+"""
+
+from __future__ import annotations
+
+import re
+
+from mindspace.text import keywords, words
+
+__all__ = ["FILLER_WORDS", "is_question", "statements"]
+
+_FILLER_TEXT = """
+hi hey hello hiya heya howdy yo greetings morning afternoon evening night good great
+nice cool awesome amazing wonderful fantastic lovely sweet wow whoa oh ah ahh aw aww
+haha hahaha hehe lol lmao yes yeah yep yup yea no nope nah ok okay k kk sure alright
+right fine thanks thank thx ty cheers please welcome bye goodbye cya see soon later
+take care congrats congratulations sorry hmm hm um uh er well indeed totally
+absolutely definitely really true agreed exactly glad happy hear know get got
+"""
+FILLER_WORDS: frozenset[str] = frozenset(_FILLER_TEXT.split())
+"""Words of social talk: a sentence made only of these (and stopwords) says nothing."""
+
+_GREETINGS = frozenset({"hi", "hey", "hello", "hiya", "heya", "howdy", "yo", "greetings"})
+# A sentence ends at . ! ? (or a run of them) right after a non-space character, followed
+# by space or the end; "a ? b : c" in code is no sentence end.
+_SENTENCE = re.compile(r"\S.*?(?:(?<=\S)[.!?]+(?=\s|$)|$)", re.DOTALL)
+
+
+def is_question(sentence: str) -> bool:
+    """The sentence asks: it ends in a question mark (``?``, ``?!``, ``!?``)."""
+    return "?" in sentence.rstrip()[-2:]
+
+
+def _says_nothing(sentence: str) -> bool:
+    """Only filler and function words, or a greeting with at most two words after it."""
+    content = [w for w in keywords(sentence) if w not in FILLER_WORDS]
+    if not content:
+        return True
+    said = words(sentence)
+    return said[0] in _GREETINGS and len(said) <= 3
+
+
+def statements(text: str) -> str:
+    """``text`` stripped when it states something, else "" (it only asks or chats).
+
+    Args:
+        text: A message as its speaker sent it.
+
+    Returns:
+        The whole message, word for word, when at least one sentence is a statement
+        with a content word; "" when every sentence is a question, a greeting or filler.
+
+    Example:
+        >>> statements("I moved to Berlin last week! Have you been?")
+        'I moved to Berlin last week! Have you been?'
+        >>> statements("Hey Mel! How have you been?")
+        ''
+    """
+    stripped = text.strip()
+    sentences = (m.group(0).strip() for m in _SENTENCE.finditer(stripped))
+    if any(s and not is_question(s) and not _says_nothing(s) for s in sentences):
+        return stripped
+    return ""
