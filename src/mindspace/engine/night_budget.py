@@ -142,8 +142,10 @@ def night_budget(
 
     def share(base: int, size: int, ticks: int, step: int = 1) -> int:
         wanted = size if ticks < 1 else math.ceil(size / ticks)
+        if wanted <= base:
+            return base
         wanted = math.ceil(wanted / step) * step  # whole batches: no half-empty calls
-        return min(base * factor, max(base, wanted))
+        return min(base * factor, wanted)
 
     consolidation = share(
         settings.sleep_consolidation_per_tick,
