@@ -169,6 +169,20 @@ def test_status_is_readable(cli: Cli) -> None:
         assert label in process.stdout
 
 
+def test_status_shows_the_night_work_left(cli: Cli) -> None:
+    for n in range(3):
+        args = json.dumps({"content": f"Bob paid {n} coins for ale", "source_entity": "Bob"})
+        assert cli("tool", "add_journal_entry", "--args", args).returncode == 0
+    process = cli("status")
+    assert process.returncode == 0, process.stderr
+    assert "Night work left" in process.stdout
+    assert "3 journal entries unscored, 3 unconsolidated, 0 memories unlinked" in " ".join(
+        process.stdout.split()
+    )
+    backlog = json.loads(cli("status", "--json").stdout)["night_backlog"]
+    assert backlog == {"unscored": 3, "unconsolidated": 3, "unlinked": 0}
+
+
 def test_projects_mark_the_active_one(cli: Cli) -> None:
     for key in ("build_tavern", "quest_design"):
         args = json.dumps({"project_key": key, "summary": f"Work on {key}"})

@@ -198,12 +198,13 @@ def test_sleep_run_consolidates_the_whole_journal_then_wake(
 
 
 def test_sleep_without_run_and_a_tick_limit(cli: Cli, db: Path, tmp_path: Path) -> None:
-    _seed(db, tmp_path, 30)
+    count = 3 * Settings().sleep_consolidation_per_tick + 5  # more than 2 ticks' worth
+    _seed(db, tmp_path, count)
 
     asleep = _ok(cli("sleep", "--deep"))
     assert "deep sleep, compacting phase" in asleep
     assert "; wakes at " in asleep  # no schedule: MINDSPACE_SLEEP_DEFAULT_HOURS from now
-    assert "30 journal entries to consolidate" in asleep
+    assert f"{count} journal entries to consolidate" in asleep
     assert "mindspace sleep --run" in asleep
 
     partial = _ok(cli("sleep", "--ticks", "2"))
@@ -213,15 +214,15 @@ def test_sleep_without_run_and_a_tick_limit(cli: Cli, db: Path, tmp_path: Path) 
     with _opened(db, tmp_path) as assistant:
         entries = assistant.core.read().all(JournalEntry)
         consolidated = sum(1 for e in entries if e.consolidated)
-        assert 0 < consolidated < 30
-        assert f"{30 - consolidated} journal entries still to consolidate" in partial
+        assert 0 < consolidated < count
+        assert f"{count - consolidated} journal entries still to consolidate" in partial
         assert assistant.views.mode().sleep_depth == "deep"
 
 
 def test_an_urgent_event_wakes_a_light_sleeper_after_compacting(
     cli: Cli, db: Path, tmp_path: Path
 ) -> None:
-    _seed(db, tmp_path, 12)
+    _seed(db, tmp_path, Settings().sleep_consolidation_per_tick + 12)  # 2 compacting ticks
     _ok(cli("sleep"))
     with _opened(db, tmp_path) as assistant:
         assistant.enqueue_event(

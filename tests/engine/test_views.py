@@ -9,6 +9,7 @@ import pytest
 
 from mindspace import Assistant, ManualClock
 from mindspace.engine.approvals import request_approval
+from mindspace.journal.records import JournalEntry
 from mindspace.journal.search import JournalFilter
 
 Snapshot = Callable[[], dict[str, list[tuple[Any, ...]]]]
@@ -47,6 +48,11 @@ async def test_status_is_what_get_system_status_shows_but_the_call_it_counts(
     assert shown_metrics["total_tool_calls"] == told_metrics["total_tool_calls"] + 1
     assert shown_metrics["successful_calls"] == told_metrics["successful_calls"] + 1
     assert shown_metrics["failed_calls"] == told_metrics["failed_calls"]
+    # The view adds the night's work left: here the journal entries waiting for a night.
+    entries = [e for e in lived_in.core.read().all(JournalEntry) if not e.is_synthesis]
+    backlog = shown.pop("night_backlog")
+    assert backlog["unconsolidated"] == sum(1 for e in entries if not e.consolidated) > 0
+    assert backlog["unscored"] == sum(1 for e in entries if e.importance_method == "heuristic")
     assert shown == told
 
 

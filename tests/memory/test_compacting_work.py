@@ -226,7 +226,13 @@ async def touches_per_tick(
 async def test_a_compacting_tick_touches_as_many_entries_at_any_journal_size(
     make_assistant: Callable[..., Assistant], clock: ManualClock, tmp_path: Path
 ) -> None:
-    settings = Settings(data_dir=tmp_path, sleep_scoring_per_tick=6, scoring_batch_size=3)
+    settings = Settings(
+        data_dir=tmp_path,
+        sleep_scoring_per_tick=6,
+        scoring_batch_size=3,
+        sleep_consolidation_per_tick=5,
+        sleep_catch_up_factor=1,  # fixed budgets: the same batch at either size
+    )
     small = await touches_per_tick(make_assistant, clock, settings, 60)
     large = await touches_per_tick(make_assistant, clock, settings, 1_500)
     # The batch (6 scored, 5 consolidated), their neighbours and the marking: a few dozen.

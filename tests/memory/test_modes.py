@@ -109,7 +109,8 @@ async def test_a_deep_sleeper_ignores_urgent_events(
 async def test_a_wake_during_compacting_is_deferred_until_it_completes(
     memory_assistant: Assistant,
 ) -> None:
-    for n in range(8):  # two compacting ticks' worth at 5 entries a tick
+    per_tick = memory_assistant.settings.sleep_consolidation_per_tick
+    for n in range(per_tick + 3):  # two compacting ticks' worth
         await memory_assistant.call_tool(
             "add_journal_entry", {"content": f"Player Bob paid {n} coins", "importance": 4}
         )

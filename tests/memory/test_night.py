@@ -186,8 +186,14 @@ async def test_a_night_killed_halfway_through_compacting_still_counts_each_entry
         )
     await assistant.sleep("closing time")
 
+    # The spec's 5 entries a tick, fixed: 40 compacting ticks, so tick 25 is mid-phase.
+    env = {
+        **os.environ,
+        "MINDSPACE_SLEEP_CONSOLIDATION_PER_TICK": "5",
+        "MINDSPACE_SLEEP_CATCH_UP_FACTOR": "1",
+    }
     first = subprocess.Popen(
-        [sys.executable, "-c", WORKER, str(db_path)], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", WORKER, str(db_path)], stdout=subprocess.PIPE, text=True, env=env
     )
     assert first.stdout is not None
     for line in first.stdout:
@@ -199,6 +205,7 @@ async def test_a_night_killed_halfway_through_compacting_still_counts_each_entry
 
     second = subprocess.run(
         [sys.executable, "-c", WORKER, str(db_path)],
+        env=env,
         capture_output=True,
         text=True,
         timeout=300,

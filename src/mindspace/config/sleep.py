@@ -27,23 +27,46 @@ class SleepSettings(BaseSettings):
         "(go_to_sleep, Assistant.sleep, the API and the CLI without a schedule).",
     )
     sleep_scoring_per_tick: int = Field(
-        default=10, ge=1, description="Journal entries given an LLM importance score per tick."
+        default=50,
+        ge=1,
+        description="Journal entries given an LLM importance score per sleep tick (more when "
+        "the night's backlog needs it, see sleep_catch_up_factor).",
     )
     scoring_batch_size: int = Field(
-        default=10,
+        default=25,
         ge=1,
         description="Journal entries one LLM call rates when scoring importance (1: one each).",
     )
     sleep_consolidation_per_tick: int = Field(
-        default=5, ge=1, description="Journal entries moved to semantic memory per sleep tick."
+        default=25,
+        ge=1,
+        description="Journal entries moved to semantic memory per sleep tick (more when the "
+        "night's backlog needs it, see sleep_catch_up_factor).",
+    )
+    sleep_consolidation_batch_size: int = Field(
+        default=25,
+        ge=1,
+        le=200,
+        description="Journal entries one sleep_consolidate session reads (one prompt, one "
+        "memory recall); a tick's entries are split into sessions of this size.",
     )
     sleep_links_per_tick: int = Field(
         default=5,
         ge=1,
         le=1_000,
         description=(
-            "Memories given A-MEM links per dreaming tick (spec: 5; raise it to link an "
-            "imported store in fewer ticks)."
+            "Memories given A-MEM links per dreaming tick (spec: 5; more when the night's "
+            "backlog needs it, see sleep_catch_up_factor)."
+        ),
+    )
+    sleep_catch_up_factor: int = Field(
+        default=20,
+        ge=1,
+        le=100,
+        description=(
+            "Most times its per-tick setting a sleep tick may score, consolidate or link when "
+            "the backlog would not otherwise fit before the wake time (1: fixed budgets). "
+            "What is left carries over to the next sleep (docs/memory.md)."
         ),
     )
     sleep_journal_vectors_per_tick: int = Field(

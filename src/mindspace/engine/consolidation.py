@@ -77,8 +77,10 @@ async def run_sleep_consolidation(
     outright (``scoring_failed``) heuristic scores are accepted so the night can finish.
     The entries come from the journal's pending index, so a call costs O(batch).
 
-    With ``sessions`` the model extracts the facts in the ``sleep_consolidate`` context
-    (the session is appended to ``ran``); the rules of
+    With ``sessions`` the model extracts the facts in the ``sleep_consolidate`` context,
+    one session (one prompt, one memory recall) per ``sleep_consolidation_batch_size``
+    entries, each appended to ``ran``; after a session whose model failed, the rest of
+    the batch goes to the rules without asking again. The rules of
     :func:`~mindspace.memory.extraction.persona_safe_facts` extract those of every entry
     the model stored no fact from (all of them without ``sessions`` or when the model
     fails), listed in ``by_rules``. Every batch entry is marked consolidated.
@@ -98,28 +100,11 @@ async def run_sleep_consolidation(
         "rejected": [],
         "by_rules": [],
     }
-    covered: set[int] = set()
-    if batch and sessions is not None:
-        try:
-            session = await _extract_in_context(unit, sessions, batch)
-        except LLMError as exc:
-            logger.warning("Consolidation fell back to the extraction rules: %s", exc)
-            result["error"] = f"{type(exc).__name__}: {exc}"
-        else:
-            if ran is not None:
-                ran.append(session)
-            result["extraction"] = "sleep_consolidate"
-            result["iterations"] = session.loop.iterations
-            for call in session.loop.calls:
-                if call.name != "store_memory":
-                    continue
-                if call.ok and call.result.get("memory_id"):
-                    result["memory_ids"].append(call.result["memory_id"])
-                    entry_id = call.result.get("metadata", {}).get("entry_id")
-                    if isinstance(entry_id, int):
-                        covered.add(entry_id)
-                elif "rejected_content" in call.result:
-                    result["rejected"].append(call.result["rejected_content"])
+    covered = (
+        await _consolidate_in_sessions(unit, sessions, batch, settings, result, ran)
+        if sessions is not None
+        else set()
+    )
     # An entry the model gave no fact for (it failed, skipped the entry or did not take
     # up the task) is extracted by the rules: the journal's knowledge is never lost, and
     # what the rules keep passes the same guard. An entry longer than a memory is kept
@@ -152,6 +137,43 @@ async def run_sleep_consolidation(
     result["remaining"] = remaining
     result["completed"] = remaining == 0
     return result
+
+
+async def _consolidate_in_sessions(
+    unit: Unit,
+    sessions: Sessions,
+    batch: Sequence[JournalEntry],
+    settings: Settings,
+    result: dict[str, Any],
+    ran: list[SideSession] | None,
+) -> set[int]:
+    """Run one ``sleep_consolidate`` session per chunk of ``batch``; returns the ids of
+    the entries the model stored a fact from (``result`` gets the memories and counts)."""
+    covered: set[int] = set()
+    size = settings.sleep_consolidation_batch_size
+    for start in range(0, len(batch), size):
+        try:
+            session = await _extract_in_context(unit, sessions, batch[start : start + size])
+        except LLMError as exc:
+            logger.warning("Consolidation fell back to the extraction rules: %s", exc)
+            result["error"] = f"{type(exc).__name__}: {exc}"
+            break  # a failing model is not asked again this tick: the rules do the rest
+        if ran is not None:
+            ran.append(session)
+        result["extraction"] = "sleep_consolidate"
+        result["sessions"] = result.get("sessions", 0) + 1
+        result["iterations"] = result.get("iterations", 0) + session.loop.iterations
+        for call in session.loop.calls:
+            if call.name != "store_memory":
+                continue
+            if call.ok and call.result.get("memory_id"):
+                result["memory_ids"].append(call.result["memory_id"])
+                entry_id = call.result.get("metadata", {}).get("entry_id")
+                if isinstance(entry_id, int):
+                    covered.add(entry_id)
+            elif "rejected_content" in call.result:
+                result["rejected"].append(call.result["rejected_content"])
+    return covered
 
 
 async def _extract_in_context(

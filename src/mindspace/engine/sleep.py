@@ -25,6 +25,12 @@ from mindspace.engine.modes import (
     check_wake_conditions,
     perform_wake_transition,
 )
+from mindspace.engine.night_budget import (
+    NightBudget,
+    night_backlog,
+    night_budget,
+    unlinked_memories,
+)
 from mindspace.engine.precompaction import PRE_COMPACTION_TASK, extract_then_compact
 from mindspace.engine.records import ConversationMessage, Event
 from mindspace.engine.session import Sessions
@@ -42,11 +48,7 @@ from mindspace.llm.port import LLM, Message
 from mindspace.llm.structured import ask_structured
 from mindspace.memory.entities import EntityBook
 from mindspace.memory.judgement import ModelJudge
-from mindspace.memory.linking import (
-    UnlinkedMemories,
-    prune_orphaned_memory_links,
-    run_dreaming_tick,
-)
+from mindspace.memory.linking import prune_orphaned_memory_links, run_dreaming_tick
 from mindspace.memory.mining import MiningResult, MiningState, Utterance, mine_conversations
 from mindspace.memory.prompts import ATTRIBUTES_EXAMPLE, ENTITY_CONSOLIDATION_PROMPT
 from mindspace.memory.semantic import SemanticMemory
@@ -187,7 +189,8 @@ class SleepCycle:
     def __init__(self, core: EngineCore, sessions: Sessions) -> None:
         self.core = core
         self.sessions = sessions
-        self._unlinked = UnlinkedMemories(core.state)
+        # Shared with the status views (one queue per cache, built from the store once).
+        self._unlinked = unlinked_memories(core.state)
 
     async def tick(self, pending: Sequence[Event]) -> SleepTickResult:
         """One sleep tick: wake checks, then the current phase's operations, one commit."""
@@ -208,10 +211,12 @@ class SleepCycle:
         if deferred:
             result.deferred_wake = reason
             unit.put_doc(unit.doc(OperatingMode).model_copy(update={"wake_deferred": reason}))
+        budget = night_budget(unit, a.clock, a.settings, night_backlog(unit, self._unlinked))
+        result.budget = budget
         if state.sleep_phase == "compacting":
-            await self._traced("compacting", self._compacting(unit, result))
+            await self._traced("compacting", self._compacting(unit, result, budget))
         else:
-            await self._traced("dreaming", self._dreaming(unit, result))
+            await self._traced("dreaming", self._dreaming(unit, result, budget))
         state = unit.doc(OperatingMode)
         unit.put_doc(state.model_copy(update={"sleep_ticks": state.sleep_ticks + 1}))
         result.progress = SleepProgress.of(result.operations)
@@ -228,6 +233,8 @@ class SleepCycle:
             result.phase_after = None
         else:
             result.phase_after = unit.doc(OperatingMode).sleep_phase
+        # What this tick leaves (this tick's own memories count as unlinked once committed).
+        result.backlog = night_backlog(unit, self._unlinked)
         a.state.commit(unit)
         return result
 
@@ -244,10 +251,10 @@ class SleepCycle:
         judge = ModelJudge(a.llm, max_calls=calls) if calls > 0 else None
         return SemanticMemory(unit, a.clock, a.settings, a.embedder, a.memory_index, judge)
 
-    async def _compacting(self, unit: Unit, result: SleepTickResult) -> None:
+    async def _compacting(self, unit: Unit, result: SleepTickResult, budget: NightBudget) -> None:
         a = self.core
         scoring = await score_pending_entries(
-            unit, a.llm, a.settings.sleep_scoring_per_tick, a.settings.scoring_batch_size
+            unit, a.llm, budget.scoring, a.settings.scoring_batch_size
         )
         result.operations["score_pending_entries"] = scoring.to_dict()
         consolidation = await run_sleep_consolidation(
@@ -255,7 +262,7 @@ class SleepCycle:
             a.clock,
             a.settings,
             self._memory(unit),
-            a.settings.sleep_consolidation_per_tick,
+            budget.consolidation,
             guard=a.guard,
             sessions=self.sessions,
             scoring_failed=scoring.error is not None,
@@ -304,7 +311,7 @@ class SleepCycle:
 
         return ask
 
-    async def _dreaming(self, unit: Unit, result: SleepTickResult) -> None:
+    async def _dreaming(self, unit: Unit, result: SleepTickResult, budget: NightBudget) -> None:
         a = self.core
         ops = result.operations
         # New memories from this night are committed, so the index holds them.
@@ -314,7 +321,7 @@ class SleepCycle:
             a.memory_index,
             a.settings.memory_link_threshold,
             self._unlinked,
-            a.settings.sleep_links_per_tick,
+            budget.links,
         )
         ops["prune_orphaned_memory_links"] = prune_orphaned_memory_links(unit)
         ops["run_entity_consolidation_batch"] = await run_entity_consolidation_batch(

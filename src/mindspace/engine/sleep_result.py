@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from mindspace.engine.loop import SideSession
 from mindspace.engine.modes import SleepPhase
+from mindspace.engine.night_budget import NightBacklog, NightBudget
 
 __all__ = ["SleepProgress", "SleepTickResult"]
 
@@ -73,6 +74,10 @@ class SleepTickResult:
     """The LLM sessions the tick ran (consolidation, reflection, pre-compaction...), in
     order, for the viewer."""
     progress: SleepProgress = field(default_factory=SleepProgress)
+    budget: NightBudget | None = None
+    """What the tick was allowed to do (the settings, raised to fit the backlog)."""
+    backlog: NightBacklog | None = None
+    """The night's work left after this tick (carried over to the next sleep on waking)."""
 
     @property
     def finished(self) -> bool:
@@ -97,4 +102,6 @@ class SleepTickResult:
             "wake_reason": self.wake_reason,
             "deferred_wake": self.deferred_wake,
             "finished": self.finished,
+            "budget": None if self.budget is None else asdict(self.budget),
+            "backlog": None if self.backlog is None else self.backlog.to_dict(),
         }

@@ -30,6 +30,7 @@ from mindspace.engine.modes import (
     check_sleep_schedule,
     transition_mode,
 )
+from mindspace.engine.night_budget import sleep_tick_seconds
 from mindspace.engine.outcome import ReplyOutcome, is_addressed, reply_outcome, tick_tool_use
 from mindspace.engine.precompaction import extract_then_compact
 from mindspace.engine.records import (
@@ -488,8 +489,7 @@ def _reply_target(event: Event | None) -> str | None:
 def tick_rate(unit: Unit, settings: Settings) -> float:
     """Seconds until the next tick should run, by the mode in ``unit``."""
     if unit.doc(OperatingMode).mode == "sleep":
-        scheduled = unit.doc(SleepSchedule).tick_rate_sleep
-        return scheduled if scheduled is not None else settings.tick_rate_sleep
+        return sleep_tick_seconds(unit, settings)
     return settings.tick_rate_awake
 
 

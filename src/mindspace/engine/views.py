@@ -18,6 +18,7 @@ from mindspace.engine.executor import ToolExecutor
 from mindspace.engine.history import HistoryPage, history_page
 from mindspace.engine.memory_views import MAX_GRAPH_NODES, MemoryListing, MemoryViews
 from mindspace.engine.modes import OperatingMode, SleepSchedule
+from mindspace.engine.night_budget import NightBacklog, night_backlog, unlinked_memories
 from mindspace.engine.records import Approval, Event
 from mindspace.engine.tick import tick_rate
 from mindspace.journal.records import JournalEntry, JournalMeta, ReflectionState
@@ -92,9 +93,17 @@ class AssistantViews:
         }
 
     def status(self, loop: LoopSnapshot | None = None) -> dict[str, Any]:
-        """What ``get_system_status`` reports, without counting as a tool call."""
+        """What ``get_system_status`` reports, without counting as a tool call, and the
+        night's work still to do (``night_backlog``, see :meth:`night_backlog`)."""
         core = self.core
-        return build_status(core.read(), core.clock, core.settings, loop or LoopSnapshot())
+        unit = core.read()
+        status = build_status(unit, core.clock, core.settings, loop or LoopSnapshot())
+        return {**status, "night_backlog": self.night_backlog().to_dict()}
+
+    def night_backlog(self) -> NightBacklog:
+        """Journal entries unscored and unconsolidated, memories unlinked: what the next
+        sleep starts with (or this one has left), counted from the pending queues."""
+        return night_backlog(self.core.read(), unlinked_memories(self.core.state))
 
     def model_name(self) -> str:
         """The model's name (the adapter's class for models without one)."""
@@ -127,6 +136,7 @@ class AssistantViews:
             "token_usage": status["token_usage"],
             "token_advisory": status["token_advisory"],
             "session_metrics": status["session_metrics"],
+            "night_backlog": status["night_backlog"],
             "tool_use_health": status["tool_use_health"],
             "counts": {
                 "goals": len(goals),

@@ -342,10 +342,11 @@ class SqlStore:
             if self.postgres:
                 keys = [c.key for c in changes if c.kind == "memory" and not c.new]
                 before = old_lengths(conn, assistant_id, keys)
+            updates: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
             for change in changes:
                 spec = kind_table(change.kind)
                 searching = self.postgres and spec.table is memories
-                updating, deleting = _statements(change.kind, searching)
+                _, deleting = _statements(change.kind, searching)
                 where = {"_owner": assistant_id, "_key": change.key}
                 if change.record is None:
                     conn.execute(deleting, where)
@@ -358,18 +359,57 @@ class SqlStore:
                     row.update(_search_values(row))
                     if row["vec"] is not None:
                         dims.add(len(row["vec"]) // 4)
-                values = {f"_set_{name}": value for name, value in row.items()}
-                if change.new or conn.execute(updating, {**where, **values}).rowcount == 0:
+                if change.new:
                     inserts.setdefault(change.kind, []).append(
                         {"assistant_id": assistant_id, **row}
                     )
+                else:
+                    values = {f"_set_{name}": value for name, value in row.items()}
+                    updates.setdefault(change.kind, []).append(({**where, **values}, row))
+            for kind, pairs in updates.items():
+                missing = self._update_many(conn, kind, assistant_id, pairs)
+                inserts.setdefault(kind, []).extend(
+                    {"assistant_id": assistant_id, **row} for row in missing
+                )
             for kind, rows in inserts.items():
+                if not rows:
+                    continue
                 conn.execute(insert(self._table(kind_table(kind))), rows)
             if searched:
                 index_terms(conn, assistant_id, searched, before)
             record_feed(conn, assistant_id, expected_revision + 1, changes)
         self._ensure_hnsw(dims)
         return expected_revision + 1
+
+    def _update_many(
+        self,
+        conn: Connection,
+        kind: str,
+        owner: int,
+        pairs: Sequence[tuple[dict[str, Any], dict[str, Any]]],
+    ) -> list[dict[str, Any]]:
+        """Run one kind's UPDATEs as one batch; returns the rows no record matched.
+
+        A sleep tick rewrites ~100 journal entries and writes its new memories (a lazy
+        kind, so not known to be new): one statement execution per row was most of its
+        commit. When the driver reports a batch's matched rows (SQLite and psycopg do)
+        and some did not match, one SELECT of the keys finds the rows to insert.
+        """
+        spec = kind_table(kind)
+        table = self._table(spec)
+        updating = _statements(kind, self.postgres and spec.table is memories)[0]
+        params = [p for p, _ in pairs]
+        if len(params) == 1 or not self.engine.dialect.supports_sane_multi_rowcount:
+            return [row for p, row in pairs if conn.execute(updating, p).rowcount == 0]
+        if conn.execute(updating, params).rowcount == len(params):
+            return []
+        column = table.c[spec.key_column]
+        keys = [p["_key"] for p in params]
+        found = conn.execute(
+            select(column).where(table.c.assistant_id == owner).where(column.in_(keys))
+        )
+        present = {str(key) for key in found.scalars()}
+        return [row for p, row in pairs if p["_key"] not in present]
 
     # -- PostgreSQL memory search --------------------------------------------------------
     @property

@@ -9,6 +9,7 @@ sort as text.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from sqlalchemy import (
@@ -260,9 +261,13 @@ class KindTable:
     table: Table
     key_column: str
 
-    @property
+    @cached_property
     def value_columns(self) -> tuple[str, ...]:
-        """The columns that hold a record's fields (not the row id or the owner)."""
+        """The columns that hold a record's fields (not the row id or the owner).
+
+        Cached: a commit asks once per record written (30,000 times compacting a 10k
+        journal), and the tables do not change.
+        """
         return tuple(c.name for c in self.table.columns if c.name not in {"row_id", "assistant_id"})
 
 

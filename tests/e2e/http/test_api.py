@@ -159,6 +159,9 @@ async def test_state_views(client: httpx.AsyncClient, clock: ManualClock) -> Non
     assert "Alice" in working["conversations"]
     status = (await client.get(f"{A}/status")).json()
     assert status["session_metrics"]["total_tool_calls"] >= 27
+    # The 25 entries wait for the night: none scored by the model or consolidated yet.
+    assert status["night_backlog"]["unscored"] == 25
+    assert status["night_backlog"]["unconsolidated"] == 25
 
 
 async def test_memories_search_and_link_graph(client: httpx.AsyncClient) -> None:

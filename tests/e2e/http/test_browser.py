@@ -56,6 +56,7 @@ def test_chat_gets_a_reply_and_the_goal_tree_updates(dashboard: str, page: Page)
     expect(tree.locator("li.goal")).to_have_count(6)
     expect(page.locator("#metrics-card")).to_contain_text("tool calls")
     expect(page.locator("#tool-use")).to_contain_text("valid,", timeout=20_000)
+    expect(page.locator("#night-backlog")).to_contain_text("night work left:")
     expect(page.locator("#gauge-card")).to_contain_text("NORMAL")
     page.screenshot(path=str(ARTIFACTS / "dashboard.png"), full_page=True)
 

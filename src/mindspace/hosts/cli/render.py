@@ -18,6 +18,7 @@ from mindspace.workspace.records import Goal, Project
 
 __all__ = [
     "goal_tree",
+    "night_backlog_line",
     "plural",
     "progress_bar",
     "projects_table",
@@ -132,6 +133,21 @@ def projects_table(projects: Iterable[Project], active: str | None, *, title: st
     return table
 
 
+def night_backlog_line(backlog: Mapping[str, Any]) -> str:
+    """The night's work still to do, e.g. ``120 entries unscored, 0 unconsolidated, ...``."""
+    unscored, unconsolidated, unlinked = (
+        int(backlog.get(name, 0)) for name in ("unscored", "unconsolidated", "unlinked")
+    )
+    if not (unscored or unconsolidated or unlinked):
+        return "none (every journal entry scored and consolidated, every memory linked)"
+    entries = "journal entry" if unscored == 1 else "journal entries"
+    memories = "memory" if unlinked == 1 else "memories"
+    return (
+        f"{unscored:,} {entries} unscored, {unconsolidated:,} unconsolidated, "
+        f"{unlinked:,} {memories} unlinked (the next sleep starts with them)"
+    )
+
+
 def status_view(
     status: Mapping[str, Any], *, assistant: str, model: str, database: str
 ) -> RenderableType:
@@ -190,6 +206,9 @@ def status_view(
         grid.add_row("Tool use", tool_use_line(health))
         if health.get("warning"):
             grid.add_row("", Text(f"warning: {health['warning']}", style="bold yellow"))
+    backlog = status.get("night_backlog")
+    if isinstance(backlog, Mapping):
+        grid.add_row("Night work left", night_backlog_line(backlog))
     grid.add_row("Model", model)
     grid.add_row("Database", database)
     heading = Text.assemble(

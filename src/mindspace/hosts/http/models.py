@@ -247,6 +247,9 @@ class StatusOut(_Out):
     token_usage: Doc
     token_advisory: Doc
     session_metrics: Doc
+    night_backlog: Doc
+    """The night's work left: ``unscored`` and ``unconsolidated`` journal entries,
+    ``unlinked`` memories (the next sleep starts with them)."""
 
 
 class ModeOut(_Out):

@@ -60,6 +60,7 @@ export function metricsCard(summary) {
     bar(ok, "done"),
     h("p", { class: "muted" }, `session since ${when(m.session_start)} · model ${summary.model} · embedder ${summary.embedder || "none"}`),
     toolUseLine(summary.tool_use_health),
+    backlogLine(summary.night_backlog),
     h(
       "div",
       { class: "stat-row small" },
@@ -70,6 +71,17 @@ export function metricsCard(summary) {
       stat(c.open_events, "queued events"),
     ),
   ];
+}
+
+// The night's work left (carried over to the next sleep): entries unscored and
+// unconsolidated, memories unlinked.
+function backlogLine(backlog) {
+  if (!backlog) return null;
+  const { unscored, unconsolidated, unlinked } = backlog;
+  const text = unscored || unconsolidated || unlinked
+    ? `night work left: ${unscored.toLocaleString()} entries unscored · ${unconsolidated.toLocaleString()} unconsolidated · ${unlinked.toLocaleString()} memories unlinked`
+    : "night work left: none";
+  return h("p", { class: "muted", id: "night-backlog" }, text);
 }
 
 // One line of tool-use health over the last ticks, and the warning when tools go unused.
