@@ -26,6 +26,7 @@ from mindspace.testing.llama_server import LlamaServer
 
 pytestmark = pytest.mark.slow
 
+CLI = [sys.executable, "-m", "mindspace.hosts.cli"]
 FACT = "My sister Mira keeps bees in Tuckborough."
 RAW = re.compile(r"<\|im_(start|end)\|>|<tool_call>|\"arguments\"|Traceback|\{\"name\"")
 
@@ -45,8 +46,7 @@ def _cli(tmp_path: Path, server: LlamaServer, *args: str, stdin: str = "") -> st
         }
     )
     done = subprocess.run(
-        [sys.executable, "-m", "mindspace.hosts.cli", *args]
-        + ["--db", str(tmp_path / "chat.db"), "--assistant", "barkeep"],
+        [*CLI, *args, "--db", str(tmp_path / "chat.db"), "--assistant", "barkeep"],
         input=stdin,
         capture_output=True,
         text=True,
