@@ -14,8 +14,9 @@ import pytest
 
 from mindspace import Assistant, ManualClock
 from mindspace.config import Settings
+from mindspace.llm.anthropic_messages import AnthropicLLM
 from mindspace.llm.openai_compat import OpenAICompatibleLLM
-from mindspace.testing import ChatCompletionsServer
+from mindspace.testing import ChatCompletionsServer, MessagesServer
 from mindspace.testing.prefix import request_text, shares
 from mindspace.testing.scripted_server import Step
 
@@ -114,3 +115,43 @@ async def test_a_turn_with_recalled_memories_keeps_the_prefix(
     _all_but_the_turn_repeats(requests)
     measured = [round(s.share, 3) for s in shares(requests)]
     assert min(measured) >= TARGET, measured
+
+
+async def test_anthropic_requests_mark_the_stable_blocks_for_caching(
+    make_assistant: Callable[..., Assistant], settings: Settings, clock: ManualClock
+) -> None:
+    """Through the official SDK to the Messages-API test server: tools, system text and
+    the end of the history carry ``cache_control``; the changing turn does not."""
+
+    def reply(body: dict[str, Any]) -> Step:
+        return Step(content="Noted, Alice.", usage={"input_tokens": 900, "output_tokens": 4})
+
+    with MessagesServer(respond=reply) as server:
+        llm = AnthropicLLM(base_url=server.url, model="claude-test", api_key="k", max_retries=0)
+        assistant = make_assistant(llm=llm)
+        await assistant.set_user_system_prompt(OPERATOR_PROMPT)
+        for line in ("Good evening!", "Is the kitchen open?"):
+            assistant.enqueue_event(line, source_entity="Alice")
+            assert (await assistant.tick()).reply == "Noted, Alice."
+            clock.advance(minutes=3)
+        await llm.aclose()
+        first, second = server.requests
+
+    ephemeral = {"type": "ephemeral"}
+    for body in (first, second):
+        system = body["system"]
+        assert [block.get("cache_control") for block in system] == [ephemeral]
+        assert OPERATOR_PROMPT in system[0]["text"]
+        assert body["tools"][-1]["cache_control"] == ephemeral
+        assert all("cache_control" not in tool for tool in body["tools"][:-1])
+        closing = body["messages"][-1]["content"]
+        assert all("cache_control" not in block for block in closing)  # the turn changes
+    # The second request also caches its history up to Alice's first exchange.
+    marked = [
+        block
+        for message in second["messages"]
+        for block in message["content"]
+        if "cache_control" in block
+    ]
+    assert [block["text"] for block in marked] == ["Noted, Alice."]
+    assert sum(1 for _ in marked) + 2 <= 4  # the API allows four cache breakpoints

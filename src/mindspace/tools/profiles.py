@@ -97,14 +97,26 @@ def more_tools_result(tools: Sequence[Tool[Any]], listed: Sequence[str]) -> dict
         "tools": [
             {
                 "name": t.name,
-                "description": t.description,
-                "parameters": _bare(t.schema()["function"].get("parameters") or {}),
+                "description": _first_sentence(t.description),
+                "parameters": _signature(t.schema()["function"].get("parameters") or {}),
             }
             for t in rest
         ],
-        "how": 'Call one of these by its name with its arguments, e.g. {"name": "<tool>", '
-        '"arguments": {...}}.',
+        "how": "Call one by its name with its arguments; a parameter ending in '?' is optional.",
     }
+
+
+def _signature(parameters: dict[str, Any]) -> dict[str, str]:
+    """``{"name": "type"}`` per parameter, ``"type?"`` when optional: the shortest form
+    that still says what to send (a loop's tool result is cut at 4,000 characters)."""
+    required = set(parameters.get("required") or ())
+    out: dict[str, str] = {}
+    for name, sub in (_bare(parameters).get("properties") or {}).items():
+        kind = sub.get("type", "string") if isinstance(sub, dict) else "string"
+        if isinstance(sub, dict) and sub.get("enum"):
+            kind = "|".join(str(v) for v in sub["enum"])
+        out[name] = f"{kind}{'' if name in required else '?'}"
+    return out
 
 
 def _required_only(parameters: dict[str, Any]) -> dict[str, Any]:
