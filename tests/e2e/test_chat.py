@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from mindspace.runtime import open_assistant
 from mindspace.testing import ChatCompletionsServer
+from mindspace.testing.scripted_server import Step
 
 
 def _chat(tmp_path: Path, lines: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -75,3 +78,40 @@ def test_chat_with_an_openai_compatible_server(tmp_path: Path) -> None:
         assert server.requests[0]["messages"][-1]["content"].endswith("Could you find me a room?")
     stored = open_assistant("barkeep", db=tmp_path / "chat.db", create=False)
     assert [g.description for g in stored.views.goals().all()] == ["Find Alice a room"]
+
+
+SLEEP_RUN = [sys.executable, "-m", "mindspace.hosts.cli", "sleep", "--run"]
+
+
+def _answer_the_question(body: dict[str, Any]) -> Step:
+    """Answers the request's own question, whatever else the night asks."""
+    last = str(body["messages"][-1].get("content") or "")
+    asked = re.findall(r"\bQ\d\b", last.rsplit("## Pending Event", 1)[-1])
+    return Step(content=f"Answer to {asked[-1]}." if asked else "Noted.")
+
+
+def test_after_sleep_run_every_line_gets_its_own_reply(tmp_path: Path) -> None:
+    db = str(tmp_path / "chat.db")
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("MINDSPACE_")}
+    clean.update({"MINDSPACE_DATA_DIR": str(tmp_path), "COLUMNS": "200"})
+    open_assistant("barkeep", db=db)
+    done = subprocess.run(
+        [*SLEEP_RUN, "--db", db, "--assistant", "barkeep"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=clean,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    with ChatCompletionsServer(respond=_answer_the_question) as server:
+        done = _chat(
+            tmp_path,
+            "Q1 is the first question?\nQ2 is the second one?\nQ3 the third?\n/quit\n",
+            MINDSPACE_LLM_BASE_URL=server.url,
+            MINDSPACE_LLM_MODEL="scripted",
+        )
+    assert done.returncode == 0, done.stderr
+    said = re.findall(r"barkeep says to Alice: (.*)", done.stdout)
+    assert said == ["Answer to Q1.", "Answer to Q2.", "Answer to Q3."], done.stdout
+    assert "did not reply" not in done.stdout

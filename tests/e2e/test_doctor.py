@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from mindspace.hosts.cli.doctor import PROBE_TOOL_NAME
+from mindspace.hosts.cli.doctor import PROBE_TOOL_NAME, TURN_CONTEXT_TOKENS
+from mindspace.hosts.cli.doctor_probes import timeout_for
 from mindspace.testing import ChatCompletionsServer, MessagesServer, Quirk, Step
 
 SNAPSHOTS = Path(__file__).parent / "snapshots" / "doctor"
@@ -26,10 +27,20 @@ CHAT_REPLY = "Ready. I can hear you clearly and I am ready to help."
 
 
 def respond(body: dict[str, Any]) -> Step:
-    """A coherent model: calls the probe tool when offered, answers JSON when asked."""
+    """A coherent model: calls the probe tool when offered, answers JSON when asked.
+
+    It quotes a tool's description only when it was given the tool, and without tools
+    it talks about the tool it was asked to call (as models do when tools are dropped).
+    """
     asked = str(body["messages"][-1]["content"])
+    if "secret word" in asked:
+        described = " ".join(t.get("function", t)["description"] for t in body.get("tools", []))
+        words = re.findall(r"secret word is (\w+)", described)
+        return Step(words[0] if words else "I do not know any secret word.")
     if body.get("tools"):
         return Step(tool_calls=[{"name": PROBE_TOOL_NAME, "arguments": {"city": "Paris"}}])
+    if PROBE_TOOL_NAME in asked:
+        return Step(f"I would use {PROBE_TOOL_NAME} to look up Paris for you.")
     if "JSON" in asked:
         return Step('{"status": "ok", "count": 3}')
     return Step(CHAT_REPLY)
@@ -51,6 +62,7 @@ def doctor(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
 def masked(text: str, url: str | None = None) -> str:
     if url:
         text = text.replace(url, "<URL>")
+    text = re.sub(r"\d[\d,]* prompt tokens/s", "N prompt tokens/s", text)
     return re.sub(r"\(\d+ ms\)", "(N ms)", text)
 
 
@@ -128,9 +140,10 @@ def test_doctor_json_with_options_overriding_the_environment() -> None:
     names = [p["name"] for p in report["probes"]]
     assert names[:4] == ["reachable", "model listed", "context window", "chat"]
     assert all(isinstance(p["latency_ms"], int) for p in report["probes"] if p["name"] == "chat")
-    # tool_choice "auto" went with the first tool probe only
+    # tool_choice "auto" went with the first tool probe (asked 3 times) and the delivery
+    # probe only
     tool_requests = [r for r in server.requests if r.get("tools")]
-    assert [r.get("tool_choice") for r in tool_requests] == ["auto", None]
+    assert [r.get("tool_choice") for r in tool_requests] == ["auto"] * 3 + [None] * 3 + ["auto"]
 
 
 def test_doctor_without_a_model_lists_what_the_endpoint_serves() -> None:
@@ -183,8 +196,9 @@ def test_doctor_probes_the_anthropic_provider_through_the_messages_api() -> None
         f"  MINDSPACE_LLM_BASE_URL={server.url}",
         "  MINDSPACE_LLM_MODEL=claude-sonnet-4-5",
     ]
-    # Every probe went to the Messages API (chat, two tool probes, JSON).
-    assert len(server.requests) == 4
+    # Every probe went to the Messages API: chat, two tool probes asked 3 times each,
+    # the delivery probe (with and without the tool), JSON, prompt speed.
+    assert len(server.requests) == 11
     assert all(r["model"] == "claude-sonnet-4-5" for r in server.requests)
 
 
@@ -221,3 +235,65 @@ def test_doctor_on_anthropic_reads_mindspace_llm_api_key_first() -> None:
         "model 'claude-haiku-4-5', API key from MINDSPACE_LLM_API_KEY"
     )
     assert f"Cannot reach the Anthropic API at 'http://127.0.0.1:{port}'" in done.stdout
+
+
+def test_doctor_sees_that_a_server_dropped_the_tools() -> None:
+    """As llama-server --jinja with a template without a tool section: prose that names
+    the tool is no tool call, and the delivery probe proves the tools never arrived."""
+    with ChatCompletionsServer(quirks=["drops_tools"], respond=respond) as server:
+        server.props = {
+            "default_generation_settings": {"n_ctx": 8192},
+            "chat_template_caps": {"supports_tools": False},
+        }
+        done = doctor("--json", MINDSPACE_LLM_BASE_URL=server.url, MINDSPACE_LLM_MODEL="m")
+    report = json.loads(done.stdout)
+    assert report["tools_delivered"] == "dropped"
+    assert report["tool_calls"] == "none"  # not "text", although the prose names the tool
+    assert report["tool_calls_without_tool_choice"] == "none"
+    assert any("no tool section" in note for note in report["notes"])
+    assert any("supports_tools is false" in note for note in report["notes"])
+    assert report["settings"]["MINDSPACE_TOOL_PROFILE"] == "compact"
+    delivered = next(p for p in report["probes"] if p["name"] == "tools reach the model")
+    assert delivered["status"] == "fail"
+
+
+def test_doctor_takes_the_context_the_server_runs_not_the_training_context() -> None:
+    with ChatCompletionsServer(
+        respond=respond, model_info={"meta": {"n_ctx_train": 8192}}
+    ) as server:
+        server.props = {"default_generation_settings": {"n_ctx": 2048}}
+        done = doctor("--json", MINDSPACE_LLM_BASE_URL=server.url, MINDSPACE_LLM_MODEL="scripted")
+        slots = [r for r in server.requests if "slots" in str(r)]
+    report = json.loads(done.stdout)
+    assert report["context_window"] == 2048
+    assert report["settings"]["MINDSPACE_MODEL_LIMIT"] == "2048"
+    assert report["settings"]["MINDSPACE_TOOL_PROFILE"] == "compact"
+    window = next(p for p in report["probes"] if p["name"] == "context window")
+    assert window["detail"] == ("2048 tokens (llama.cpp /props n_ctx; the model's entry says 8192)")
+    assert slots == []
+
+
+def test_doctor_derives_the_timeout_from_the_measured_prompt_speed() -> None:
+    """A slow CPU server: 1 s for the 300 tokens of the speed probe (300 tokens/s)."""
+
+    def slow_prompts(body: dict[str, Any]) -> Step:
+        if "counts barrels" in str(body["messages"][-1]["content"]):
+            return Step("done", delay=1.0, usage={"prompt_tokens": 300, "completion_tokens": 1})
+        return respond(body)
+
+    with ChatCompletionsServer(respond=slow_prompts, model_info={"context_length": 8192}) as server:
+        done = doctor(
+            "--json",
+            MINDSPACE_LLM_BASE_URL=server.url,
+            MINDSPACE_LLM_MODEL="scripted",
+            MINDSPACE_LLM_MAX_TOKENS="2000",
+        )
+    report = json.loads(done.stdout)
+    rate = report["prompt_tokens_per_second"]
+    assert 200 < rate <= 300
+    # A cold compact turn (650 + 1,500 tokens) and a 2,000-token reply at a tenth of it.
+    assert report["settings"]["MINDSPACE_TOOL_PROFILE"] == "compact"
+    assert report["settings"]["MINDSPACE_LLM_TIMEOUT"] == str(
+        timeout_for(650 + TURN_CONTEXT_TOKENS, rate, 2000, rate / 10)
+    )
+    assert int(report["settings"]["MINDSPACE_LLM_TIMEOUT"]) > 120

@@ -40,7 +40,8 @@ async def test_decompose_goal_runs_in_the_goal_decompose_context(
     assert "break one goal into subtasks" in system
     assert "long-lived assistant" not in system  # the context's own system prompt
     assert goal_id in "\n".join(m.content or "" for m in asked.messages)  # goals component
-    assert (asked.messages[-1].content or "").startswith("Break down this goal into 3-7")
+    request = (asked.messages[-1].content or "").split("## Pending Event\n")[-1]
+    assert request.startswith("Break down this goal into 3-7")
     assert "Plan the feast, please" not in "\n".join(m.content or "" for m in asked.messages)
 
     assert result.loop is not None

@@ -41,7 +41,12 @@ class Recording:
         return await self.offline.complete(messages, tools)
 
     def asking(self, head: str) -> list[tuple[list[Message], list[str]]]:
-        return [r for r in self.requests if (r[0][-1].content or "").startswith(head[:40])]
+        # The request closes the last message, under the pending event's heading.
+        return [
+            r
+            for r in self.requests
+            if (r[0][-1].content or "").split("## Pending Event\n")[-1].startswith(head[:40])
+        ]
 
 
 async def _sleep_until_reflected(assistant: Assistant, clock: ManualClock) -> SleepTickResult:
@@ -87,11 +92,14 @@ async def test_sleep_reflection_runs_in_the_reflection_contexts(
     assert (questions[0].content or "").startswith(REFLECTION_PROMPT)
     assert set(offered) <= set(REFLECTION_TOOLS)
     assert offered
-    # Step 3: the evidence is the tool result (in the system message), not the task.
+    # Step 3: the evidence is the tool result (in the closing turn, before the task; it
+    # changes every time, so never in the cached system message), not the task.
     [(insights, offered)] = model.asking(INSIGHTS_PROMPT)
-    assert "## Tool Result" in (insights[0].content or "")
-    assert "Question 1: " in (insights[0].content or "")
-    assert "Question 1: " not in (insights[-1].content or "")
+    evidence, task = (insights[-1].content or "").split("## Pending Event\n")
+    assert "## Tool Result" in evidence
+    assert "Question 1: " in evidence
+    assert "Question 1: " not in task
+    assert "Question 1: " not in (insights[0].content or "")
     assert set(offered) <= set(REFLECTION_TOOLS)
 
     # The context-window viewer's record of the tick shows both sessions' components.

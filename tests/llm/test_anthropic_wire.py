@@ -202,7 +202,7 @@ def test_an_answer_with_text_and_tool_use_and_cached_usage() -> None:
     assert response.text == "Adding it."
     assert response.tool_calls == (ToolCall("toolu_1", "add_goal", '{"a": 1}'),)
     assert json.loads(response.tool_calls[0].arguments) == {"a": 1}
-    assert response.usage == Usage(prompt_tokens=115, completion_tokens=7)
+    assert response.usage == Usage(prompt_tokens=115, completion_tokens=7, cached_tokens=100)
     assert response.model == "claude-test"
     assert response.finish_reason == "tool_calls"
 

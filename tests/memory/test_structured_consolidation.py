@@ -57,6 +57,8 @@ async def test_attributes_are_parsed_repaired_or_the_entity_is_skipped(
     assert "no usable attributes (after one repair)" in skipped["Carol"]
     assert "owns: Input should be a valid string" in skipped["Carol"]
     assert report["errors"] == []
+    # Every request, repairs included, is bounded by the reply limit.
+    assert [call.max_tokens for call in scripted.history] == [assistant.settings.llm_max_tokens] * 5
     # A skipped entity keeps its observations pending and its attributes untouched.
     carol = _profile(assistant, "Carol")
     assert carol.attributes == {}

@@ -37,6 +37,7 @@ async def test_advisory_levels_at_59_60_80_and_81_percent(
         "available": 10_000 - used,
         "usage_percentage": used / 100,
         "source": "provider",
+        "cached_tokens": None,  # recorded by hand: no provider said what it cached
     }
     assert status["token_advisory"]["level"] == level
     assert status["token_advisory"]["threshold"] == threshold

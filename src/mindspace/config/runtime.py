@@ -168,6 +168,14 @@ class RuntimeSettings(BaseSettings):
             "to the assistant (the model's calls all failed); empty disables it."
         ),
     )
+    tool_profile: Literal["full", "compact"] = Field(
+        default="full",
+        description=(
+            "Tool definitions offered to the model: 'full' (every tool, full descriptions) "
+            "or 'compact' (a few core tools with short descriptions and a 'more_tools' entry "
+            "that lists the rest; for small local models)."
+        ),
+    )
     tool_health_window: int = Field(
         default=20,
         ge=1,

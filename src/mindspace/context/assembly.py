@@ -1,18 +1,25 @@
 """Assembling rendered components into chat messages, within token budgets.
 
-Components are assembled in id order. Consecutive system-role components become one
-system message (sections under their names), because several providers accept only a
-single leading system message. The conversation history expands into its own messages;
-it is trimmed from the oldest end, and a message with tool calls is never separated
-from the tool results that answer it.
+Components are assembled by placement, then id (:mod:`mindspace.context.components`):
+
+1. the *prefix*: one system message of the stable components (sections under their
+   names), because several providers accept only a single leading system message;
+2. the conversation *history*, as its own messages, trimmed from the oldest end (a
+   message with tool calls is never separated from the tool results that answer it);
+3. the *turn*: one closing user message with what changes every turn (the current
+   time, the turn's context sections, then the pending event), because chat templates
+   refuse a system message after the conversation has begun.
+
+The last message of the prefix and of the history are *cache points*: everything up to
+them is byte-identical on the next turn of the same conversation.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from mindspace.context.components import ComponentRole
+from mindspace.context.components import STATIC_COMPONENTS, ComponentRole, Placement
 from mindspace.context.tokens import estimate_tokens
 from mindspace.llm.port import Message
 
@@ -40,6 +47,16 @@ class RenderedComponent:
     content: str = ""
     messages: tuple[Message, ...] = ()
     budget: int | None = None
+    placement: Placement | None = None
+    """None: the static component's with this id, else ``turn``."""
+
+    @property
+    def zone(self) -> Placement:
+        """Where the component goes in the prompt."""
+        if self.placement is not None:
+            return self.placement
+        static = next((c for c in STATIC_COMPONENTS if c.id == self.id), None)
+        return static.placement if static is not None else "turn"
 
 
 @dataclass(frozen=True)
@@ -72,6 +89,8 @@ class AssembledPrompt:
             head = f"--- {message.role}"
             if message.tool_call_id:
                 head += f" (for {message.tool_call_id})"
+            if message.cache_point:
+                head += " [cache point]"
             lines.append(head + " ---")
             if message.content:
                 lines.append(message.content)
@@ -135,23 +154,40 @@ def _answers(group: list[Message], message: Message) -> bool:
     return message.tool_call_id in calls
 
 
-def assemble(parts: Sequence[RenderedComponent]) -> AssembledPrompt:
-    """Order ``parts`` by id and turn them into chat messages within their budgets."""
+_RANK: dict[Placement, int] = {"prefix": 0, "history": 1, "turn": 2}
+
+
+def assemble(parts: Sequence[RenderedComponent], *, turn_header: str = "") -> AssembledPrompt:
+    """Turn ``parts`` into chat messages within their budgets: prefix, history, turn.
+
+    Args:
+        parts: The rendered components, in any order.
+        turn_header: A line that opens the turn (the current time); it changes every
+            turn, so it never goes in the prefix.
+    """
     messages: list[Message] = []
     reports: list[ComponentReport] = []
-    system_sections: list[str] = []
+    sections: list[str] = []
+    turn: list[str] = [turn_header] if turn_header else []
 
-    def flush_system() -> None:
-        if system_sections:
-            messages.append(Message("system", "\n\n".join(system_sections)))
-            system_sections.clear()
+    def flush_prefix() -> None:
+        if sections:
+            messages.append(Message("system", "\n\n".join(sections), cache_point=True))
+            sections.clear()
 
-    for part in sorted(parts, key=lambda p: p.id):
+    def flush_turn() -> None:
+        if turn:
+            messages.append(Message("user", "\n\n".join(turn)))
+            turn.clear()
+
+    for part in sorted(parts, key=lambda p: (_RANK[p.zone], p.id)):
         if part.messages:
             history = list(part.messages)
             if part.budget is not None:
                 history = trim_history(history, part.budget)
-            flush_system()
+            flush_prefix()
+            if history:
+                history[-1] = replace(history[-1], cache_point=True)
             messages.extend(history)
             tokens = sum(message_tokens(m) for m in history)
             shown = AssembledPrompt(tuple(history)).render() if history else ""
@@ -167,10 +203,20 @@ def assemble(parts: Sequence[RenderedComponent]) -> AssembledPrompt:
         reports.append(
             ComponentReport(part.id, part.key, estimate_tokens(content), content, truncated)
         )
-        if part.role in ("system", "tool", "mixed"):
-            system_sections.append(content if part.id == 0 else f"## {part.name}\n{content}")
-        else:
-            flush_system()
+        section = content if part.id == 0 else f"## {part.name}\n{content}"
+        if part.zone == "prefix" and part.role in ("system", "tool", "mixed"):
+            sections.append(section)
+        elif part.zone == "prefix":
+            flush_prefix()
             messages.append(Message("assistant" if part.role == "assistant" else "user", content))
-    flush_system()
+        elif part.role == "assistant":
+            flush_prefix()
+            flush_turn()
+            messages.append(Message("assistant", content))
+        else:
+            flush_prefix()
+            turn.append(section)
+    flush_prefix()
+    flush_turn()
+    reports.sort(key=lambda r: r.id)
     return AssembledPrompt(tuple(messages), tuple(reports))

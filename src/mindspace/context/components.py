@@ -2,7 +2,16 @@
 
 Static components sit at fixed ids; pluggable components take the free slots after a
 static id (``after_static_id + 1`` up to ``+ 999``, skipping any static id in that
-range). Assembly orders every enabled component by id.
+range).
+
+Assembly orders components by *placement* first, then by id (a deviation from the
+spec's pure id order, for prompt caching; docs/architecture.md): the ``prefix``
+components (system prompt, character context, goals) change rarely and open the
+prompt byte-identical from turn to turn, so llama.cpp, vLLM, OpenAI and Anthropic can
+reuse their cached prefix; the ``history`` follows; the ``turn`` components (entity
+context, recalled memories, ambient messages, the pending event, the tool result)
+change every turn and close the prompt. A pluggable component is placed in the turn
+unless it says otherwise.
 """
 
 from __future__ import annotations
@@ -25,10 +34,13 @@ __all__ = [
     "STATIC_COMPONENTS",
     "ComponentRegistry",
     "ComponentRole",
+    "Placement",
     "PromptComponent",
 ]
 
 ComponentRole = Literal["system", "user", "assistant", "tool", "mixed"]
+Placement = Literal["prefix", "history", "turn"]
+"""Where a component goes: the stable prefix, the conversation, or the changing turn."""
 
 COMPONENT_SYSTEM_PROMPT = 0
 COMPONENT_CHARACTER_CONTEXT = 1000
@@ -55,22 +67,33 @@ class PromptComponent:
     is_static: bool = False
     enabled: bool = True
     role: ComponentRole = "system"
+    placement: Placement = "turn"
+    """``prefix`` only for content that stays byte-identical over many turns: anything
+    there that changes every turn makes every provider re-read the whole prompt."""
 
 
 def _static(
-    cid: int, key: str, name: str, description: str, role: ComponentRole
+    cid: int,
+    key: str,
+    name: str,
+    description: str,
+    role: ComponentRole,
+    placement: Placement = "turn",
 ) -> PromptComponent:
-    return PromptComponent(cid, key, name, description, is_static=True, role=role)
+    return PromptComponent(
+        cid, key, name, description, is_static=True, role=role, placement=placement
+    )
 
 
 STATIC_COMPONENTS: tuple[PromptComponent, ...] = (
-    _static(0, "system_prompt", "System Prompt", "Core LLM instructions", "system"),
+    _static(0, "system_prompt", "System Prompt", "Core LLM instructions", "system", "prefix"),
     _static(
         1000,
         "character_context",
         "Character Context",
         "User/assistant persona, session memory",
         "system",
+        "prefix",
     ),
     _static(
         1500,
@@ -83,13 +106,14 @@ STATIC_COMPONENTS: tuple[PromptComponent, ...] = (
         2000, "semantic_memories", "Semantic Memories", "Retrieved facts from memory", "system"
     ),
     _static(3000, "context_buffer", "Context Buffer", "Ambient room messages", "system"),
-    _static(4000, "goals", "Goals", "Active goals with hierarchy", "system"),
+    _static(4000, "goals", "Goals", "Active goals with hierarchy", "system", "prefix"),
     _static(
         5000,
         "conversation_history",
         "Conversation History",
         "Recent chat (token-budgeted)",
         "mixed",
+        "history",
     ),
     _static(6000, "pending_event", "Pending Event", "Current event from queue", "user"),
     _static(7000, "tool_result", "Tool Result", "Previous tool execution result", "tool"),

@@ -46,11 +46,13 @@ from mindspace.llm.port import (
     Message,
     ToolCall,
     ToolSchema,
+    Usage,
     clean_response,
 )
 from mindspace.llm.text_calls import TextScan, scan_text_calls
 from mindspace.state.unit import Unit
 from mindspace.tools.base import Tool, ToolCategory
+from mindspace.tools.profiles import MORE_TOOLS, ToolProfile, listed_schemas, more_tools_result
 from mindspace.tools.registry import ToolRegistry
 from mindspace.workspace.records import ContextUsage
 from mindspace.workspace.status import LoopSnapshot
@@ -128,6 +130,18 @@ class LoopResult:
     """The layer-3 assessment the model gave (the spec's ``llm_assessment`` keys)."""
     assessment_problem: str | None = None
     """Why the model's assessment was ignored (malformed), when it was."""
+    usages: list[Usage] = field(default_factory=list)
+    """The provider's token counts of each request that reported them, in order."""
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Prompt tokens of every request of the loop, as the provider counted them."""
+        return sum(u.prompt_tokens for u in self.usages)
+
+    @property
+    def cached_tokens(self) -> int:
+        """Of :attr:`prompt_tokens`, those the provider read from its prompt cache."""
+        return sum(u.cached_tokens for u in self.usages)
 
     @property
     def valid_calls(self) -> int:
@@ -193,6 +207,7 @@ class _Ask:
     record_usage: bool
     not_text: int = 0
     """Characters of the model's output that were not text (replaced by U+FFFD)."""
+    usages: list[Usage] = field(default_factory=list)
 
     async def __call__(
         self, conversation: Sequence[Message], schemas: Sequence[ToolSchema]
@@ -202,6 +217,8 @@ class _Ask:
         )
         response, replaced = clean_response(response)
         self.not_text += replaced
+        if response.usage is not None:
+            self.usages.append(response.usage)
         if self.record_usage:
             _record_usage(self.unit, response, self.clock)
         return response
@@ -222,18 +239,25 @@ async def run_react_loop(
     event_id: str | None = None,
     record_usage: bool = True,
     reply_policy: ReplyPolicy | None = None,
+    tool_profile: ToolProfile = "full",
 ) -> LoopResult:
-    """Run the loop; raises :class:`~mindspace.errors.LLMError` when the model fails."""
+    """Run the loop; raises :class:`~mindspace.errors.LLMError` when the model fails.
+
+    Under the ``compact`` ``tool_profile`` the request lists fewer, shorter definitions
+    (:mod:`mindspace.tools.profiles`); every tool of the context may still be called.
+    """
     policy = reply_policy or ReplyPolicy()
-    ask = _Ask(llm, unit, clock, max_tokens, temperature, record_usage)
     tools = offered_tools(registry, config, pattern)
     by_name = {t.name: t for t in tools}
-    schemas = [t.schema() for t in tools]
+    schemas, more = listed_schemas(tools, tool_profile)
+    listed = [str(s["function"]["name"]) for s in schemas]
+    known = [*registry.names(), MORE_TOOLS] if more else registry.names()
     result = LoopResult(
         recent_errors=unit.doc(EngineState).recent_errors,
         offered_tools=len(tools),
         offered_names=tuple(t.name for t in tools),
     )
+    ask = _Ask(llm, unit, clock, max_tokens, temperature, record_usage, result.usages)
     conversation = list(messages)
     names_this_cycle: list[str] = []
     seen: dict[str, ToolCallRecord] = {}
@@ -247,7 +271,7 @@ async def run_react_loop(
         problems: dict[str, str] = {}
         written = False
         if not calls and content:
-            scan = scan_text_calls(content, registry.names())
+            scan = scan_text_calls(content, known)
             if scan.found:
                 calls, problems = _calls_from_text(scan, iteration)
                 content, written = scan.prose, True
@@ -275,6 +299,11 @@ async def run_react_loop(
             earlier = seen.get(key) if call.id not in problems else None
             if call.id in problems:
                 record = _unreadable(call, iteration, problems[call.id])
+            elif more and call.name == MORE_TOOLS:
+                outcome = more_tools_result(tools, listed)
+                record = ToolCallRecord(
+                    iteration, call.id, call.name, call.arguments, True, outcome
+                )
             elif earlier is not None:
                 record = _repeated(call, iteration, earlier)
             else:
@@ -479,6 +508,7 @@ def _record_usage(unit: Unit, response: LLMResponse, clock: Clock) -> None:
     unit.put_doc(
         ContextUsage(
             estimated_used=response.usage.prompt_tokens,
+            cached_tokens=response.usage.cached_tokens,
             source="provider",
             recorded_at=format_time(clock.now()),
         )

@@ -86,8 +86,10 @@ def _system_prompt(inputs: PromptInputs) -> str:
 
 
 def _character_context(inputs: PromptInputs) -> str:
+    # The current time opens the turn instead (assemble's turn_header): here it would
+    # change the prompt's prefix every minute and defeat every provider's prompt cache.
     memory = inputs.unit.doc(SessionMemory)
-    lines = [f"Current time: {inputs.now}"]
+    lines = []
     if memory.key_facts:
         lines.append("Key facts:\n" + "\n".join(f"- {f}" for f in memory.key_facts))
     if memory.learned_patterns:
@@ -228,9 +230,10 @@ class PromptBuilder:
                     history.role,
                     messages=messages,
                     budget=budget,
+                    placement=history.placement,
                 )
             )
-        return assemble(parts)
+        return assemble(parts, turn_header=f"Current time: {inputs.now}")
 
     def _plugged_after_enabled(self, component: PromptComponent, enabled: set[int]) -> bool:
         # A pluggable component rides along with the static component it follows.
@@ -251,7 +254,13 @@ class PromptBuilder:
             template = override if override is not None else component.content
             text = _fill(template, inputs)
         return RenderedComponent(
-            component.id, component.key, component.name, component.role, content=text, budget=budget
+            component.id,
+            component.key,
+            component.name,
+            component.role,
+            content=text,
+            budget=budget,
+            placement=component.placement,
         )
 
     async def _text(self, key: str, inputs: PromptInputs) -> str:

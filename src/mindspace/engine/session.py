@@ -8,8 +8,10 @@ commits.
 from __future__ import annotations
 
 import functools
+import json
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
@@ -43,6 +45,7 @@ from mindspace.errors import LLMError
 from mindspace.llm.port import Message, clean_response
 from mindspace.state.unit import Unit
 from mindspace.tools.base import Tool
+from mindspace.tools.profiles import listed_schemas
 from mindspace.workspace.records import ContextUsage
 
 __all__ = ["Sessions"]
@@ -107,9 +110,13 @@ class Sessions:
         # The tool definitions travel with every request: they count in the estimate and
         # come off the budget before the conversation history gets its share.
         tools = offered_tools(a.tools, config, pattern)
-        # The same text as json.dumps of the schemas, from each tool's cached JSON; the
-        # estimate is memoised, so this no longer parses and re-serialises every schema.
-        listed = "[" + ", ".join(t.schema_json() for t in tools) + "]"
+        profile = a.settings.tool_profile
+        if profile == "full":
+            # The same text as json.dumps of the schemas, from each tool's cached JSON; the
+            # estimate is memoised, so this no longer parses and re-serialises every schema.
+            listed = "[" + ", ".join(t.schema_json() for t in tools) + "]"
+        else:
+            listed = json.dumps(listed_schemas(tools, profile)[0])
         tool_tokens = _tool_tokens(listed) if tools else 0
         inputs = PromptInputs(
             unit=unit,
@@ -128,7 +135,7 @@ class Sessions:
         prompt = await a.prompt_builder.build(inputs)
         messages = list(prompt.messages)
         if task and COMPONENT_PENDING_EVENT not in config.enabled_components:
-            messages.append(Message("user", task))
+            messages = _close_with(messages, task)
         side = self._runner(unit, pattern, tools, entity)
         if record_usage:
             unit.put_doc(
@@ -151,6 +158,7 @@ class Sessions:
             temperature=a.settings.llm_temperature,
             event_id=event.id if event else None,
             record_usage=record_usage,
+            tool_profile=profile,
             reply_policy=ReplyPolicy(
                 assistant_key=a.key,
                 # The instructions only: memories and goals also live in the system
@@ -289,3 +297,14 @@ class Sessions:
 @lru_cache(maxsize=64)
 def _tool_tokens(schemas: str) -> int:
     return estimate_tokens(schemas)
+
+
+def _close_with(messages: list[Message], task: str) -> list[Message]:
+    """``messages`` ending in ``task`` as the user's turn (joined to a closing user message:
+    several chat templates refuse two user messages in a row)."""
+    if messages and messages[-1].role == "user" and not messages[-1].cache_point:
+        last = messages[-1]
+        # Under the pending event's heading, as the assembled turn puts a request.
+        closing = f"{last.content or ''}\n\n## Pending Event\n{task}"
+        return [*messages[:-1], replace(last, content=closing)]
+    return [*messages, Message("user", task)]

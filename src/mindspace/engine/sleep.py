@@ -103,7 +103,13 @@ async def run_entity_consolidation_batch(
         )
         try:
             answer = await ask_structured(
-                llm, [Message("user", prompt)], EntityAttributes, expected=ATTRIBUTES_EXPECTED
+                llm,
+                [Message("user", prompt)],
+                EntityAttributes,
+                expected=ATTRIBUTES_EXPECTED,
+                # Bounded like every other request: a small model may otherwise ramble
+                # until the server's own limit (or the timeout).
+                max_tokens=settings.llm_max_tokens,
             )
         except LLMError as exc:
             errors.append(f"{profile.entity_id}: {exc}")

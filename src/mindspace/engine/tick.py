@@ -461,6 +461,9 @@ def _trace_tick(span: Span, result: TickResult) -> None:
     span.set("mindspace.tick.status", result.status)
     if result.event_id is not None:
         span.set("mindspace.event.id", result.event_id)
+    if result.loop is not None and result.loop.usages:
+        span.set("gen_ai.usage.input_tokens", result.loop.prompt_tokens)
+        span.set("gen_ai.usage.cache_read.input_tokens", result.loop.cached_tokens)
     if result.error is not None:
         # "LLMError: ..." names the exception; other failures get one bounded name.
         kind = result.error.partition(":")[0]

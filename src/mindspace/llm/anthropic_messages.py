@@ -135,10 +135,17 @@ class AnthropicLLM:
             "messages": wire.messages,
             "max_tokens": max_tokens if max_tokens is not None else self.default_max_tokens,
         }
-        if wire.system is not None:
+        if wire.system is not None and wire.system_cached:
+            # The system text (and the tools before it) is the stable prefix: cache it.
+            request["system"] = [
+                {"type": "text", "text": wire.system, "cache_control": {"type": "ephemeral"}}
+            ]
+        elif wire.system is not None:
             request["system"] = wire.system
         if tools:
             request["tools"] = to_wire_tools(tools)
+            if wire.system_cached:
+                request["tools"][-1]["cache_control"] = {"type": "ephemeral"}
             if self.tool_choice == "auto":
                 request["tool_choice"] = {"type": "auto"}
         if temperature is not None:

@@ -78,6 +78,8 @@ class WireRequest:
 
     system: str | None
     messages: list[Turn]
+    system_cached: bool = False
+    """A system message was a cache point: the system text gets a ``cache_control``."""
 
 
 def to_wire_tools(tools: Sequence[ToolSchema]) -> list[dict[str, Any]]:
@@ -109,11 +111,17 @@ def to_wire(messages: Sequence[Message], *, native_tools: bool = True) -> WireRe
     system: list[str] = []
     turns: list[Turn] = []
     names: dict[str, str] = {}  # tool_use id -> tool name, for results written as text
+    system_cached = False
+    before = 0
     for message in messages:
         if message.role == "system":
             if message.content and message.content.strip():
                 system.append(message.content)
-        elif message.role == "assistant":
+                system_cached = system_cached or message.cache_point
+            continue
+        if message.cache_point:
+            before = _block_count(turns)
+        if message.role == "assistant":
             blocks = _text(message.content)
             for call in message.tool_calls:
                 names[_wire_id(call.id)] = call.name
@@ -131,6 +139,10 @@ def to_wire(messages: Sequence[Message], *, native_tools: bool = True) -> WireRe
                 _add(turns, "user", _text(f"[result of {label}: {message.content or ''}]"))
         else:
             _add(turns, "user", _text(message.content))
+        if message.cache_point and _block_count(turns) > before:
+            # Anthropic caches the prompt up to a block marked so (at most 4 marks: the
+            # tools, the system text and this one are 3).
+            turns[-1]["content"][-1]["cache_control"] = {"type": "ephemeral"}
     if native_tools:
         _pair_tool_blocks(turns)
     if turns and turns[0]["role"] == "assistant":
@@ -139,7 +151,11 @@ def to_wire(messages: Sequence[Message], *, native_tools: bool = True) -> WireRe
     if not turns:  # the API needs one message: the system text becomes it
         turns.append({"role": "user", "content": _text(joined or CONTINUES)})
         joined = None
-    return WireRequest(system=joined, messages=turns)
+    return WireRequest(system=joined, messages=turns, system_cached=system_cached and bool(joined))
+
+
+def _block_count(turns: list[Turn]) -> int:
+    return sum(len(turn["content"]) for turn in turns)
 
 
 def from_wire(data: Any, model: str) -> LLMResponse:
@@ -197,7 +213,11 @@ def _usage(raw: object) -> Usage | None:
             int(raw.get(field) or 0)
             for field in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
         )
-        return Usage(prompt_tokens=prompt, completion_tokens=int(raw.get("output_tokens") or 0))
+        return Usage(
+            prompt_tokens=prompt,
+            completion_tokens=int(raw.get("output_tokens") or 0),
+            cached_tokens=int(raw.get("cache_read_input_tokens") or 0),
+        )
     except (TypeError, ValueError):
         return None  # counts are advisory; a proxy's odd usage is not fatal
 

@@ -13,6 +13,7 @@ import json
 import logging
 import re
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 
 from mindspace.llm.offline_chat import chat_skill
 from mindspace.llm.offline_journal import JOURNAL_SKILLS
@@ -104,6 +105,7 @@ class OfflineLLM:
         temperature: float | None = None,
     ) -> LLMResponse:
         """Answer with the first skill that recognises the request."""
+        messages = _requests_only(messages)
         for skill in self.skills:
             answer = skill(messages, tools)
             if answer is None:
@@ -118,6 +120,35 @@ class OfflineLLM:
             )
         text = "(offline model) No rule of the offline model matches this request."
         return LLMResponse(text=text, model=OFFLINE_MODEL_NAME)
+
+
+_REQUEST_HEADING = "## Pending Event\n"
+_TURN_TIME = re.compile(r"^Current time: [^\n]*\n*")
+
+
+def _requests_only(messages: Sequence[Message]) -> list[Message]:
+    """``messages`` with the closing user message cut to its request.
+
+    The engine closes a prompt with one user message: the turn's context (the time,
+    entity context, recalled memories) and then, under the pending event's heading, the
+    request (docs/architecture.md). The rules read the request alone, as they read it
+    when it was a message of its own.
+    """
+    out = list(messages)
+    for index in range(len(out) - 1, -1, -1):
+        message = out[index]
+        if message.role != "user" or not message.content:
+            continue
+        context, request = "", message.content
+        if _REQUEST_HEADING in request:
+            context, request = request.rsplit(_REQUEST_HEADING, 1)
+        else:
+            request = _TURN_TIME.sub("", request, count=1)
+        # The context stays readable (a tool result's evidence), as a message before it.
+        split = [replace(message, content=context.strip())] if context.strip() else []
+        out[index : index + 1] = [*split, replace(message, content=request)]
+        break
+    return out
 
 
 def last_user_text(messages: Sequence[Message]) -> str:

@@ -26,7 +26,10 @@ from mindspace.llm.port import LLMResponse, Message, ToolCall, ToolSchema
 
 __all__ = ["chat_skill"]
 
-_HEADER = re.compile(r"^\[(?P<type>\w+) from (?P<who>.+?)(?: in (?P<where>.+?))? at [^\]]+\]\n")
+# The event opens a line of the closing user message, after the turn's context sections.
+_HEADER = re.compile(
+    r"^\[(?P<type>\w+) from (?P<who>.+?)(?: in (?P<where>.+?))? at [^\]]+\]\n", re.MULTILINE
+)
 _REQUEST = re.compile(
     r"\b(?:can you|could you|would you|please|help me|i need you to|we need to|we need|"
     r"i want you to)\s+(?:help me\s+|please\s+)?(?P<what>[a-z].*?)(?:[?.!]|$)",
@@ -55,7 +58,7 @@ def chat_skill(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> LLMR
     start = _last_user_index(messages)
     if start is None:
         return None
-    header = _HEADER.match(messages[start].content or "")
+    header = _HEADER.search(messages[start].content or "")
     if header is None:
         return None
     offered = {str(t.get("function", {}).get("name")) for t in tools}

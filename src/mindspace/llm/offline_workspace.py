@@ -39,8 +39,11 @@ __all__ = ["WORKSPACE_SKILLS", "workspace_skill"]
 OWN = "offline_ws_"
 FOLLOW = "offline_ws_follow_"
 
-_HEADER = re.compile(r"^\[(?P<type>\w+) from (?P<who>.+?)(?: in (?P<where>.+?))? at [^\]]+\]\n")
-_AUTONOMOUS = re.compile(r"^No event is pending\. Work toward your active goals")
+# The event opens a line of the closing user message, after the turn's context sections.
+_HEADER = re.compile(
+    r"^\[(?P<type>\w+) from (?P<who>.+?)(?: in (?P<where>.+?))? at [^\]]+\]\n", re.MULTILINE
+)
+_AUTONOMOUS = re.compile(r"^No event is pending\. Work toward your active goals", re.MULTILINE)
 _PROJECT = re.compile(
     r"\b(?:start|open|begin|create|set up)\s+(?:a\s+|the\s+)?(?:new\s+)?project\s+"
     r"(?:to|for|on|about|called|named)\s+(?P<what>[^.!?]+)",
@@ -113,9 +116,9 @@ def workspace_skill(messages: Sequence[Message], tools: Sequence[ToolSchema]) ->
     offered = {str(t.get("function", {}).get("name")) for t in tools}
     prompt = "\n".join(m.content or "" for m in messages[:start] if m.role == "system")
     results = _results_since(messages, start)
-    if _AUTONOMOUS.match(text):
+    if _AUTONOMOUS.search(text):
         return _autonomous(prompt, results, offered)
-    header = _HEADER.match(text)
+    header = _HEADER.search(text)
     if header is None:
         return None
     who = header.group("who")

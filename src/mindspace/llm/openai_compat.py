@@ -254,9 +254,12 @@ def _from_wire(completion: Any, model: str, body: str) -> LLMResponse:
     raw_usage = getattr(completion, "usage", None)
     if raw_usage is not None:
         try:
+            details = getattr(raw_usage, "prompt_tokens_details", None)
             usage = Usage(
                 prompt_tokens=int(getattr(raw_usage, "prompt_tokens", 0) or 0),
                 completion_tokens=int(getattr(raw_usage, "completion_tokens", 0) or 0),
+                # OpenAI, vLLM and llama.cpp report the prompt tokens read from their cache.
+                cached_tokens=int(getattr(details, "cached_tokens", 0) or 0),
             )
         except (TypeError, ValueError):
             usage = None  # counts are advisory; a server's odd usage is not fatal

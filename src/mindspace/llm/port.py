@@ -48,6 +48,9 @@ class Message:
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     name: str | None = None
+    cache_point: bool = False
+    """The prompt up to and including this message repeats on the next request, so a
+    provider with explicit caching (Anthropic's ``cache_control``) caches it."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,10 @@ class Usage:
 
     prompt_tokens: int
     completion_tokens: int
+    cached_tokens: int = 0
+    """Prompt tokens the provider read from its cache (included in ``prompt_tokens``):
+    ``prompt_tokens_details.cached_tokens`` of chat completions, Anthropic's
+    ``cache_read_input_tokens``."""
 
     @property
     def total_tokens(self) -> int:

@@ -5,8 +5,9 @@ Each :meth:`~TracedLLM.complete` opens an ``llm_call`` span on a
 attributes: ``gen_ai.operation.name`` (``chat``), ``gen_ai.system`` (and its newer name
 ``gen_ai.provider.name``), ``gen_ai.request.model``, the request's ``max_tokens`` and
 ``temperature``, and once the answer is in, ``gen_ai.response.model``,
-``gen_ai.response.finish_reasons`` and ``gen_ai.usage.input_tokens`` /
-``output_tokens``. The span's name is ``chat <model>``, as the conventions ask.
+``gen_ai.response.finish_reasons``, ``gen_ai.usage.input_tokens`` /
+``output_tokens`` and ``gen_ai.usage.cache_read.input_tokens`` (prompt tokens the
+provider read from its cache). The span's name is ``chat <model>``, as the conventions ask.
 
 Everything else (``model``, ``aclose``, ``list_models``...) is the wrapped model's.
 """
@@ -77,6 +78,8 @@ class TracedLLM:
             if response.usage is not None:
                 span.set("gen_ai.usage.input_tokens", response.usage.prompt_tokens)
                 span.set("gen_ai.usage.output_tokens", response.usage.completion_tokens)
+                # The semantic conventions' name for prompt tokens read from the cache.
+                span.set("gen_ai.usage.cache_read.input_tokens", response.usage.cached_tokens)
             span.set("mindspace.llm.tool_calls", len(response.tool_calls))
             return response
 

@@ -41,6 +41,7 @@ from mindspace.testing.quirks import (
     Quirk,
     QuirkSettings,
     apply_message_quirks,
+    tools_rendered,
 )
 from mindspace.testing.scripted_server import (
     Hold,
@@ -66,9 +67,28 @@ class ChatCompletionsServer(ScriptedServer):
         respond: Answers requests when no step is queued.
         model_info: Extra fields of the model's ``/v1/models`` entry, e.g.
             ``{"context_length": 8192}``.
+
+    Set :attr:`props` to answer ``GET /props`` and ``/slots`` as llama.cpp's server does
+    (e.g. ``{"default_generation_settings": {"n_ctx": 2048}}``); by default they are 404.
     """
 
     route = "/chat/completions"
+    props: Mapping[str, Any] | None = None
+
+    def _get(self, path: str) -> Reply | None:
+        if self.props is None or path not in ("/props", "/slots"):
+            return None
+        if path == "/props":
+            return Reply(200, dict(self.props))
+        n_ctx = (self.props.get("default_generation_settings") or {}).get("n_ctx")
+        slots = [{"id": 0, "n_ctx": n_ctx, "is_processing": False}]
+        return Reply(200, json.dumps(slots).encode())
+
+    def _answer(self, body: dict[str, Any]) -> Reply:
+        if Quirk.DROPS_TOOLS in self.quirks:
+            # The model never sees the tools: neither does the scripted model.
+            body = {k: v for k, v in body.items() if k not in ("tools", "tool_choice")}
+        return super()._answer(body)
 
     @property
     def url(self) -> str:
@@ -106,7 +126,8 @@ class ChatCompletionsServer(ScriptedServer):
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         }
         if Quirk.NO_USAGE not in self.quirks:
-            answer["usage"] = _usage(step, body, content, len(calls))
+            rendered = tools_rendered(self.quirks, body)
+            answer["usage"] = _usage(step, body, content, len(calls), rendered)
         return Reply(200, answer, step.headers)
 
     def _models(self) -> dict[str, Any]:
@@ -114,11 +135,16 @@ class ChatCompletionsServer(ScriptedServer):
         return {"object": "list", "data": [{**entry, **self.model_info}]}
 
 
-def _usage(step: Step, body: Mapping[str, Any], content: str | None, calls: int) -> dict[str, int]:
+def _usage(
+    step: Step, body: Mapping[str, Any], content: str | None, calls: int, tools: bool
+) -> dict[str, int]:
     if step.usage:
         usage = dict(step.usage)
     else:
+        # A word a token; rendered tool definitions are prompt too.
         prompt = sum(len(str(m.get("content") or "").split()) for m in body.get("messages", []))
+        if tools:
+            prompt += len(json.dumps(body["tools"]).split())
         usage = {
             "prompt_tokens": prompt,
             "completion_tokens": len((content or "").split()) + 10 * calls,

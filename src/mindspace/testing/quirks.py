@@ -16,6 +16,10 @@ in its own protocol's shapes (``length`` answers ``stop_reason: "max_tokens"``):
   without ``tool_choice`` gets a scripted tool-call step answered as plain text: the
   step's own content, or :data:`UNRENDERED_TOOLS_REPLY` when it has none, with no
   ``tool_calls`` and ``finish_reason: "stop"``.
+* ``drops_tools``: as ``llama-server --jinja`` with a chat template that has no tool
+  section, the tools never reach the model: the request is answered as if it offered
+  none (``respond`` sees no ``tools``, ``usage`` counts none) and a scripted tool-call
+  step comes back as prose that names the tool (:data:`DROPPED_TOOLS_REPLY`).
 * ``length``: content longer than ``length_words`` words is cut to that many words and
   answered with ``finish_reason: "length"`` (tool calls are left alone).
 * ``no_usage``: answers carry no ``usage`` field.
@@ -36,11 +40,13 @@ from typing import Any
 
 __all__ = [
     "BAD_JSON_BODY",
+    "DROPPED_TOOLS_REPLY",
     "TEXT_TOOL_QUIRKS",
     "UNRENDERED_TOOLS_REPLY",
     "Quirk",
     "QuirkSettings",
     "apply_message_quirks",
+    "tools_rendered",
 ]
 
 
@@ -51,6 +57,7 @@ class Quirk(StrEnum):
     TEXT_TOOL_CALLS_TAGS = "text_tool_calls_tags"
     TEXT_TOOL_CALLS_FENCED = "text_tool_calls_fenced"
     TOOLS_NEED_TOOL_CHOICE = "tools_need_tool_choice"
+    DROPS_TOOLS = "drops_tools"
     LENGTH = "length"
     NO_USAGE = "no_usage"
     LOADING = "loading"
@@ -65,6 +72,9 @@ TEXT_TOOL_QUIRKS = frozenset(
 
 UNRENDERED_TOOLS_REPLY = "I would use a tool for that, but I have none."
 """What ``tools_need_tool_choice`` answers to a tool-call step that has no content."""
+
+DROPPED_TOOLS_REPLY = "I would call {name} for that, but I have no tools."
+"""What ``drops_tools`` answers to a tool-call step (prose that merely names the tool)."""
 
 BAD_JSON_BODY = b"not json {"
 """The body ``bad_json`` sends with status 200."""
@@ -97,6 +107,13 @@ def _text_call(quirk: Quirk, call: Mapping[str, Any]) -> str:
     return body
 
 
+def tools_rendered(quirks: frozenset[Quirk], request: Mapping[str, Any]) -> bool:
+    """Whether the request's tools reach the model (and count in its prompt tokens)."""
+    if not request.get("tools") or Quirk.DROPS_TOOLS in quirks:
+        return False
+    return Quirk.TOOLS_NEED_TOOL_CHOICE not in quirks or "tool_choice" in request
+
+
 def apply_message_quirks(
     quirks: frozenset[Quirk],
     settings: QuirkSettings,
@@ -116,6 +133,8 @@ def apply_message_quirks(
     Returns:
         The content, the native tool calls and the ``finish_reason`` to send.
     """
+    if Quirk.DROPS_TOOLS in quirks and tool_calls:
+        return content or DROPPED_TOOLS_REPLY.format(name=tool_calls[0]["name"]), (), "stop"
     if (
         Quirk.TOOLS_NEED_TOOL_CHOICE in quirks
         and tool_calls

@@ -281,6 +281,10 @@ class ScriptedServer:
         """The ``/v1/models`` answer."""
         raise NotImplementedError
 
+    def _get(self, path: str) -> Reply | None:
+        """A subclass's own ``GET`` routes (None: 404)."""
+        return None
+
     def _next_id(self) -> int:
         return next(self._ids)
 
@@ -347,6 +351,8 @@ class ScriptedServer:
                     self._send(gated)
                 elif self.path.split("?")[0].rstrip("/").endswith("/models"):
                     self._send(Reply(200, server._models()))
+                elif (extra := server._get(self.path.split("?")[0].rstrip("/"))) is not None:
+                    self._send(extra)
                 else:
                     self._send(Reply(404, server._error(404, f"No route {self.path!r}")))
 

@@ -153,6 +153,9 @@ class ContextUsage(Document):
     estimated_used: int | None = None
     source: Literal["estimate", "provider"] = "estimate"
     recorded_at: str | None = None
+    cached_tokens: int | None = None
+    """Of the last request's prompt, the tokens the provider read from its cache (None:
+    not reported)."""
 
 
 def _number(value: float) -> int | float:

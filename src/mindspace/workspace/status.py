@@ -168,6 +168,8 @@ def build_status(
             "available": max(0, limit - used),
             "usage_percentage": round(percent, 1),
             "source": usage.source if usage.estimated_used is not None else "estimate",
+            # Prompt tokens of the last request read from the provider's prompt cache.
+            "cached_tokens": usage.cached_tokens if usage.source == "provider" else None,
         },
         "token_advisory": advisory(percent, settings),
         "loop_state": {

@@ -33,20 +33,29 @@ from mindspace.runtime import is_offline, offline_notice
 __all__ = ["LineReader", "TerminalWorld", "chat_session", "run_chat"]
 
 HELP = "Type to talk. Commands: /status, /goals, /help, /quit."
+MAX_TICKS_PER_LINE = 8
+"""Most ticks run for one line: a wake-up, earlier queued messages, then the line."""
 
 
 class TerminalWorld(WorldBase):
-    """The terminal as the assistant's world: it prints what the assistant says and does."""
+    """The terminal as the assistant's world: it prints what the assistant says and does.
+
+    While :attr:`answering` names an earlier line (the tick answers a message that was
+    still queued), a reply says which line it answers, so no line shows another's reply.
+    """
 
     def __init__(self, console: Console, assistant: str, user: str) -> None:
         self.console = console
         self.assistant = assistant
         self.user = user
+        self.answering: str | None = None
 
     async def say(self, text: str, *, target: str | None = None) -> None:
         """Print the assistant's words."""
         verb = f"says to {target}" if target else "says"
         line = Text(f"{self.assistant} {verb}: ", style="bold cyan")
+        if self.answering is not None:
+            line.append(f"(to your earlier {_quoted(self.answering)}) ", style="dim")
         line.append(text, style="")
         self.console.print(line)
 
@@ -216,7 +225,7 @@ async def _converse(
                 break
             continue
         sent += 1
-        assistant.enqueue_event(
+        event = assistant.enqueue_event(
             line,
             type="message",
             source_entity=user,
@@ -225,7 +234,7 @@ async def _converse(
         )
         try:
             with console.status("thinking...", spinner="dots"):
-                result = await assistant.tick()
+                await _answer(assistant, world, event.id, line, console)
         except asyncio.CancelledError:
             _uncancel()
             console.print(
@@ -236,11 +245,67 @@ async def _converse(
                 )
             )
             break
-        if result.status == "failed":
-            console.print(Text(f"error: {result.error}", style="red"))
-        elif not result.reply:
-            console.print(Text(f"({assistant.key} did not reply)", style="dim"))
+        finally:
+            world.answering = None
     return sent
+
+
+async def _answer(
+    assistant: Assistant, world: TerminalWorld, event_id: str, line: str, console: Console
+) -> None:
+    """Tick until the event of ``line`` is answered or failed, and say which.
+
+    A tick may first do something else: wake up after ``mindspace sleep --run``, or
+    answer a message still queued from before (its reply names that message). At most
+    :data:`MAX_TICKS_PER_LINE` ticks run; while the assistant stays asleep none do.
+    """
+    key = assistant.key
+    for _ in range(MAX_TICKS_PER_LINE):
+        # The next tick takes the first open message: an earlier line, or this one.
+        world.answering = _first_other(assistant, event_id)
+        result = await assistant.tick()
+        if result.kind == "event" and result.event_id == event_id:
+            if result.status == "failed":
+                console.print(Text(f"error (for {_quoted(line)}): {result.error}", style="red"))
+            elif not result.reply:
+                console.print(Text(f"({key} did not reply to {_quoted(line)})", style="dim"))
+            return
+        if result.kind == "event" and result.status == "failed":
+            console.print(Text(f"error (for an earlier message): {result.error}", style="red"))
+        event = assistant.views.event(event_id)
+        if event is None or event.status in ("done", "failed"):
+            # Answered by another process (a server on the same database) meanwhile.
+            reply = event.reply if event is not None else None
+            console.print(Text(f"({key} answered elsewhere: {reply or 'no reply'})", style="dim"))
+            return
+        if result.mode == "sleep":
+            console.print(
+                Text(
+                    f"({key} is asleep; {_quoted(line)} stays queued and is answered when it "
+                    "wakes - `mindspace wake` wakes it now.)",
+                    style="yellow",
+                )
+            )
+            return
+    console.print(
+        Text(
+            f"(no reply to {_quoted(line)} after {MAX_TICKS_PER_LINE} ticks; it stays queued)",
+            style="yellow",
+        )
+    )
+
+
+def _first_other(assistant: Assistant, event_id: str) -> str | None:
+    """The content of the message the next tick answers, when it is not ``event_id``'s."""
+    for event in assistant.views.open_events():
+        if not event.ambient:
+            return None if event.id == event_id else event.content
+    return None
+
+
+def _quoted(line: str, limit: int = 40) -> str:
+    shown = line if len(line) <= limit else line[: limit - 3] + "..."
+    return f"message {shown!r}"
 
 
 def _uncancel() -> None:

@@ -15,16 +15,35 @@ import asyncio
 import functools
 import json
 import logging
-import math
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import typer
 
 from mindspace.errors import LLMConnectionError, LLMError, LLMProviderError
 from mindspace.hosts.cli.common import load_settings
+from mindspace.hosts.cli.doctor_probes import (
+    TOOL_SECTION_CHECK,
+    ServerFacts,
+    context_window_of,
+    delivery,
+    json_output,
+    recommended_timeout,
+    secret_tool,
+    server_facts,
+    speed_prompt,
+    text_call_names,
+    timeout_for,
+)
+from mindspace.hosts.cli.doctor_report import (
+    DoctorReport,
+    ProbeResult,
+    Status,
+    ToolSupport,
+    render,
+)
 from mindspace.hosts.cli.doctor_target import Provider, probe_target
 from mindspace.llm.port import LLMResponse, Message
 
@@ -34,9 +53,6 @@ if TYPE_CHECKING:
 
 __all__ = ["PROBE_TOOL", "DoctorReport", "ProbeResult", "diagnose", "doctor_command"]
 
-Status = Literal["ok", "warn", "fail", "skip"]
-Verdict = Literal["usable", "unusable", "unreachable", "offline"]
-ToolSupport = Literal["native", "text", "none", "error"]
 
 PROBE_TOOL_NAME = "report_weather"
 PROBE_TOOL: dict[str, Any] = {
@@ -53,49 +69,20 @@ PROBE_TOOL: dict[str, Any] = {
 }
 """The one tool offered to the model; calling it has no effect."""
 
+PROBE_REPEATS = 3
+"""Each tool probe is asked this many times; the report says how many agreed."""
+SPEED_TOKENS = 1_500
+"""About this many prompt tokens measure the prompt-processing speed."""
+SMALL_CONTEXT = 16_384
+"""Below this context window the compact tool profile is recommended."""
+TURN_CONTEXT_TOKENS = 1_500
+"""Prompt tokens of a turn besides the tool definitions (persona, memory, history)."""
+
 CHAT_PROMPT = "Reply with one word: ready."
 TOOL_PROMPT = f"Call the {PROBE_TOOL_NAME} tool for the city Paris. Do not answer in prose."
 JSON_PROMPT = 'Reply with only this JSON object and nothing else: {"status": "ok", "count": 3}'
-# Keys servers use for the context window in their /v1/models entries: OpenRouter and
-# LM Studio (context_length), vLLM (max_model_len), llama.cpp (meta.n_ctx_train).
-_CONTEXT_KEYS = ("context_length", "max_model_len", "context_window", "max_context_length")
 
 _T = TypeVar("_T")
-
-
-@dataclass
-class ProbeResult:
-    """One probe: its status, what was seen, and how long it took."""
-
-    name: str
-    status: Status
-    detail: str
-    latency_ms: int | None = None
-    retries: int = 0
-
-
-@dataclass
-class DoctorReport:
-    """Everything ``mindspace doctor`` found, as printed by ``--json``."""
-
-    base_url: str | None
-    model: str | None
-    verdict: Verdict
-    summary: str
-    probes: list[ProbeResult] = field(default_factory=list)
-    context_window: int | None = None
-    tool_calls: ToolSupport | None = None
-    tool_calls_without_tool_choice: ToolSupport | None = None
-    json_output: Literal["json", "fenced", "none"] | None = None
-    settings: dict[str, str] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    provider: Provider | None = None
-    api_key_from: str | None = None
-
-    @property
-    def exit_code(self) -> int:
-        """0 usable (or offline), 1 unusable, 2 unreachable."""
-        return {"usable": 0, "offline": 0, "unusable": 1, "unreachable": 2}[self.verdict]
 
 
 class _Prober:
@@ -113,6 +100,7 @@ class _Prober:
         from mindspace.runtime import probe_llm
 
         self.retries = 0
+        self.settings = settings
 
         async def counted_sleep(delay: float) -> None:
             self.retries += 1
@@ -158,51 +146,14 @@ class _Prober:
         await self.omit.aclose()
 
 
-def _context_window(entry: dict[str, Any]) -> tuple[int, str] | None:
-    for key in _CONTEXT_KEYS:
-        value = entry.get(key)
-        if isinstance(value, int) and value > 0:
-            return value, key
-    meta = entry.get("meta")
-    if isinstance(meta, dict):
-        for key in ("n_ctx_train", "n_ctx"):
-            value = meta.get(key)
-            if isinstance(value, int) and value > 0:
-                return value, f"meta.{key}"
-    return None
-
-
 def _tool_support(answer: LLMResponse) -> ToolSupport:
     if any(call.name == PROBE_TOOL_NAME for call in answer.tool_calls):
         return "native"
-    # Diagnosis only: the call is recognised, not parsed (the ReAct loop parses it).
-    if answer.text and PROBE_TOOL_NAME in answer.text:
+    # Only a call that parses and names the offered tool: prose that merely mentions
+    # the tool's name is no tool call (a server that dropped the tools gets that).
+    if text_call_names(answer.text, PROBE_TOOL_NAME):
         return "text"
     return "none"
-
-
-def _json_output(text: str | None) -> Literal["json", "fenced", "none"]:
-    body = (text or "").strip()
-    for candidate, kind in ((body, "json"), (_unfence(body), "fenced")):
-        try:
-            if isinstance(json.loads(candidate), dict):
-                return "json" if kind == "json" else "fenced"
-        except ValueError:
-            continue
-    return "none"
-
-
-def _unfence(text: str) -> str:
-    if text.startswith("```") and text.endswith("```"):
-        inner = text[3:-3]
-        return inner.split("\n", 1)[1] if "\n" in inner else inner
-    return text
-
-
-def _recommended_timeout(slowest_seconds: float) -> int:
-    # Probe replies are a few tokens; a full reply is up to llm_max_tokens, so allow
-    # about twenty times the slowest probe, in steps of 30 s, within 120-600 s.
-    return max(120, min(600, math.ceil(slowest_seconds * 20 / 30) * 30))
 
 
 _TOOL_DETAIL: dict[ToolSupport, str] = {
@@ -218,18 +169,95 @@ async def _probe_tools(prober: _Prober, report: DoctorReport) -> None:
     labels = ((prober.auto, "tools (tool_choice auto)"), (prober.omit, "tools (no tool_choice)"))
     for adapter, label in labels:
         call = functools.partial(adapter.complete, ask, [PROBE_TOOL], max_tokens=128)
-        answer, error, probe = await prober.run(label, call)
-        support: ToolSupport = "error" if answer is None else _tool_support(answer)
-        if error is None:
-            probe.status = "ok" if support == "native" else "warn"
-            probe.detail = _TOOL_DETAIL[support]
+        # A small model answers differently each time: ask again and report agreement.
+        seen: list[ToolSupport] = []
+        first = len(prober.probes)
+        for _ in range(PROBE_REPEATS):
+            answer, _, probe = await prober.run(label, call)
+            seen.append("error" if answer is None else _tool_support(answer))
+            if answer is None:
+                break
+        # One line for the repeats: the slowest time, every retry.
+        asked = prober.probes[first:]
+        del prober.probes[first:]
+        probe.latency_ms = max(p.latency_ms or 0 for p in asked)
+        probe.retries = sum(p.retries for p in asked)
+        prober.probes.append(probe)
+        support = max(set(seen), key=lambda s: (seen.count(s), s == "native"))
+        if support != "error":
+            agree = seen.count(support)
+            probe.status = "ok" if support == "native" and agree == len(seen) else "warn"
+            probe.detail = f"{_TOOL_DETAIL[support]} ({agree} of {len(seen)} agree)"
+            if agree < len(seen):
+                others = ", ".join(sorted({_TOOL_DETAIL[s] for s in seen if s != support}))
+                probe.detail += f"; otherwise {others}"
         if adapter is prober.auto:
             report.tool_calls = support
         else:
             report.tool_calls_without_tool_choice = support
+    await _probe_delivery(prober, report)
 
 
-def _conclude(report: DoctorReport, slowest: float) -> None:
+async def _probe_delivery(prober: _Prober, report: DoctorReport) -> None:
+    """Do offered tools reach the model? Ask for a word only the tool's description holds."""
+    tool, word = secret_tool(PROBE_TOOL_NAME)
+    ask = [
+        Message(
+            "user",
+            f"Your tool {PROBE_TOOL_NAME} has a secret word in its "
+            "description. Reply with that word only.",
+        )
+    ]
+    with_tool, _, probe = await prober.run(
+        "tools reach the model", lambda: prober.auto.complete(ask, [tool], max_tokens=16)
+    )
+    if with_tool is None:
+        return
+    without = await prober.auto.complete(ask, max_tokens=16)
+    found = delivery(word, with_tool, without)
+    report.tools_delivered = found
+    if found == "dropped":
+        probe.status, probe.detail = (
+            "fail",
+            ("dropped: the request with a tool had no more prompt tokens than without"),
+        )
+        # Whatever the prose said, no tool call can come from a model without tools.
+        report.tool_calls = report.tool_calls_without_tool_choice = "none"
+        report.notes.append(TOOL_SECTION_CHECK)
+    elif found == "delivered":
+        probe.detail = "yes (the model quoted the tool's description, or the prompt grew)"
+    else:
+        probe.status, probe.detail = "warn", "unclear (no token usage to compare)"
+
+
+async def _probe_speed(prober: _Prober, report: DoctorReport) -> None:
+    """Prompt tokens per second on a prompt the server has not cached."""
+    answer, _, probe = await prober.run(
+        "prompt speed", lambda: prober.auto.complete(speed_prompt(SPEED_TOKENS), max_tokens=1)
+    )
+    if answer is None or probe.latency_ms is None:
+        return
+    if answer.usage is None:
+        probe.status, probe.detail = "skip", "the server reports no token usage"
+        return
+    rate = answer.usage.prompt_tokens / max(probe.latency_ms / 1000, 0.001)
+    report.prompt_tokens_per_second = round(rate, 1)
+    probe.detail = f"{rate:,.0f} prompt tokens/s ({answer.usage.prompt_tokens} tokens)"
+
+
+def _timeout(report: DoctorReport, settings: Settings, slowest: float) -> int:
+    """From the measured prompt speed: a cold turn's prompt (tools, context) and a reply."""
+    rate = report.prompt_tokens_per_second
+    if not rate:
+        return recommended_timeout(slowest)
+    tools = 650 if report.settings.get("MINDSPACE_TOOL_PROFILE") == "compact" else 5_600
+    turn = tools + TURN_CONTEXT_TOKENS
+    if report.context_window is not None:
+        turn = min(turn, report.context_window)
+    return timeout_for(turn, rate, settings.llm_max_tokens, rate / 10)
+
+
+def _conclude(report: DoctorReport, slowest: float, settings: Settings) -> None:
     """The verdict, the settings to use and the notes, from the probes' findings."""
     with_choice, without = report.tool_calls, report.tool_calls_without_tool_choice
     choice = "auto"
@@ -262,7 +290,14 @@ def _conclude(report: DoctorReport, slowest: float) -> None:
             "scores, reflection) will often need their repair attempt or fallback."
         )
     report.settings["MINDSPACE_LLM_TOOL_CHOICE"] = choice
-    report.settings["MINDSPACE_LLM_TIMEOUT"] = str(_recommended_timeout(slowest))
+    small = report.context_window is not None and report.context_window < SMALL_CONTEXT
+    if small or report.tools_delivered == "dropped" or with_choice != "native":
+        report.settings["MINDSPACE_TOOL_PROFILE"] = "compact"
+        report.notes.append(
+            "Use the compact tool profile: a few tools with short descriptions (about 650 "
+            "tokens instead of 5,600), the rest behind one more_tools entry."
+        )
+    report.settings["MINDSPACE_LLM_TIMEOUT"] = str(_timeout(report, settings, slowest))
     if report.context_window is not None:
         report.settings["MINDSPACE_MODEL_LIMIT"] = str(report.context_window)
     if any(p.retries for p in report.probes):
@@ -356,14 +391,28 @@ async def _diagnose(prober: _Prober, report: DoctorReport) -> None:
                 f"{', '.join(repr(m) for m in listed) or 'none'}); some servers accept any name",
             )
         )
-    window = _context_window(entry) if entry else None
+    window = context_window_of(entry) if entry else None
+    facts = ServerFacts()
+    if report.provider != "anthropic":  # Anthropic's API has no such routes
+        facts = await server_facts(report.base_url or "", report.model)
+    if facts.context_window is not None:
+        # What the server runs beats what the model was trained on (n_ctx_train).
+        trained = f"; the model's entry says {window[0]}" if window else ""
+        window = (facts.context_window, facts.source + trained)
     if window is not None:
         report.context_window = window[0]
-        prober.probes.append(
-            ProbeResult("context window", "ok", f"{window[0]} tokens ({window[1]})")
+        status: Status = "warn" if window[1] == "meta.n_ctx_train" else "ok"
+        shown = window[1] + (
+            " (the training context: the server may run less)" * (status == "warn")
         )
+        prober.probes.append(ProbeResult("context window", status, f"{window[0]} tokens ({shown})"))
     else:
         prober.probes.append(ProbeResult("context window", "skip", "the server does not say"))
+    if facts.template_supports_tools is False:
+        report.notes.append(
+            "llama.cpp says the chat template does not support tools "
+            "(/props chat_template_caps.supports_tools is false)."
+        )
     await _probe_chat_and_more(prober, report)
 
 
@@ -391,48 +440,21 @@ async def _probe_chat_and_more(prober: _Prober, report: DoctorReport) -> None:
         "JSON output", lambda: prober.auto.complete(shape, max_tokens=64)
     )
     if json_answer is not None:
-        report.json_output = _json_output(json_answer.text)
+        report.json_output = json_output(json_answer.text)
         json_probe.status = "ok" if report.json_output == "json" else "warn"
         json_probe.detail = {
             "json": "a JSON object",
             "fenced": "a JSON object in a fenced block",
             "none": f"not a JSON object: {(json_answer.text or '')[:60]!r}",
         }[report.json_output]
-    slowest = max((p.latency_ms or 0) for p in prober.probes) / 1000
-    _conclude(report, slowest)
+    await _probe_speed(prober, report)
+    slowest = max((p.latency_ms or 0) for p in prober.probes if p.name != "prompt speed") / 1000
+    _conclude(report, slowest, prober.settings)
     report.summary = (
         "The endpoint is usable."
         if report.tool_calls != "none"
         else ("The endpoint is usable for conversation; tool use is weak.")
     )
-
-
-def render(report: DoctorReport) -> str:
-    """The report as the text ``mindspace doctor`` prints."""
-    if report.verdict == "offline":
-        return f"mindspace doctor: {report.summary}\n"
-    if report.provider == "anthropic":
-        lines = [
-            f"mindspace doctor: Anthropic Messages API at {report.base_url}, "
-            f"model {report.model!r}, API key from {report.api_key_from or 'nowhere'}"
-        ]
-    else:
-        lines = [f"mindspace doctor: {report.base_url}, model {report.model!r}"]
-    for probe in report.probes:
-        timing = f" ({probe.latency_ms} ms)" if probe.latency_ms is not None else ""
-        retried = f" after {probe.retries} retries" if probe.retries else ""
-        lines.append(f"  {probe.status:<5} {probe.name:<26} {probe.detail}{timing}{retried}")
-    lines.append(f"Verdict: {report.verdict}. {report.summary}")
-    for note in report.notes:
-        lines.append(f"  - {note}")
-    if report.settings:
-        lines.append("Settings to use:")
-        if report.provider == "anthropic":
-            lines.append("  MINDSPACE_LLM_PROVIDER=anthropic")
-        lines.append(f"  MINDSPACE_LLM_BASE_URL={report.base_url}")
-        lines.append(f"  MINDSPACE_LLM_MODEL={report.model}")
-        lines.extend(f"  {name}={value}" for name, value in report.settings.items())
-    return "\n".join(lines) + "\n"
 
 
 def doctor_command(

@@ -148,6 +148,15 @@ def night_backlog_line(backlog: Mapping[str, Any]) -> str:
     )
 
 
+def _threshold_label(level: str, advice: Mapping[str, Any]) -> str:
+    """What the advisory's ``threshold`` is: the spec gives the *next* level's boundary
+    (normal: 60, the warning's; warning: 80, the critical one's), so say which."""
+    threshold = advice.get("threshold", "?")
+    if level == "normal":
+        return f"warning from {threshold}%"
+    return f"critical above {threshold}%"
+
+
 def status_view(
     status: Mapping[str, Any], *, assistant: str, model: str, database: str
 ) -> RenderableType:
@@ -162,17 +171,19 @@ def status_view(
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column()
+    cached = usage.get("cached_tokens")
     grid.add_row(
         "Token usage",
         f"{usage.get('estimated_used', 0):,} / {usage.get('model_limit', 0):,} tokens "
         f"({usage.get('usage_percentage', 0)}%) · {usage.get('available', 0):,} available "
-        f"· source: {usage.get('source', '?')}",
+        f"· source: {usage.get('source', '?')}"
+        + (f" · {cached:,} read from the provider's cache" if cached is not None else ""),
     )
     grid.add_row(
         "Advisory",
         Text.assemble(
             (level.upper(), ADVISORY_STYLES.get(level, "")),
-            f" - {advice.get('message', '')} (threshold {advice.get('threshold', '?')}%)",
+            f" - {advice.get('message', '')} ({_threshold_label(level, advice)})",
         ),
     )
     tools = loop.get("tools_this_cycle") or []

@@ -100,6 +100,12 @@ def _session(
             "stopped_by": loop.stopped_by,
             "iterations": loop.iterations,
             "recent_errors": loop.recent_errors,
+            # The provider's counts over the loop's requests; cached: read from its cache.
+            "usage": {
+                "requests": len(loop.usages),
+                "prompt_tokens": loop.prompt_tokens,
+                "cached_tokens": loop.cached_tokens,
+            },
             "calls": [
                 {
                     "iteration": c.iteration,
