@@ -6,11 +6,16 @@ memories recalled for the message, episodic journal lookup, entity profile, work
 memory...), calls the model once (a function model that answers at once and records the
 time spent inside it), stores the reply and commits. The figure is the tick's wall
 time minus the time inside the model, median and p95 over the measured ticks, after
-warm-up ticks that build the indexes.
+warm-up ticks that build the indexes; with the texts the embedder was given per tick.
+
+``--embedder minilm`` queries with the default embedder (the stored vectors are the
+hashing embedder's, labelled as MiniLM's so that dense search runs over all of them:
+the cost is the same, the ranking is meaningless).
 
 Usage::
 
     python bench/awake_tick.py [--memories 100000] [--journal 10000] [--ticks 40]
+                              [--embedder hashing|minilm]
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ import numpy as np
 from mindspace import Assistant, FunctionLLM, ManualClock
 from mindspace.clock import format_time
 from mindspace.embeddings import HashingEmbedder
+from mindspace.embeddings.port import Embedder
 from mindspace.llm.port import LLMResponse, Message, ToolSchema
 from mindspace.memory.records import Memory
 from mindspace.state import Change
@@ -48,7 +54,7 @@ def _texts(n: int, seed: int) -> list[str]:
     return [" ".join(vocabulary[int(r)] for r in row) for row in ranks]
 
 
-def _fill(path: Path, memories: int, journal: int) -> None:
+def _fill(path: Path, memories: int, journal: int, label: str) -> None:
     store = SqlStore.from_path(path)
     info = store.open_assistant("old", create=True)
     embedder = HashingEmbedder(384)
@@ -65,7 +71,7 @@ def _fill(path: Path, memories: int, journal: int) -> None:
                 source_entity="Alice" if offset % 7 == 0 else None,
                 created_at=now,
                 occurred_at=now,
-                embedder=embedder.name,
+                embedder=label,
                 embedding=vector.astype(np.float32).tobytes(),
             )
             changes.append(Change("memory", memory.id, memory.to_stored(), new=True))
@@ -125,26 +131,56 @@ class _Model:
         return answer
 
 
-async def _run(path: Path, ticks: int, warmup: int) -> dict[str, Any]:
+def _embedder(name: str) -> Embedder:
+    if name == "minilm":
+        from mindspace.embeddings.minilm import MiniLMEmbedder
+
+        return MiniLMEmbedder()
+    return HashingEmbedder(384)
+
+
+class _Counting:
+    """The embedder, counting the texts it embeds and the time it takes."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dim = inner.dim
+        self.texts = 0
+        self.seconds = 0.0
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        start = time.perf_counter()
+        self.texts += len(texts)
+        vectors = self.inner.embed(texts)
+        self.seconds += time.perf_counter() - start
+        return vectors
+
+
+async def _run(path: Path, ticks: int, warmup: int, embedder_name: str) -> dict[str, Any]:
     store = SqlStore.from_path(path, create=False)
     model = _Model()
     clock = ManualClock(START)
-    assistant = Assistant.open(
-        store, "old", llm=FunctionLLM(model), clock=clock, embedder=HashingEmbedder(384)
-    )
+    embedder = _Counting(_embedder(embedder_name))
+    assistant = Assistant.open(store, "old", llm=FunctionLLM(model), clock=clock, embedder=embedder)
     samples: list[float] = []
+    texts: list[int] = []
+    embedding: list[float] = []
     inside: list[float] = []
     queries = _texts(ticks + warmup, seed=3)
     for k in range(ticks + warmup):
         clock.advance(seconds=30)
         assistant.enqueue_event(queries[k], source_entity="Alice", location="tavern")
         before = model.seconds
+        embedded, embed_seconds = embedder.texts, embedder.seconds
         start = time.perf_counter()
         result = await assistant.tick()
         elapsed = time.perf_counter() - start
         if k >= warmup:
             samples.append(elapsed - (model.seconds - before))
             inside.append(model.seconds - before)
+            texts.append(embedder.texts - embedded)
+            embedding.append(embedder.seconds - embed_seconds)
         assert result is not None
     await store.aclose()
     ordered = sorted(samples)
@@ -154,6 +190,8 @@ async def _run(path: Path, ticks: int, warmup: int) -> dict[str, Any]:
         "non_llm_ms_p50": round(statistics.median(ordered) * 1000, 2),
         "non_llm_ms_p95": round(ordered[int(0.95 * (len(ordered) - 1))] * 1000, 2),
         "inside_model_ms_p50": round(statistics.median(inside) * 1000, 3),
+        "texts_embedded_per_tick": round(statistics.mean(texts), 2),
+        "embedding_ms_p50": round(statistics.median(embedding) * 1000, 2),
     }
 
 
@@ -164,19 +202,21 @@ def main() -> None:
     parser.add_argument("--journal", type=int, default=10_000)
     parser.add_argument("--ticks", type=int, default=40)
     parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--embedder", choices=["hashing", "minilm"], default="hashing")
     parser.add_argument("--workdir", type=Path, default=None, help="keep the database here")
     args = parser.parse_args()
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="awake-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    path = workdir / f"awake-{args.memories}-{args.journal}.db"
+    label = _embedder(args.embedder).name
+    path = workdir / f"awake-{args.memories}-{args.journal}-{args.embedder}.db"
     if not path.exists():
-        _fill(path, args.memories, args.journal)
+        _fill(path, args.memories, args.journal, label)
     # Each run ticks on a fresh copy: the ticks append to the conversation, and a
     # history grown by earlier runs would make later runs build longer prompts.
     run_path = workdir / f"run-{os.getpid()}.db"
     shutil.copyfile(path, run_path)
     try:
-        result = asyncio.run(_run(run_path, args.ticks, args.warmup))
+        result = asyncio.run(_run(run_path, args.ticks, args.warmup, args.embedder))
     finally:
         for leftover in workdir.glob(f"{run_path.name}*"):
             leftover.unlink()
@@ -186,7 +226,7 @@ def main() -> None:
                 "benchmark": "awake_tick",
                 "memories": args.memories,
                 "journal_entries": args.journal,
-                "embedder": "hashing-384 (query embedding included, ~0.1 ms)",
+                "embedder": args.embedder,
                 "load": os.getloadavg(),
                 **result,
             },

@@ -17,7 +17,7 @@ from mindspace.testing.postgres import LocalPostgres
 from .conftest import Proc, StandIn, seed, wait_for, worker_args, worker_env
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
@@ -34,7 +34,7 @@ def test_serve_with_queue_ticks_hands_a_posted_event_to_a_worker_promptly(
 ) -> None:
     seed(pg_url, settings, {"host": 0})
     env = worker_env(stand_in, tmp_path)
-    port = _free_port()
+    port = free_port()
     server = spawn("serve", "--db", pg_url, "--ticks", "queue", "--port", str(port), env=env)
     worker = spawn(*worker_args(pg_url), env=env)
     base = f"http://127.0.0.1:{port}/v1/assistants/host"

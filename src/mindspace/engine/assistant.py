@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from mindspace.clock import Clock, SystemClock
 from mindspace.config import Settings
+from mindspace.embeddings.cache import cached
 from mindspace.embeddings.port import Embedder
 from mindspace.engine.approvals import Approvals, request_approval
 from mindspace.engine.core import EngineCore
@@ -132,6 +133,9 @@ class Assistant:
         if "go_to_sleep" not in registry:
             registry.register(GoToSleep())
         state = StateCache(store, info.id, info.revision)
+        # Each text embedded once (goals, speakers, a message stored and looked up by
+        # the same key), across the assistants that share this embedder.
+        embedder = cached(embedder) if embedder is not None else None
         self.core = EngineCore(
             info=info,
             store=store,

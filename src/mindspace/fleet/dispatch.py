@@ -1,10 +1,14 @@
 """``mindspace serve --ticks queue``: the HTTP server enqueues ticks instead of running them.
 
 :class:`QueueDispatch` is the server's :class:`~mindspace.engine.scheduler.TickDispatch`
-when workers run the ticks. It hears every ``event_queued`` notice of the assistants the
-server has open and enqueues a prompt tick (pulling a waiting one forward), once per
-assistant at a time: nudges that arrive while one is being enqueued are folded into it,
-and the queue's ``queueing_lock`` folds those of other servers.
+when workers run the ticks. It hears every ``event_queued`` and ``mode_changed`` notice of the
+assistants the server has open and enqueues a prompt tick (pulling a waiting one
+forward), once per assistant at a time: nudges that arrive while one is being enqueued
+are folded into it, and the queue's ``queueing_lock`` folds those of other servers. An
+assistant the server opens (created, or found in the store) gets one at once, for the
+events posted before its notices were heard. The workers' sweep
+(:mod:`mindspace.fleet.sweep`) is the guarantee behind this: whatever the server misses
+is ticked within one heartbeat; the server makes it sooner.
 """
 
 from __future__ import annotations
@@ -111,6 +115,10 @@ class QueueDispatch:
                     if key not in self._watched:
                         self._watched.add(key)
                         self.source.watch(key, partial(self._heard, key))
+                        # Events posted between the assistant's creation and this look
+                        # went unheard: one prompt tick serves them all. (Workers also
+                        # sweep every heartbeat; this only makes it sooner.)
+                        self.nudge(key, urgent=True)
             except Exception:
                 logger.exception("Could not list the assistants to watch; trying again")
             await asyncio.sleep(WATCH_INTERVAL)
@@ -118,3 +126,6 @@ class QueueDispatch:
     def _heard(self, key: str, notice: Notice) -> None:
         if notice.kind == "event_queued":
             self.nudge(key, urgent=bool(notice.data.get("urgent")))
+        elif notice.kind == "mode_changed":
+            # put to sleep or woken by a host: its ticks follow the new mode's rate now
+            self.nudge(key, urgent=True)

@@ -2,13 +2,16 @@
 
 Start-up, in order: refuse SQLite and unreachable databases with one clear line; under a
 PostgreSQL advisory lock (so that workers starting together do it once), create
-procrastinate's tables if missing and migrate the store; enqueue a tick for every
-assistant that is not idle (a restarted fleet resumes where it stopped); then run jobs
+procrastinate's tables if missing and migrate the store; sweep once (a tick for every
+assistant that is not idle: a restarted fleet resumes where it stopped); then run jobs
 until SIGTERM or SIGINT, finishing the ticks under way.
 
-Beside procrastinate's worker loop, each worker runs a reaper: procrastinate marks every
-worker with a heartbeat, and a ``tick`` job still "doing" on a worker whose heartbeat is
-older than ``stall_after`` seconds (killed, or its machine gone) is retried on a live one.
+Beside procrastinate's worker loop, each worker runs a reaper every heartbeat: it sweeps
+(:mod:`mindspace.fleet.sweep`: assistants created, or given an event, a goal or a
+schedule by any process since, get their tick within one heartbeat), and retries the
+ticks of dead workers: procrastinate marks every worker with a heartbeat, and a ``tick``
+job still "doing" on a worker whose heartbeat is older than ``stall_after`` seconds
+(killed, or its machine gone) is retried on a live one.
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ from procrastinate.jobs import Status
 from mindspace.engine.assistant import Assistant
 from mindspace.engine.tick import TickResult
 from mindspace.fleet.connection import check_reachable, require_postgres, shown
-from mindspace.fleet.queue import TICK_TASK, Fleet, is_idle
+from mindspace.fleet.queue import TICK_TASK, Fleet
+from mindspace.fleet.sweep import Sweeper
 
 __all__ = ["AssistantSource", "WorkerOptions", "run_worker"]
 
@@ -100,31 +104,22 @@ async def _set_up(fleet: Fleet, open_source: Callable[[], AssistantSource]) -> A
     return source
 
 
-async def _resume(fleet: Fleet, source: AssistantSource) -> tuple[int, int]:
-    """Enqueue a tick for every assistant that is not idle; returns (scheduled, total)."""
-    keys = await asyncio.to_thread(source.keys)
-    scheduled = 0
-    for key in keys:
-        try:
-            if is_idle(fleet.assistant(key)):
-                continue
-            await fleet.schedule(key, 0.0)
-            scheduled += 1
-        except Exception:
-            logger.exception("Could not open assistant %r; its ticks wait for a new event", key)
-    return scheduled, len(keys)
-
-
 PROGRESS_EVERY = 60.0
 """Seconds between a worker's progress lines."""
 
 
-async def _reap(fleet: Fleet, options: WorkerOptions) -> None:
-    """Retry the ticks of dead workers (see the module docstring); log progress."""
+async def _reap(fleet: Fleet, sweeper: Sweeper, options: WorkerOptions) -> None:
+    """Every heartbeat: sweep, retry the ticks of dead workers (module docstring); log."""
     manager = fleet.app.job_manager
     last_report, last_ticks = time.monotonic(), fleet.ticks_run
     while True:
         await asyncio.sleep(options.heartbeat)
+        try:
+            swept = await sweeper.sweep()
+            if swept.scheduled:
+                logger.debug("%s: swept, ticks scheduled for %s", options.name, swept.scheduled)
+        except Exception:
+            logger.exception("Could not look for assistants that need a tick; trying again")
         now = time.monotonic()
         if now - last_report >= PROGRESS_EVERY:
             ran = fleet.ticks_run - last_ticks
@@ -192,19 +187,23 @@ async def run_worker(
         fleet.open_with(source.open)
         async with fleet.app.open_async():
             started = time.perf_counter()
-            scheduled, total = await _resume(fleet, source)
+            # The first sweep sees every assistant: a restarted fleet resumes here.
+            sweeper = Sweeper(fleet)
+            swept = await sweeper.sweep()
+            total = len(await asyncio.to_thread(source.keys))
+            idle = swept.jobless - len(swept.scheduled) - len(swept.failed)
             logger.info(
                 "%s: %d assistants in %s; %d need ticks, %d are idle (%.1f s). "
                 "Running up to %d ticks at once; press Ctrl+C to stop.",
                 options.name,
                 total,
                 shown(url),
-                scheduled,
-                total - scheduled,
+                total - idle,
+                idle,
                 time.perf_counter() - started,
                 options.concurrency,
             )
-            reaper = asyncio.create_task(_reap(fleet, options), name="mindspace reaper")
+            reaper = asyncio.create_task(_reap(fleet, sweeper, options), name="mindspace reaper")
             try:
                 await fleet.app.run_worker_async(
                     concurrency=options.concurrency,

@@ -22,6 +22,7 @@ from mindspace.memory.drafts import DEFAULT_TRUST, MemoryDraft, MemoryState, Wri
 from mindspace.memory.index import rrf
 from mindspace.memory.judgement import ModelJudge
 from mindspace.memory.lexical import tokenize
+from mindspace.memory.lookup import aquery_vectors, query_vectors
 from mindspace.memory.query import QueryRerank, carries
 from mindspace.memory.reconcile import distinct
 from mindspace.memory.records import Memory, memory_key
@@ -259,30 +260,19 @@ class SemanticMemory:
         """
         if self.embedder is None:
             return None
-        return self._blend(query, self.embedder.embed(_query_texts(query)))
+        weight = self.settings.memory_speaker_query_weight
+        return query_vectors(self.embedder, [query], weight)[0]
 
     async def aquery_vectors(self, queries: Sequence[MemoryQuery]) -> list[Vectors | None]:
-        """:meth:`query_vector` of every query, in one embedding batch awaited off the loop."""
+        """:meth:`query_vector` of every query, in one embedding batch awaited off the loop.
+
+        One text per lookup is embedded (memory/lookup.py): the plain side of a
+        speaker's lookup comes from the embedder's cache or from the keyed text.
+        """
         if self.embedder is None or not queries:
             return [None] * len(queries)
-        texts = [_query_texts(q) for q in queries]
-        flat = await embed_async(self.embedder, [t for group in texts for t in group])
-        vectors: list[Vectors | None] = []
-        at = 0
-        for query, group in zip(queries, texts, strict=True):
-            vectors.append(self._blend(query, flat[at : at + len(group)]))
-            at += len(group)
-        return vectors
-
-    def _blend(self, query: MemoryQuery, rows: Vectors) -> Vectors:
-        """The query's vector from the rows of :func:`_query_texts`."""
-        if len(rows) == 1:
-            single: Vectors = rows[0]
-            return single
-        keyed, plain = rows
         weight = self.settings.memory_speaker_query_weight
-        blended: Vectors = (weight * keyed + (1.0 - weight) * plain).astype(np.float32)
-        return blended
+        return list(await aquery_vectors(self.embedder, queries, weight))
 
     def retrieve_relevant(
         self,
@@ -437,13 +427,6 @@ def _asked(queries: Sequence[str | MemoryQuery]) -> list[MemoryQuery]:
     """The non-blank queries as :class:`MemoryQuery`."""
     asked = [q if isinstance(q, MemoryQuery) else MemoryQuery(q) for q in queries]
     return [q for q in asked if q.text.strip()]
-
-
-def _query_texts(query: MemoryQuery) -> list[str]:
-    """What a lookup embeds: the speaker-keyed text and the plain one, or the text alone."""
-    if query.speaker:
-        return [memory_key(query.text, query.speaker), query.text]
-    return [query.text]
 
 
 def _relevance(found: Recalled) -> float:
