@@ -43,6 +43,7 @@ from mindspace.hosts.cli.journal import journal_app
 from mindspace.hosts.cli.mcp_server import mcp_command
 from mindspace.hosts.cli.memory import entities_app, memories_app, register_memory_commands
 from mindspace.hosts.cli.serve import HostOption, PortOption, serve_command, serve_demo
+from mindspace.hosts.cli.session import session_app
 from mindspace.hosts.cli.transfer import export_command, import_command
 from mindspace.hosts.cli.worker import worker_command
 from mindspace.validation import MAX_JSON_DEPTH, json_depth_exceeds
@@ -354,6 +355,7 @@ app.command("mcp")(mcp_command)
 app.command("export")(export_command)
 app.command("import")(import_command)
 app.add_typer(goals_app, name="goals")
+app.add_typer(session_app, name="session")
 register_edit_commands(app, memories_app, journal_app, entities_app, goals_app)
 reflow_help(app)
 
