@@ -73,7 +73,7 @@ async function loadOverview() {
   fill($("#metrics-card .body"), metricsCard(status));
   fill($("#goals-card .body"), views.goalTree(goals, { compact: true }));
   fill($("#projects-card .body"), views.projects(projects, { compact: true }));
-  fill($("#session-card .body"), views.sessionMemory(memory));
+  fill($("#session-card .body"), views.sessionMemory(memory, edits.session));
   fill($("#working-card .body"), views.workingMemory(working));
 }
 
