@@ -32,6 +32,7 @@ from mindspace.hosts.cli.common import (
     database_location,
     dump,
     load_settings,
+    missing_extra,
     open_cli_assistant,
     print_error,
     reflow_help,
@@ -392,6 +393,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         raise SystemExit(exc.exit_code) from None
     except MindspaceError as exc:
         print_error(str(exc))
+        raise SystemExit(1) from None
+    except ModuleNotFoundError as exc:  # an optional dependency: name the extra
+        line = missing_extra(exc)
+        if line is None:
+            raise
+        print_error(line)
         raise SystemExit(1) from None
     if isinstance(code, int) and code != 0:
         raise SystemExit(code)

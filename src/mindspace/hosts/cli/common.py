@@ -40,6 +40,7 @@ __all__ = [
     "database_location",
     "dump",
     "load_settings",
+    "missing_extra",
     "notes_on_stderr",
     "offline_llm",
     "open_cli_assistant",
@@ -105,6 +106,39 @@ def print_error(message: str) -> None:
     one_line = " ".join(part.strip() for part in message.splitlines() if part.strip())
     masked = _URL_PASSWORD.sub(r"\1***@", one_line)
     typer.echo(f"error: {masked}", err=True)
+
+
+# The top-level module of each optional dependency, and the extra that installs it.
+_EXTRA_OF_MODULE = {
+    "fastapi": "server",
+    "uvicorn": "server",
+    "starlette": "server",
+    "psycopg": "postgres",
+    "pgvector": "postgres",
+    "procrastinate": "fleet",
+    "mem0": "mem0",
+    "qdrant_client": "mem0",
+    "evennia": "evennia",
+    "mcp": "mcp",
+    "mcp_types": "mcp",
+    "anthropic": "anthropic",
+    "opentelemetry": "otel",
+    "prometheus_client": "otel",
+    "bm25s": "bench",
+}
+
+
+def missing_extra(exc: ModuleNotFoundError) -> str | None:
+    """The error line for a missing optional dependency, naming its extra; else None."""
+    module = (exc.name or "").split(".")[0]
+    extra = _EXTRA_OF_MODULE.get(module)
+    if extra is None:
+        return None
+    return (
+        f"This needs the {module!r} package of the {extra!r} extra, which is not installed: "
+        f"pip install -e '.[{extra}]' in a mindspace clone (or add [{extra}] to the git URL "
+        "you installed from)."
+    )
 
 
 def load_settings() -> Settings:
