@@ -94,3 +94,36 @@ def test_the_offline_model_remembers_and_answers_from_memory(env: dict[str, str]
     assert not [c for c in contents if "?" in c or c.lower().startswith(("what", "do you"))]
     assert "Dave's name is Dave" not in " ".join(contents)
     assert not LEAKS.search(night.stdout + night.stderr)
+
+
+def test_ctrl_l_clears_the_screen_and_never_reaches_the_assistant(env: dict[str, str]) -> None:
+    chat = _run(env, "chat", "--as", "Dave", stdin="\x0c\nHello!\x0c I prefer red wine.\n")
+    assert chat.returncode == 0, chat.stderr
+    assert chat.stdout.count("\x1b[H\x1b[2J") == 2
+    assert "I'll remember that" in chat.stdout
+    assert chat.stdout.count("default says to Dave") == 1  # the Ctrl+L line sent nothing
+    session = json.loads(_run(env, "session", "--json").stdout)
+    assert session["key_facts"] == ["Dave prefers red wine"]
+
+
+def test_engine_log_lines_stay_out_of_the_chat(env: dict[str, str]) -> None:
+    from mindspace.testing import ChatCompletionsServer
+
+    server = ChatCompletionsServer().start()
+    try:
+        # A model that keeps calling tools: the loop stops at its limit and logs a warning.
+        for _ in range(12):
+            server.reply(tool_calls=[{"name": "get_system_status", "arguments": {}}])
+        env.update(
+            MINDSPACE_LLM_BASE_URL=server.url,
+            MINDSPACE_LLM_MODEL="scripted",
+            MINDSPACE_LLM_API_KEY="test-key",
+        )
+        chat = _run(env, "chat", "--as", "Dave", stdin="How busy are you?\n")
+    finally:
+        server.stop()
+    assert chat.returncode == 0, chat.stderr
+    # the loop's fallback reply, in character, and nothing of the engine's log
+    assert "default says to Dave: Sorry - I lost my train of thought" in chat.stdout
+    assert chat.stderr == ""
+    assert not re.search(r"ReAct loop|max_iterations|WARNING|Event 'evt_", chat.stdout)

@@ -297,8 +297,15 @@ def chat_command(
     """Talk to an assistant in the terminal; /status, /goals and /quit inspect and leave.
 
     The model comes from MINDSPACE_LLM_BASE_URL / MINDSPACE_LLM_MODEL, or the offline model.
+    Engine log lines stay out of the conversation (/status and the dashboard show state).
     """
+    import logging
+
     from mindspace.hosts.cli.chat import read_terminal_line, run_chat
+
+    # A warning printed between two lines of a conversation reads as the assistant's
+    # words; what the person needs to know is in the reply (or the tick's error line).
+    logging.getLogger("mindspace").addHandler(logging.NullHandler())
 
     if not user.strip():
         raise UsageError("--as is blank; pass your name, e.g. --as Alice.")

@@ -153,8 +153,8 @@ export function memories(data, ops = null) {
         h(
           "div",
           { class: "meta" },
-          m.score !== undefined ? h("span", { class: "score", title: "fused score" }, Number(m.score).toFixed(3)) : null,
-          m.relevance !== undefined && m.relevance !== null ? badge(`cos ${Number(m.relevance).toFixed(2)}`, "subtle") : null,
+          m.score !== undefined ? h("span", { class: "score", title: "the fused score (BM25 and vectors) that ranks the results" }, `rank score ${Number(m.score).toFixed(3)}`) : null,
+          m.relevance !== undefined && m.relevance !== null ? badge(`cosine ${Number(m.relevance).toFixed(2)}`, "subtle") : null,
           h("code", { class: "id" }, m.id),
           badge(`trust ${Number(m.metadata.source_trust).toFixed(2)}`, "subtle"),
           badge(`importance ${m.metadata.importance}`, importanceClass(m.metadata.importance)),
@@ -187,13 +187,13 @@ export function entities(data, forget = null) {
         h("span", { class: "muted" }, `favorability ${Number(rel.favorability).toFixed(2)} · ${rel.interaction_count} interactions`),
       ),
       h("p", { class: "muted" }, `first seen ${when(e.first_seen)} · last seen ${when(e.last_seen)}`),
-      h("h3", {}, "Attributes (Pa)"),
+      h("h3", {}, "Attributes"),
       edit
         ? attributeEditor(e.entity_id, e.attributes || {}, edit)
         : attrs.length
           ? h("dl", { class: "attrs" }, attrs.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]))
           : empty("none yet (consolidated while dreaming)"),
-      h("h3", {}, `Observations (Pf, ${e.observations.length})`),
+      h("h3", {}, `Observations (${e.observations.length})`),
       edit
         ? observationList(e.entity_id, e.observations, edit)
         : h(
