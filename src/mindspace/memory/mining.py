@@ -28,6 +28,7 @@ from mindspace.config import Settings
 from mindspace.errors import LLMError, MindspaceError
 from mindspace.llm.port import LLM, Message
 from mindspace.llm.structured import ask_structured
+from mindspace.llm.traced import scorer_label
 from mindspace.memory.prompts import ASSISTANT_FACT_EXTRACTION_PROMPT
 from mindspace.memory.records import Memory, memory_key
 from mindspace.memory.semantic import MemoryDraft, SemanticMemory
@@ -315,7 +316,14 @@ async def mine_conversations(
                 result.problems.append(f"{entity}: {reply.problem}")
             else:
                 stored += await _store(
-                    reply.facts, entity, batch[-1].at, settings, guard, memory, result
+                    reply.facts,
+                    entity,
+                    batch[-1].at,
+                    settings,
+                    guard,
+                    memory,
+                    result,
+                    method=scorer_label(llm),
                 )
             result.messages += spoken
             watermarks[entity] = batch[-1].number
@@ -343,6 +351,8 @@ async def _store(
     guard: PersonaGuard,
     memory: SemanticMemory,
     result: MiningResult,
+    *,
+    method: Literal["llm", "offline"],
 ) -> int:
     stored = 0
     for fact in facts:
@@ -365,7 +375,7 @@ async def _store(
                     source_trust=trust,
                     source_entity=speaker,
                     importance=fact.importance,
-                    importance_method="llm",
+                    importance_method=method,
                     source="conversation",
                     occurred_at=at,
                 )
