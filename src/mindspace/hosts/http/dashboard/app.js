@@ -140,7 +140,10 @@ const LOADERS = {
   journal: loadJournal,
   memories: loadMemory,
   entities: async () => fill($("#entity-list"), views.entities(await api(`${base()}/entities`), { ops: edits, done: forgotten })),
-  links: async () => fill($("#graph"), linkGraph(await api(`${base()}/memory-links`), showMemory)),
+  links: async () => {
+    const data = await api(`${base()}/memory-links`);
+    fill($("#graph"), linkGraph(data, showMemory, $("#graph").clientWidth - 2));
+  },
   context: loadTicks,
   approvals: async () => fill($("#approval-list"), views.approvals(await api(`${base()}/approvals`), decide)),
   history: loadHistory,
