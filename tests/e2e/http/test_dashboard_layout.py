@@ -51,13 +51,17 @@ MEASURE = """() => {
     const widest = Math.max(...[...range.getClientRects()].map((r) => r.width), 0);
     const box = el.getBoundingClientRect().width;
     // The text's widest line, or the box it wraps in, must hold 12 characters of it.
-    if (Math.max(widest, box) + 1 < need && widest + 1 < need)
-      narrow.push(`${el.tagName.toLowerCase()}.${el.className}: "${sample}" in ${Math.round(Math.max(widest, box))} px (needs ${Math.round(need)})`);
+    const room = Math.round(Math.max(widest, box));
+    if (room + 1 < need) {
+      const what = `${el.tagName.toLowerCase()}.${el.className}`;
+      narrow.push(`${what}: "${sample}" in ${room} px (needs ${Math.round(need)})`);
+    }
   }
   // The link graph's captions: drawn at a legible size, and never on top of each other.
   const labels = [...document.querySelectorAll(".tab.active svg.graph text.hull-label")]
     .map((t) => [t.textContent, t.getBoundingClientRect()]);
-  for (const [text, r] of labels) if (r.height < 9) narrow.push(`caption "${text}" is ${r.height.toFixed(1)} px high`);
+  for (const [text, r] of labels)
+    if (r.height < 9) narrow.push(`caption "${text}" is ${r.height.toFixed(1)} px high`);
   labels.forEach(([a, r], i) => labels.slice(i + 1).forEach(([b, q]) => {
     if (r.left < q.right && q.left < r.right && r.top < q.bottom && q.top < r.bottom)
       narrow.push(`captions "${a}" and "${b}" overlap`);
