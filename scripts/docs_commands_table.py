@@ -29,6 +29,10 @@ SKIP: dict[str, str] = {
         "here (README.md's command list)."
     ),
     "make test": "The suite this check is part of.",
+    ". .venv/bin/activate": (
+        "The check's `mindspace` is on PATH already; tests/e2e/test_first_run.py runs "
+        "`make run` and README.md's next commands, this line included, in a fresh clone."
+    ),
     "pip install -e .": _INSTALL,
     'pip install -e ".[server]"': _INSTALL,
     'pip install -e ".[anthropic]"': _INSTALL,
@@ -109,6 +113,7 @@ CAPTURES: dict[str, str] = {
 
 STDIN: dict[str, str] = {
     "mindspace chat --as Alice": "Hello, I'm Alice. I like dark ale.\n",
+    "mindspace chat --as Dave": "Hello! My name is Dave and I prefer red wine.\n",
     "mindspace chat": "Hello, I'm Alice. I like dark ale.\n",
 }
 """What is typed into a command that reads the terminal (the rest read nothing: EOF)."""
@@ -117,6 +122,8 @@ EXIT_STATUS: dict[str, int] = {}
 """Commands whose documented exit status is not 0."""
 
 SETUP: dict[str, tuple[str, ...]] = {
+    # What `make run` leaves: the demo in .mindspace/ (README.md's next commands read it).
+    "README.md": ("MINDSPACE_DATA_DIR=.mindspace mindspace demo",),
     "docs/export.md": ("mindspace demo --db mindspace.db",),
     "docs/scale-out.md": ("mindspace demo --db mindspace.db",),
 }

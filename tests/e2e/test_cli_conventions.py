@@ -148,3 +148,29 @@ def test_help_paragraphs_are_single_lines_so_the_terminal_wraps_them() -> None:
         if "\n" in paragraph.strip()
     }
     assert broken == {}
+
+
+def test_a_missing_optional_package_names_its_extra(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import tomllib
+
+    from mindspace.hosts.cli import app as cli_app
+    from mindspace.hosts.cli.common import _EXTRA_OF_MODULE, missing_extra
+
+    extras = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    assert {e for e in _EXTRA_OF_MODULE.values() if e not in extras} == set()
+    assert missing_extra(ModuleNotFoundError("No module named 'yaml'", name="yaml")) is None
+
+    def no_fleet(*args: object, **kwargs: object) -> None:
+        raise ModuleNotFoundError("No module named 'procrastinate'", name="procrastinate")
+
+    monkeypatch.setattr(cli_app, "load_settings", no_fleet)
+    with pytest.raises(SystemExit) as exited:
+        cli_app.main(["status"])
+    assert exited.value.code == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: This needs the 'procrastinate' package of the 'fleet' extra")
+    assert "pip install -e '.[fleet]'" in err

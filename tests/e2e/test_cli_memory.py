@@ -330,7 +330,7 @@ def test_memories_list_and_search(
 
     status_before = json.loads(_ok(cli("status", "--json")))
     found = _ok(cli("memories", "search", "silver mine"))
-    for text in ("#", "Score", "Relevance", "Content", "Source"):
+    for text in ("#", "Rank score", "Cosine", "Content", "Source"):
         assert text in found
     assert "Memories recalled for 'silver mine'" in found
     first_row = next(line for line in found.splitlines() if line.strip().startswith("1 "))

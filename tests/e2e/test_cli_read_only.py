@@ -94,6 +94,29 @@ def test_the_default_database_is_not_created_either(env: dict[str, str], tmp_pat
     assert not (tmp_path / "data").exists()
 
 
+def test_an_unset_data_dir_is_called_the_default(env: dict[str, str], tmp_path: Path) -> None:
+    # Naming MINDSPACE_DATA_DIR when nobody set it sent a new user looking for it.
+    del env["MINDSPACE_DATA_DIR"]
+    env["HOME"] = str(tmp_path / "home")
+    env.pop("XDG_DATA_HOME", None)
+    line = _error_line(_run(env, "goals"))
+    assert "(the default data directory; set MINDSPACE_DATA_DIR or pass --db for another)" in line
+    assert "MINDSPACE_DATA_DIR)" not in line
+    assert not (tmp_path / "home").exists()
+
+
+def test_an_assistant_key_from_the_environment_is_named(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    db = tmp_path / "tavern.db"
+    assert _run(env, "tool", "noop", "--db", str(db), "--assistant", "barkeep").returncode == 0
+    env["MINDSPACE_ASSISTANT_KEY"] = "cook"
+    line = _error_line(_run(env, "goals", "--db", str(db)))
+    assert "No assistant 'cook' (from MINDSPACE_ASSISTANT_KEY)" in line
+    env["MINDSPACE_ASSISTANT_KEY"] = "barkeep"
+    assert _run(env, "goals", "--db", str(db)).returncode == 0
+
+
 @pytest.fixture(scope="module")
 def tavern(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A database with the assistants 'barkeep' and 'cook' (shared: the commands only read)."""
@@ -123,7 +146,10 @@ def test_the_default_assistant_is_not_created_by_a_read(
     db = tmp_path / "tavern.db"
     assert _run(env, "tool", "noop", "--db", str(db), "--assistant", "barkeep").returncode == 0
     line = _error_line(_run(env, "goals", "--db", str(db)))
-    assert "No assistant 'default' (the default: MINDSPACE_ASSISTANT_KEY, else 'default')" in line
+    assert (
+        "No assistant 'default' (the default; pass --assistant or set MINDSPACE_ASSISTANT_KEY)"
+        in line
+    )
     assert "Assistants there: 'barkeep'" in line
     assert _assistants(db) == ["barkeep"]
 

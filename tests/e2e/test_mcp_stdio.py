@@ -19,6 +19,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from mindspace.engine.assistant import assistant_tools
+from mindspace.engine.operator_edits import OPERATOR_EDITS
 from mindspace.hosts.mcp import CATEGORY_META_KEY
 from mindspace.storage import SqlStore
 
@@ -52,7 +53,8 @@ async def test_a_client_lists_tools_calls_add_goal_and_reads_the_goal_tree(
     async with Client(params, read_timeout_seconds=60) as client:
         listed = (await client.list_tools()).tools
         by_name = {tool.name: tool for tool in listed}
-        assert sorted(by_name) == assistant_tools().names()
+        # the model's tools, and a person's edits that wait for approval
+        assert sorted(by_name) == sorted([*assistant_tools().names(), *OPERATOR_EDITS])
         add_goal = by_name["add_goal"]
         assert add_goal.input_schema["properties"]["description"]["type"] == "string"
         assert "description" in add_goal.input_schema["required"]
@@ -73,6 +75,8 @@ async def test_a_client_lists_tools_calls_add_goal_and_reads_the_goal_tree(
             "mindspace://barkeep/session-memory",
             "mindspace://barkeep/journal",
             "mindspace://barkeep/memories",
+            "mindspace://barkeep/entities",
+            "mindspace://barkeep/history",
         ]
         read = await client.read_resource("mindspace://barkeep/goals")
         tree = json.loads(read.contents[0].text)  # type: ignore[union-attr]

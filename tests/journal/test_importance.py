@@ -247,7 +247,7 @@ async def test_the_offline_model_rates_with_the_heuristic(assistant: Assistant) 
             "id": 1,
             "previous_importance": 10,
             "importance": 9,
-            "importance_method": "llm",
+            "importance_method": "offline",  # rules, not a model: labelled as such
             "structured": "parsed",
         }
     ]

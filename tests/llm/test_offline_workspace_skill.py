@@ -64,15 +64,19 @@ async def test_facts_and_thanks_become_observations(
     assert a.core.read().all(JournalEntry) == []  # no project: no project log
 
 
-async def test_with_nothing_to_answer_it_works_on_the_first_open_goal(
+async def test_with_nothing_to_answer_it_never_makes_progress_nobody_made(
     make_assistant: Callable[..., Assistant], clock: ManualClock
 ) -> None:
+    # It used to mark the first open goal 50% then 100% done with nobody working on it.
     a = make_assistant()
     goal = (await a.call_tool("add_goal", {"description": "Sweep the porch"}))["goal_id"]
-    first = await a.tick()
-    assert first.kind == "autonomous"
-    assert first.reply == "Worked on 'Sweep the porch': 50% (active)."
-    clock.advance(minutes=2)
-    second = await a.tick()
-    assert second.reply == "Worked on 'Sweep the porch': 100% (completed)."
+    for _ in range(3):
+        result = await a.tick()
+        assert result.kind == "autonomous"
+        assert result.reply == "Waiting for news on 'Sweep the porch' (0% done)."
+        clock.advance(minutes=2)
+    swept = a.views.goals().get(goal)
+    assert (swept.status, swept.progress) == ("active", 0.0)
+    reply = await _say(a, clock, "The porch is swept and finished.")
+    assert reply.startswith("Good news, Bob: Sweep the porch - done.")
     assert a.views.goals().get(goal).status == "completed"

@@ -179,6 +179,9 @@ async def test_entities_are_edited_and_the_routes_are_documented(
         "edit_entity",
         "forget_entity",
         "list_history",
+        "add_session_item",
+        "edit_session_item",
+        "delete_session_item",
     }
     for (method, path), operation in operations.items():
         documented = set(operation["responses"])

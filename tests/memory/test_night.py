@@ -92,7 +92,8 @@ async def test_a_whole_night(make_assistant: Callable[..., Assistant], clock: Ma
         s["id"] for r in compacting for s in r.operations["score_pending_entries"]["scored"]
     )
     assert all(count == 1 for count in scored.values())
-    assert all(e.importance_method in ("llm", "manual") for e in entries)
+    # the offline model rates them: its scores are labelled as its own
+    assert all(e.importance_method in ("offline", "manual") for e in entries)
     consolidated = Counter(
         i for r in compacting for i in r.operations["run_sleep_consolidation"]["entry_ids"]
     )
@@ -219,7 +220,7 @@ async def test_a_night_killed_halfway_through_compacting_still_counts_each_entry
     entries = [e for e in unit.all(JournalEntry) if not e.is_synthesis]
     assert len(entries) == 200
     assert all(e.consolidated for e in entries)
-    assert all(e.importance_method == "llm" for e in entries)
+    assert all(e.importance_method == "offline" for e in entries)  # the offline model's
     per_entry = Counter(
         m.entry_id for m in stored_records(reopened, Memory) if m.source == "journal"
     )

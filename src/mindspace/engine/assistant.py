@@ -27,6 +27,7 @@ from mindspace.engine.approvals import Approvals, request_approval
 from mindspace.engine.core import EngineCore
 from mindspace.engine.edits import Edits
 from mindspace.engine.executor import ToolExecutor
+from mindspace.engine.history import Actor
 from mindspace.engine.memory_context import install_memory_providers
 from mindspace.engine.mode_tools import GoToSleep
 from mindspace.engine.modes import (
@@ -36,6 +37,7 @@ from mindspace.engine.modes import (
     transition_mode,
 )
 from mindspace.engine.notices import Notice
+from mindspace.engine.operator_edits import OPERATOR_EDITS, parse_operator_edit, run_operator_edit
 from mindspace.engine.prompting import PromptBuilder, Provider
 from mindspace.engine.records import Approval, Event
 from mindspace.engine.session import Sessions
@@ -443,11 +445,16 @@ class Assistant:
             or the error result.
         """
         try:
-            tool = self.tools.get(name)
-            parsed = self.tools.parse_arguments(tool, args, self.settings)
+            if name in OPERATOR_EDITS:  # a person's edit, not a tool (engine/operator_edits.py)
+                arguments = parse_operator_edit(name, args)
+            else:
+                tool = self.tools.get(name)
+                parsed = self.tools.parse_arguments(tool, args, self.settings)
+                arguments = parsed.model_dump(mode="json")
         except ToolError as exc:
             return exc.to_result()
-        arguments = parsed.model_dump(mode="json")
+        except InvalidInputError as exc:
+            return {"success": False, "error": exc.error, "suggestion": exc.suggestion}
 
         async def body(unit: Unit) -> dict[str, Any]:
             return request_approval(
@@ -470,6 +477,9 @@ class Assistant:
             RecordNotFoundError: no pending approval with that id.
             InvalidInputError: ``decided_by`` is blank or too long.
         """
+        pending = self.core.read().get(Approval, approval_id)
+        if pending is not None and pending.status == "pending" and pending.tool in OPERATOR_EDITS:
+            return await self._approve_edit(pending, decided_by)
         # A redone approval runs the tool again: acceptable only because the lost attempt
         # committed nothing (a tool with effects outside the state would repeat them).
         decided = await self.core.retrying(
@@ -490,8 +500,40 @@ class Assistant:
             return self.approvals.reject(unit, approval_id, decided_by, reason)
 
         decided = await self.core.retrying(body)
-        self.approvals.announce(decided)
+        if decided.tool not in OPERATOR_EDITS:  # the model asked for nothing else
+            self.approvals.announce(decided)
         return decided
+
+    async def _approve_edit(self, pending: Approval, decided_by: str) -> Approval:
+        """Run an approved person's edit through :attr:`edits`, then store the decision."""
+        who = decided_by.strip()
+        if not who or len(who) > 128:
+            raise InvalidInputError(
+                f"Who decides must be 1-128 characters, got {decided_by!r}",
+                "Pass the approver's name.",
+            )
+        result = await run_operator_edit(
+            self.edits, pending.tool, pending.arguments, Actor("user", who)
+        )
+
+        async def body(unit: Unit) -> Approval:
+            current = unit.get(Approval, pending.id)
+            if current is None or current.status != "pending":  # decided meanwhile
+                raise RecordNotFoundError(
+                    f"No pending approval {pending.id!r}", "It was decided meanwhile."
+                )
+            decided = current.model_copy(
+                update={
+                    "status": "approved" if result.get("success") else "failed",
+                    "decided_by": who,
+                    "decided_at": self.core.now(),
+                    "result": result,
+                }
+            )
+            unit.put(decided)
+            return decided
+
+        return await self.core.retrying(body)
 
     # -- operator settings ---------------------------------------------------------------
     async def set_user_system_prompt(self, text: str) -> None:

@@ -17,6 +17,7 @@ from mindspace.embeddings.port import embed_async
 from mindspace.engine.core import EngineCore
 from mindspace.engine.forget import ForgetReport, forget_entity
 from mindspace.engine.history import Actor, record_change, view_of
+from mindspace.engine.session_edits import SessionItemEdits
 from mindspace.errors import InvalidArgumentsError, InvalidInputError, RecordNotFoundError
 from mindspace.journal.records import EntryVector, JournalEntry
 from mindspace.journal.reflection_state import forget_reflection_entries
@@ -65,8 +66,10 @@ def _missing(what: str, key: object, where: str) -> RecordNotFoundError:
     return RecordNotFoundError(f"{what} {key!r} does not exist", f"List them with {where}.")
 
 
-class Edits:
+class Edits(SessionItemEdits):
     """Update, delete and forget, each recorded in the history (``assistant.edits``).
+
+    Session memory's items are edited with the methods of :class:`SessionItemEdits`.
 
     Args:
         core: The assistant's state and ports.

@@ -16,6 +16,7 @@ from mindspace.journal.pending import MAX_SCORING_ATTEMPTS, pending_entries
 from mindspace.journal.records import JournalEntry
 from mindspace.llm.port import LLM, Message
 from mindspace.llm.structured import Obtained, ask_structured, parse_structured
+from mindspace.llm.traced import scorer_label
 from mindspace.state.unit import Unit
 
 __all__ = [
@@ -192,7 +193,7 @@ class ImportanceRating:
     """
 
     score: int
-    method: Literal["llm", "heuristic"]
+    method: Literal["llm", "offline", "heuristic"]
     obtained: Obtained
     replies: tuple[str, ...]
     note: str | None = None
@@ -200,7 +201,7 @@ class ImportanceRating:
     @property
     def usable(self) -> bool:
         """Whether the model gave a score (otherwise the heuristic score stands)."""
-        return self.method == "llm"
+        return self.method != "heuristic"
 
 
 async def score_importance_llm(llm: LLM, content: str, fallback: int) -> ImportanceRating:
@@ -230,7 +231,8 @@ async def score_importance_llm(llm: LLM, content: str, fallback: int) -> Importa
         note = (
             f"Repaired after the reply {_quoted(answer.replies[:1])} was refused ({answer.reason})"
         )
-    return ImportanceRating(answer.value.root, "llm", answer.obtained, answer.replies, note)
+    method = scorer_label(llm)
+    return ImportanceRating(answer.value.root, method, answer.obtained, answer.replies, note)
 
 
 async def score_importance_batch(
@@ -271,7 +273,7 @@ async def score_importance_batch(
             f"Repaired after the reply {_quoted(answer.replies[:1])} was refused ({answer.reason})"
         )
     ratings = [
-        ImportanceRating(score, "llm", answer.obtained, answer.replies, note)
+        ImportanceRating(score, scorer_label(llm), answer.obtained, answer.replies, note)
         for score in answer.value.scores()
     ]
     return ratings, note
@@ -294,7 +296,7 @@ class PendingScoring:
     @property
     def llm_scored(self) -> int:
         """Entries that got a score from the model (parsed or repaired) in this run."""
-        return sum(1 for s in self.scored if s["importance_method"] == "llm")
+        return sum(1 for s in self.scored if s["importance_method"] in ("llm", "offline"))
 
     @property
     def kept_heuristic(self) -> int:
@@ -410,7 +412,8 @@ def _record(
         report["note"] = rating.note
     outcome.scored.append(report)
     if rating.usable:
-        unit.put(entry.model_copy(update={"importance": rating.score, "importance_method": "llm"}))
+        update = {"importance": rating.score, "importance_method": rating.method}
+        unit.put(entry.model_copy(update=update))
         return 1
     attempts = entry.scoring_attempts + 1
     unit.put(entry.model_copy(update={"scoring_attempts": attempts}))

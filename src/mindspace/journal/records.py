@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 SourceType = Literal["direct", "observation", "inference", "environmental"]
-ImportanceMethod = Literal["heuristic", "llm", "manual"]
+ImportanceMethod = Literal["heuristic", "llm", "offline", "manual"]
 
 SOURCE_TYPES: tuple[SourceType, ...] = ("direct", "observation", "inference", "environmental")
 DEFAULT_TRUST: dict[SourceType, float] = {

@@ -6,10 +6,16 @@ deterministic ReAct exchange:
 
 * a request ("can you build a bridge", "please find the amulet", "we need ...") becomes
   a goal, which is then decomposed, and the reply says so;
-* a stated preference or fact about the speaker ("I prefer formal address", "my name is
-  ...", "remember that ...") becomes a third-person session-memory fact;
+* every fact the speaker states ("I prefer formal address", "my name is ...", "remember
+  that ...", "my sister lives in Oakvale") becomes a third-person session-memory fact,
+  one per clause; a question is never stored;
+* a question ("what do I like to drink?", "do you remember me?", "what do you know about
+  Alice?") calls ``recall_memories`` and is answered from the recalled memories and the
+  prompt's session facts, profile and semantic memories
+  (:mod:`mindspace.llm.offline_answers`);
 * "status" questions call ``get_system_status``;
-* anything else gets a short acknowledgement.
+* anything else gets a short acknowledgement. A refused tool call is answered in
+  character, never with the tool's error text.
 
 It only uses tools that are offered, so context filters are respected.
 """
@@ -22,9 +28,20 @@ import zlib
 from collections.abc import Sequence
 from typing import Any
 
+from mindspace.llm.offline_answers import (
+    Question,
+    answer,
+    known_facts,
+    question_of,
+    recall_query,
+    to_speaker,
+    tool_results,
+)
+from mindspace.llm.offline_memory import split_clauses, third_person
 from mindspace.llm.port import LLMResponse, Message, ToolCall, ToolSchema
+from mindspace.workspace.persona import PersonaGuard
 
-__all__ = ["chat_skill"]
+__all__ = ["chat_skill", "facts_in"]
 
 # The event opens a line of the closing user message, after the turn's context sections.
 _HEADER = re.compile(
@@ -41,6 +58,13 @@ _PREFERENCE = re.compile(
 )
 _NAME = re.compile(r"\bmy name is\s+(?P<what>[^.!?,]+)", re.IGNORECASE)
 _REMEMBER = re.compile(r"\bremember(?: that)?\s+(?P<what>[^.!?]+)", re.IGNORECASE)
+_GREETING = re.compile(
+    r"^(?:hello|hi|hey|greetings|good (?:morning|afternoon|evening|day)|well met)\b", re.IGNORECASE
+)
+_GREETING_PREFIX = re.compile(_GREETING.pattern + r"[^.!?,]*[.!?,]\s*", re.IGNORECASE)
+_ADDRESSED = re.compile(r"\b(?:you|your|yours|yourself)\b", re.IGNORECASE)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_GUARD = PersonaGuard()
 _STATUS = re.compile(r"\b(status|how busy|how are you doing|token)\b", re.IGNORECASE)
 _VERB_S = {
     "prefer": "prefers",
@@ -64,16 +88,25 @@ def chat_skill(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> LLMR
     offered = {str(t.get("function", {}).get("name")) for t in tools}
     who = header.group("who")
     text = (messages[start].content or "")[header.end() :].strip()
-    results = _results_since(messages, start)
+    prompt = "\n".join(m.content or "" for m in messages[:start] if m.role == "system")
+    results = tool_results(messages, start)
     if not results:
         return _first_step(text, who, offered)
-    return _next_step(results, who, offered)
+    return _next_step(text, results, who, offered, prompt)
 
 
 def _first_step(text: str, who: str, offered: set[str]) -> LLMResponse:
-    fact = _fact_about(text, who)
-    if fact and "add_session_memory" in offered:
-        return _call("add_session_memory", {"memory_type": "fact", "content": fact})
+    calls: list[tuple[str, dict[str, Any]]] = []
+    if "add_session_memory" in offered:
+        calls += [
+            ("add_session_memory", {"memory_type": "fact", "content": fact})
+            for fact in facts_in(text, who)
+        ]
+    question = _question(text, who)
+    if question is not None and question.kind != "general" and "recall_memories" in offered:
+        calls.append(("recall_memories", {"query": recall_query(question), "limit": 10}))
+    if calls:
+        return _calls(calls)
     request = _REQUEST.search(text)
     if request and "add_goal" in offered:
         what = _third_person(request.group("what").strip(), who)
@@ -81,45 +114,118 @@ def _first_step(text: str, who: str, offered: set[str]) -> LLMResponse:
         return _call("add_goal", {"description": description[:200], "priority": "medium"})
     if _STATUS.search(text) and "get_system_status" in offered:
         return _call("get_system_status", {})
-    return LLMResponse(text=f"Noted, {who}.")
+    if question is not None and "recall_memories" in offered:
+        return _call("recall_memories", {"query": recall_query(question), "limit": 10})
+    return LLMResponse(text=_reply(text, who, [], ""))
 
 
 def _next_step(
-    results: list[tuple[str, dict[str, Any]]], who: str, offered: set[str]
+    text: str,
+    results: list[tuple[str, dict[str, Any]]],
+    who: str,
+    offered: set[str],
+    prompt: str,
 ) -> LLMResponse:
     name, result = results[-1]
-    if not result.get("success"):
-        return LLMResponse(
-            text=f"Sorry, {who} - that did not work: {result.get('error', 'unknown error')}."
-        )
-    if name == "add_goal" and "decompose_goal" in offered:
+    ok = bool(result.get("success"))
+    if ok and name == "add_goal" and "decompose_goal" in offered:
         return _call("decompose_goal", {"goal_id": result["goal_id"]})
-    if name == "decompose_goal":
+    if ok and name == "decompose_goal":
         steps = [s["description"] for s in result.get("subtasks", [])]
         first = steps[0].lower() if steps else "the first step"
         return LLMResponse(
             text=f"I'll see to it, {who}. I've planned {len(steps)} steps, starting with: {first}."
         )
-    if name == "add_goal":
+    if ok and name == "add_goal":
         return LLMResponse(text=f"I'll see to it, {who}: {result['goal']['description'].lower()}.")
-    if name == "add_session_memory":
-        return LLMResponse(text=f"I'll remember that, {who}.")
-    if name == "get_system_status":
+    if ok and name == "get_system_status":
         advisory = result.get("token_advisory", {}).get("level", "normal")
         calls = result.get("session_metrics", {}).get("total_tool_calls", 0)
         return LLMResponse(text=f"All is well, {who}: context {advisory}, {calls} actions so far.")
-    return LLMResponse(text=f"Done, {who}.")
+    return LLMResponse(text=_reply(text, who, results, prompt))
+
+
+def _reply(text: str, who: str, results: list[tuple[str, dict[str, Any]]], prompt: str) -> str:
+    """The words for the speaker: an answer from memory, or what was taken note of.
+
+    A refused tool call is never reported in its own words (those are for the model): the
+    reply stays in character.
+    """
+    recalled = [
+        m for name, r in results if name == "recall_memories" for m in r.get("memories", [])
+    ]
+    noted = [r for name, r in results if name == "add_session_memory" and r.get("success")]
+    greeting = f"Hello, {who}! " if _GREETING.match(text) else ""
+    question = _question(text, who)
+    if question is not None:
+        facts = known_facts(prompt, recalled, question.subject)
+        met = _met_before(prompt, who)
+        return greeting + answer(question, facts, who, met_before=met)
+    if noted and greeting:
+        said = to_speaker([str(r.get("added", "")) for r in noted][:3], who)
+        return f"{greeting}I'll remember that {said[:1].lower()}{said[1:]}"
+    if noted:
+        return f"I'll remember that, {who}."
+    if any(not r.get("success") for _, r in results):
+        return f"{greeting}I'll keep that in mind, {who}."
+    if greeting:
+        return f"{greeting}What can I do for you?"
+    return f"Noted, {who}."
+
+
+def facts_in(text: str, who: str) -> list[str]:
+    """Every fact the speaker states about themselves or the world, in the third person.
+
+    Questions, greetings and requests are no facts; "my name is Dave" from Dave says
+    nothing new; each clause of "My name is Dave and I prefer red wine" is one fact. A fact
+    the persona guard would refuse is left out rather than sent to be refused.
+    """
+    facts: list[str] = []
+    for sentence in _SENTENCE.split(text):
+        sentence = sentence.strip()
+        if not sentence or _question(sentence, who) is not None:
+            continue
+        sentence = _GREETING_PREFIX.sub("", sentence).strip()
+        for clause in split_clauses(sentence):
+            fact = _fact_about(clause, who)
+            if fact is None or _GUARD.find(fact) is not None:
+                continue
+            if fact.casefold() not in {f.casefold() for f in facts}:
+                facts.append(fact)
+    return facts
+
+
+def _question(text: str, who: str) -> Question | None:
+    for sentence in _SENTENCE.split(text):
+        if _REQUEST.search(sentence):
+            continue  # "can you build a bridge?" asks for work, not for an answer
+        found = question_of(sentence, who)
+        if found is not None:
+            return found
+    return None
+
+
+def _met_before(prompt: str, who: str) -> bool:
+    found = re.search(rf"^{re.escape(who)} \([^)]*\): .*?(\d+) interactions", prompt, re.M)
+    return found is not None and int(found.group(1)) > 1
 
 
 def _fact_about(text: str, who: str) -> str | None:
     if found := _NAME.search(text):
-        return f"{who}'s name is {found.group('what').strip()}"
+        name = found.group("what").strip()
+        return None if name.casefold() == who.casefold() else f"{who}'s name is {name}"
     if found := _PREFERENCE.search(text):
         verb = _VERB_S[found.group("verb").lower()]
         return f"{who} {verb} {_third_person(found.group('what').strip(), who)}"
     if found := _REMEMBER.search(text):
         return _third_person(found.group("what").strip(), who).capitalize()
-    return None
+    if _REQUEST.search(text) or _ADDRESSED.search(text):
+        return None  # a request, or words about the assistant: no fact about the world
+    rewritten = third_person(text, who)
+    if rewritten is None or len(rewritten.split()) < 3:
+        return None
+    fact = rewritten.rstrip(".!")
+    return None if fact.casefold() == f"{who} is {who}".casefold() else fact
 
 
 def _third_person(text: str, who: str) -> str:
@@ -138,10 +244,17 @@ def _third_person(text: str, who: str) -> str:
 
 
 def _call(name: str, arguments: dict[str, Any]) -> LLMResponse:
-    call_id = f"offline_{name}_{zlib.crc32(json.dumps(arguments, sort_keys=True).encode()):08x}"
-    return LLMResponse(
-        tool_calls=(ToolCall(id=call_id, name=name, arguments=json.dumps(arguments)),)
-    )
+    return _calls([(name, arguments)])
+
+
+def _calls(calls: list[tuple[str, dict[str, Any]]]) -> LLMResponse:
+    made = []
+    for name, arguments in calls:
+        digest = zlib.crc32(json.dumps(arguments, sort_keys=True).encode())
+        made.append(
+            ToolCall(id=f"offline_{name}_{digest:08x}", name=name, arguments=json.dumps(arguments))
+        )
+    return LLMResponse(tool_calls=tuple(made))
 
 
 def _last_user_index(messages: Sequence[Message]) -> int | None:
@@ -149,18 +262,3 @@ def _last_user_index(messages: Sequence[Message]) -> int | None:
         if messages[index].role == "user":
             return index
     return None
-
-
-def _results_since(messages: Sequence[Message], start: int) -> list[tuple[str, dict[str, Any]]]:
-    names: dict[str, str] = {}
-    results: list[tuple[str, dict[str, Any]]] = []
-    for message in messages[start + 1 :]:
-        for call in message.tool_calls:
-            names[call.id] = call.name
-        if message.role == "tool" and message.tool_call_id in names:
-            try:
-                parsed = json.loads(message.content or "{}")
-            except json.JSONDecodeError:
-                parsed = {"success": False, "error": message.content}
-            results.append((names[message.tool_call_id], parsed))
-    return results

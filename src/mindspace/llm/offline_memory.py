@@ -22,6 +22,7 @@ __all__ = [
     "fact_mining_skill",
     "journal_consolidation_skill",
     "pre_compaction_skill",
+    "split_clauses",
     "summary_skill",
     "third_person",
 ]
@@ -73,7 +74,9 @@ def consolidation_skill(messages: Sequence[Message], tools: Sequence[ToolSchema]
         elif found := _PREFERENCE.search(clean):
             key = _KEYS[found.group("verb").lower()]
             value = found.group("what").strip()
-            attributes[key] = f"{attributes[key]}; {value}" if key in attributes else value
+            known = [v.casefold() for v in attributes.get(key, "").split("; ")]
+            if value.casefold() not in known:  # the same fact observed twice is one value
+                attributes[key] = f"{attributes[key]}; {value}" if key in attributes else value
         else:
             notes.append(clean)
     if notes:
@@ -135,6 +138,7 @@ _SMALL_TALK = re.compile(
     r"let's|bye|goodbye|cheers|yes|no|ok|okay)\b",
     re.IGNORECASE,
 )
+_CLAUSE = re.compile(r",?\s+(?:and|but)\s+(?=(?:I|my|I'm|I've)\b)", re.IGNORECASE)
 _TELLING = re.compile(r"^(?:remember|note|know|mind)(?: that|,)\s+", re.IGNORECASE)
 _ADDRESSED = re.compile(r"\b(?:you|your|yours|yourself)\b", re.IGNORECASE)
 _ADVERB = r"(?:also|really|always|never|often|usually|just|still|only|even|truly)"
@@ -270,6 +274,12 @@ def third_person(sentence: str, who: str) -> str | None:
     return text[:1].upper() + text[1:]
 
 
+def split_clauses(sentence: str) -> list[str]:
+    """ "My name is Dave and I prefer red wine" -> its two first-person clauses."""
+    parts = [p.strip() for p in _CLAUSE.split(sentence) if p.strip()]
+    return [p[:1].upper() + p[1:] for p in parts]
+
+
 def _facts_of(line: str, who: str) -> list[dict[str, object]]:
     facts: list[dict[str, object]] = []
     for sentence in _SENTENCE_END.split(line.strip()):
@@ -279,18 +289,24 @@ def _facts_of(line: str, who: str) -> list[dict[str, object]]:
         if _SMALL_TALK.match(sentence) or _ADDRESSED.search(sentence):
             continue  # requests, thanks and talk about the assistant are not facts
         sentence = _TELLING.sub("", sentence)
-        rewritten = third_person(sentence, who)
-        fact = (rewritten or sentence).rstrip(".!").strip()
-        fact = fact[:1].upper() + fact[1:]
-        if _STILL_FIRST.search(fact) or len(fact.split()) < 3:
-            continue
-        facts.append(
-            {
-                "fact": fact,
-                "entity": who if rewritten else None,
-                "importance": 7 if _IMPORTANT.search(fact) else 5,
-            }
-        )
+        for clause in split_clauses(sentence):
+            rewritten = third_person(clause, who)
+            fact = (rewritten or clause).rstrip(".!").strip()
+            fact = fact[:1].upper() + fact[1:]
+            if _STILL_FIRST.search(fact) or len(fact.split()) < 3:
+                continue
+            if fact.casefold() in (
+                f"{who}'s name is {who}".casefold(),
+                f"{who} is {who}".casefold(),
+            ):
+                continue  # the speaker's own name says nothing new
+            facts.append(
+                {
+                    "fact": fact,
+                    "entity": who if rewritten else None,
+                    "importance": 7 if _IMPORTANT.search(fact) else 5,
+                }
+            )
     return facts
 
 

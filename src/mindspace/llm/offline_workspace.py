@@ -9,8 +9,9 @@ section - the way a model would:
 * "switch to the X project" swaps to the paused project whose key shares most words with X;
 * a progress report ("the bar and the kitchen are built", "we started on the walls")
   completes (or half-completes) the active leaf goals whose words it names;
-* with no event pending ("Work toward your active goals"), it advances the first active
-  leaf goal by half, completing it at 100%.
+* with no event pending ("Work toward your active goals") it completes only a planning
+  step ("Plan how to ...": the goal's subtasks are that plan); other goals wait, since a
+  rule-based model cannot do their work and never reports progress nobody made.
 
 After any exchange it adds follow-ups, once each: a session fact about the speaker also
 becomes an entity observation (favorability +0.05); thanks become an observation
@@ -61,6 +62,8 @@ _DONE = re.compile(
     re.IGNORECASE,
 )
 _STARTED = re.compile(r"\b(?:halfway|half done|started|begun|begin work)\b", re.IGNORECASE)
+# Steps the assistant does by thinking alone (decompose_goal writes "Plan how to ...").
+_THINKING = re.compile(r"^(?:Plan how to|Plan the steps to|Outline)\b")
 _THANKS = re.compile(r"\b(?:thank|thanks|cheers|grateful|much obliged)\b", re.IGNORECASE)
 _ACTIVE = re.compile(r"^Active project: (?P<key>\S+) - ", re.MULTILINE)
 _PAUSED = re.compile(r"^Paused projects: (?P<keys>.+)$", re.MULTILINE)
@@ -206,9 +209,9 @@ def _own_next(main: list[_Result], offered: set[str]) -> LLMResponse | None:
 
 
 def _own_reply(main: list[_Result], who: str) -> str:
-    failed = next((r for r in main if not r.ok), None)
-    if failed is not None:
-        return f"Sorry, {who} - that did not work: {failed.result.get('error', 'unknown error')}."
+    if any(not r.ok for r in main):
+        # In character: a tool's error text is for the model, never for the speaker.
+        return f"I'm afraid I couldn't manage that just now, {who}."
     first = main[0]
     if first.name == "create_project":
         key = first.arguments["project_key"]
@@ -335,16 +338,18 @@ def _projects_after(prompt: str, main: list[_Result]) -> list[str]:
 def _autonomous(prompt: str, results: list[_Result], offered: set[str]) -> LLMResponse | None:
     main = [r for r in results if not r.call_id.startswith(FOLLOW)]
     if not main:
+        # A rule-based model cannot do a goal's work, so it never reports progress nobody
+        # made: goals move when someone says what was done ("the bar is built").
         leaf = next((g for g in _goals(prompt) if g.leaf and g.status == "active"), None)
-        if leaf is None or "update_goal" not in offered:
-            return _call(OWN + "idle", "noop", {}) if "noop" in offered else None
-        progress = leaf.progress + 50
-        args: dict[str, Any] = (
-            {"goal_id": leaf.id, "status": "completed"}
-            if progress >= 100
-            else {"goal_id": leaf.id, "progress": progress}
-        )
-        return _call(OWN + "autonomous", "update_goal", args)
+        if leaf is not None and _THINKING.match(leaf.description) and "update_goal" in offered:
+            # Planning is work the assistant does itself: its goal's subtasks are the plan.
+            args = {"goal_id": leaf.id, "status": "completed"}
+            return _call(OWN + "autonomous", "update_goal", args)
+        if leaf is not None:
+            return LLMResponse(
+                text=f"Waiting for news on '{leaf.description}' ({leaf.progress:g}% done)."
+            )
+        return _call(OWN + "idle", "noop", {}) if "noop" in offered else None
     done = {r.name for r in results if r.call_id.startswith(FOLLOW)}
     changed = [r for r in main if r.ok and r.name not in _READ_ONLY]
     projects = _projects_after(prompt, main)

@@ -15,12 +15,12 @@ Everything else (``model``, ``aclose``, ``list_models``...) is the wrapped model
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from mindspace.llm.port import LLM, LLMResponse, Message, ToolSchema
 from mindspace.tracing import AttributeValue, Tracer
 
-__all__ = ["TracedLLM", "unwrap_llm"]
+__all__ = ["TracedLLM", "scorer_label", "unwrap_llm"]
 
 
 class TracedLLM:
@@ -82,6 +82,16 @@ class TracedLLM:
                 span.set("gen_ai.usage.cache_read.input_tokens", response.usage.cached_tokens)
             span.set("mindspace.llm.tool_calls", len(response.tool_calls))
             return response
+
+
+def scorer_label(llm: LLM) -> Literal["llm", "offline"]:
+    """How a score from ``llm`` is labelled: ``offline`` for the rule-based stand-in.
+
+    The offline model's importance ratings and mined facts are rules, not a model's
+    judgement; labelling them ``llm`` would claim what did not happen.
+    """
+    inner = unwrap_llm(llm)
+    return "offline" if getattr(inner, "model", None) == "mindspace-offline" else "llm"
 
 
 def unwrap_llm(llm: LLM) -> LLM:

@@ -31,6 +31,7 @@ from mindspace.errors import LLMError, MindspaceError
 from mindspace.limits import MINING_LINE_CHARS, MINING_TRANSCRIPT_CHARS
 from mindspace.llm.port import LLM, Message
 from mindspace.llm.structured import ask_structured
+from mindspace.llm.traced import scorer_label
 from mindspace.memory.chunking import chunk_text
 from mindspace.memory.prompts import ASSISTANT_FACT_EXTRACTION_PROMPT
 from mindspace.memory.semantic import MemoryDraft, SemanticMemory
@@ -355,7 +356,15 @@ async def mine_conversations(
                     continue
                 said = _spoken(entity, transcript)
                 stored += await _store(
-                    reply.facts, entity, said, batch[-1].at, settings, guard, memory, result
+                    reply.facts,
+                    entity,
+                    said,
+                    batch[-1].at,
+                    settings,
+                    guard,
+                    memory,
+                    result,
+                    method=scorer_label(llm),
                 )
             result.skipped_messages += spoken if skipped else 0
             result.messages += spoken
@@ -398,6 +407,8 @@ async def _store(
     guard: PersonaGuard,
     memory: SemanticMemory,
     result: MiningResult,
+    *,
+    method: Literal["llm", "offline"],
 ) -> int:
     stored = 0
     for fact in facts:
@@ -413,7 +424,9 @@ async def _store(
         if len(pieces) > 1:
             # A fact longer than a memory (a message quoted whole) is kept in pieces.
             parts = [fact.model_copy(update={"fact": piece}) for piece in pieces]
-            stored += await _store(parts, speaker, said, at, settings, guard, memory, result)
+            stored += await _store(
+                parts, speaker, said, at, settings, guard, memory, result, method=method
+            )
             continue
         about_speaker = fact.entity is not None and fact.entity.casefold() == speaker.casefold()
         trust = settings.mining_self_trust if about_speaker else settings.mining_other_trust
@@ -424,7 +437,7 @@ async def _store(
             source_trust=trust,
             source_entity=speaker,
             importance=fact.importance,
-            importance_method="llm",
+            importance_method=method,
             source="conversation",
             occurred_at=at,
         )

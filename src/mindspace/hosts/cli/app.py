@@ -32,6 +32,7 @@ from mindspace.hosts.cli.common import (
     database_location,
     dump,
     load_settings,
+    missing_extra,
     open_cli_assistant,
     print_error,
     reflow_help,
@@ -43,6 +44,7 @@ from mindspace.hosts.cli.journal import journal_app
 from mindspace.hosts.cli.mcp_server import mcp_command
 from mindspace.hosts.cli.memory import entities_app, memories_app, register_memory_commands
 from mindspace.hosts.cli.serve import HostOption, PortOption, serve_command, serve_demo
+from mindspace.hosts.cli.session import session_app
 from mindspace.hosts.cli.transfer import export_command, import_command
 from mindspace.hosts.cli.worker import worker_command
 from mindspace.validation import MAX_JSON_DEPTH, json_depth_exceeds
@@ -295,8 +297,15 @@ def chat_command(
     """Talk to an assistant in the terminal; /status, /goals and /quit inspect and leave.
 
     The model comes from MINDSPACE_LLM_BASE_URL / MINDSPACE_LLM_MODEL, or the offline model.
+    Engine log lines stay out of the conversation (/status and the dashboard show state).
     """
+    import logging
+
     from mindspace.hosts.cli.chat import read_terminal_line, run_chat
+
+    # A warning printed between two lines of a conversation reads as the assistant's
+    # words; what the person needs to know is in the reply (or the tick's error line).
+    logging.getLogger("mindspace").addHandler(logging.NullHandler())
 
     if not user.strip():
         raise UsageError("--as is blank; pass your name, e.g. --as Alice.")
@@ -354,6 +363,7 @@ app.command("mcp")(mcp_command)
 app.command("export")(export_command)
 app.command("import")(import_command)
 app.add_typer(goals_app, name="goals")
+app.add_typer(session_app, name="session")
 register_edit_commands(app, memories_app, journal_app, entities_app, goals_app)
 reflow_help(app)
 
@@ -390,6 +400,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         raise SystemExit(exc.exit_code) from None
     except MindspaceError as exc:
         print_error(str(exc))
+        raise SystemExit(1) from None
+    except ModuleNotFoundError as exc:  # an optional dependency: name the extra
+        line = missing_extra(exc)
+        if line is None:
+            raise
+        print_error(line)
         raise SystemExit(1) from None
     if isinstance(code, int) and code != 0:
         raise SystemExit(code)

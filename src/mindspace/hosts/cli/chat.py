@@ -17,6 +17,7 @@ import codecs
 import contextlib
 import os
 import queue
+import re
 import sys
 import threading
 from collections.abc import Callable
@@ -135,7 +136,24 @@ def read_terminal_line(prompt: str = "you> ") -> str:
         if text == "\n":
             break
         chars.append(text)
-    return "".join(chars).removesuffix("\r")
+    return _typed("".join(chars).removesuffix("\r"))
+
+
+_CLEAR_SCREEN = "\x1b[H\x1b[2J"
+# C0 control characters a terminal passes through in a line (not tab): never sent on.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def _typed(line: str) -> str:
+    """The line as meant: Ctrl+L (form feed) clears the screen, control characters go.
+
+    The terminal hands over a line at Enter, so a Ctrl+L typed in it clears the screen
+    then (the ``^L`` it echoed goes with it) instead of reaching the assistant.
+    """
+    if "\x0c" in line:
+        sys.stdout.write(_CLEAR_SCREEN)
+        sys.stdout.flush()
+    return _CONTROL.sub("", line)
 
 
 def _deliver(

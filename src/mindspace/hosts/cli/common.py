@@ -40,6 +40,7 @@ __all__ = [
     "database_location",
     "dump",
     "load_settings",
+    "missing_extra",
     "notes_on_stderr",
     "offline_llm",
     "open_cli_assistant",
@@ -105,6 +106,39 @@ def print_error(message: str) -> None:
     one_line = " ".join(part.strip() for part in message.splitlines() if part.strip())
     masked = _URL_PASSWORD.sub(r"\1***@", one_line)
     typer.echo(f"error: {masked}", err=True)
+
+
+# The top-level module of each optional dependency, and the extra that installs it.
+_EXTRA_OF_MODULE = {
+    "fastapi": "server",
+    "uvicorn": "server",
+    "starlette": "server",
+    "psycopg": "postgres",
+    "pgvector": "postgres",
+    "procrastinate": "fleet",
+    "mem0": "mem0",
+    "qdrant_client": "mem0",
+    "evennia": "evennia",
+    "mcp": "mcp",
+    "mcp_types": "mcp",
+    "anthropic": "anthropic",
+    "opentelemetry": "otel",
+    "prometheus_client": "otel",
+    "bm25s": "bench",
+}
+
+
+def missing_extra(exc: ModuleNotFoundError) -> str | None:
+    """The error line for a missing optional dependency, naming its extra; else None."""
+    module = (exc.name or "").split(".")[0]
+    extra = _EXTRA_OF_MODULE.get(module)
+    if extra is None:
+        return None
+    return (
+        f"This needs the {module!r} package of the {extra!r} extra, which is not installed: "
+        f"pip install -e '.[{extra}]' in a mindspace clone (or add [{extra}] to the git URL "
+        "you installed from)."
+    )
 
 
 def load_settings() -> Settings:
@@ -224,16 +258,21 @@ def _require_database(settings: Settings, db: str | None, key: str | None) -> No
     path = database_file(settings, db)
     if path is None or path.is_file():
         return
-    source = "--db" if db is not None else _default_source(settings)
+    source = "from --db" if db is not None else _default_source(settings)
     raise CliError(
-        f"No database at {str(path.resolve())!r} (from {source}); this command only reads "
+        f"No database at {str(path.resolve())!r} ({source}); this command only reads "
         "and creates nothing. Check the path, or start an assistant there: "
         f"{_how_to_create(db, key if key is not None else settings.assistant_key)}."
     )
 
 
 def _default_source(settings: Settings) -> str:
-    return "MINDSPACE_DATABASE_URL" if settings.database_url else "MINDSPACE_DATA_DIR"
+    # Say "the default" when no variable was set: naming an unset variable misleads.
+    if settings.database_url:
+        return "from MINDSPACE_DATABASE_URL"
+    if "data_dir" in settings.model_fields_set:
+        return "from MINDSPACE_DATA_DIR"
+    return "the default data directory; set MINDSPACE_DATA_DIR or pass --db for another"
 
 
 def _no_assistant(settings: Settings, db: str | None, key: str | None) -> CliError:
@@ -255,7 +294,12 @@ def _no_assistant(settings: Settings, db: str | None, key: str | None) -> CliErr
         there = f"Assistants there: {shown}{more}; pass one with --assistant"
     else:
         there = "It has no assistants yet"
-    origin = "" if key is not None else " (the default: MINDSPACE_ASSISTANT_KEY, else 'default')"
+    if key is not None:
+        origin = ""
+    elif "assistant_key" in settings.model_fields_set:
+        origin = " (from MINDSPACE_ASSISTANT_KEY)"
+    else:
+        origin = " (the default; pass --assistant or set MINDSPACE_ASSISTANT_KEY)"
     return CliError(
         f"No assistant {wanted!r}{origin} in {where!r}. {there}. This command only reads and "
         f"creates nothing; {_how_to_create(db, wanted)}."

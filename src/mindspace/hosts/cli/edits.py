@@ -358,7 +358,8 @@ def history_command(
 
 def _change(before: dict[str, Any] | None, after: dict[str, Any] | None) -> str:
     if before is None or after is None:
-        return str((before or after or {}).get("content", "") or (before or {}).get("counts", ""))
+        one = before or after or {}
+        return str(one.get("content") or one.get("text") or (before or {}).get("counts", ""))
     changed = [k for k in after if before.get(k) != after.get(k) and k != "updated"]
     return "; ".join(f"{k}: {before.get(k)!r} -> {after.get(k)!r}" for k in changed)
 

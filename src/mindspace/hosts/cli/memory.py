@@ -268,8 +268,9 @@ def _ranking_table(found: Sequence[Mapping[str, Any]], title: str) -> Table:
         title=title, title_justify="left", expand=True, box=box.SIMPLE_HEAD, show_edge=False
     )
     table.add_column("#", justify="right", no_wrap=True)
-    table.add_column("Score", justify="right", no_wrap=True)
-    table.add_column("Relevance", justify="right", no_wrap=True)
+    # Ranked by the fused score; the cosine is the embedding's similarity alone (docs/memory.md).
+    table.add_column("Rank score", justify="right", no_wrap=True)
+    table.add_column("Cosine", justify="right", no_wrap=True)
     table.add_column("Content", min_width=20, overflow="fold")
     table.add_column("Source", no_wrap=True)
     table.add_column("Id", style="dim", no_wrap=True)
@@ -420,7 +421,10 @@ def _profile_view(profile: EntityProfile) -> RenderableType:
         grid,
     ]
     attributes = Table(
-        title="Attributes (Pa)", title_justify="left", box=box.SIMPLE_HEAD, show_edge=False
+        title="Attributes (consolidated from observations while dreaming)",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
     )
     attributes.add_column("Key", style="bold", no_wrap=True)
     attributes.add_column("Value", overflow="fold")
@@ -428,7 +432,7 @@ def _profile_view(profile: EntityProfile) -> RenderableType:
         attributes.add_row(key, value)
     parts.append(attributes if profile.attributes else Text("No attributes yet.", style="dim"))
     observations = Table(
-        title="Observations (Pf), oldest first; # is what entities edit --remove-observation takes",
+        title="Observations, oldest first; # is what entities edit --remove-observation takes",
         title_justify="left",
         box=box.SIMPLE_HEAD,
         show_edge=False,

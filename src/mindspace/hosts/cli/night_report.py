@@ -77,7 +77,7 @@ def _describe_scoring(runs: Sequence[Mapping[str, Any]]) -> Text:
     # Only answers the model really gave count as scored by the LLM; a fallback keeps
     # the heuristic score and is reported as such.
     reports = [s for op in runs for s in op.get("scored") or () if isinstance(s, Mapping)]
-    by_llm = [s for s in reports if s.get("importance_method") == "llm"]
+    by_llm = [s for s in reports if s.get("importance_method") in ("llm", "offline")]
     repaired = sum(1 for s in by_llm if s.get("structured") == "repaired")
     kept = len(reports) - len(by_llm)
     text = f"{counted(len(by_llm), 'entry', 'entries')} scored by the LLM"

@@ -36,6 +36,7 @@ from mindspace.hosts.http.routes import (
     control_router,
     edits_router,
     events_router,
+    session_router,
     state_router,
     stream_router,
     tools_router,
@@ -209,6 +210,7 @@ def create_app(
         state_router,
         control_router,
         edits_router,
+        session_router,
         stream_router,
         metrics_router,
     ):

@@ -27,6 +27,7 @@ from mcp_types.jsonrpc import INVALID_PARAMS
 
 from mindspace import __version__
 from mindspace.engine.assistant import Assistant
+from mindspace.engine.operator_edits import OPERATOR_EDITS, OperatorEdit
 from mindspace.errors import MindspaceError, ToolExecutionError
 from mindspace.journal.search import JournalFilter
 from mindspace.tools import ToolCategory
@@ -52,7 +53,7 @@ ApprovalHint = Callable[[str, str], str]
 CATEGORY_META_KEY = "mindspace/category"
 """The ``_meta`` key of a listed tool that carries its category (SAFE_CHAIN, DANGEROUS...)."""
 
-ResourceName = Literal["goals", "session-memory", "journal", "memories"]
+ResourceName = Literal["goals", "session-memory", "journal", "memories", "entities", "history"]
 
 _PAGE = 50
 """Entries the journal and memories resources hold (the newest)."""
@@ -77,6 +78,13 @@ RESOURCES: dict[ResourceName, _Resource] = {
     ),
     "memories": _Resource(
         "Semantic memories", f"The {_PAGE} newest semantic memories (without their vectors)."
+    ),
+    "entities": _Resource(
+        "Entities",
+        "Every entity profile, most recently seen first: relationship, attributes, observations.",
+    ),
+    "history": _Resource(
+        "History", f"The {_PAGE} newest recorded changes: who edited, deleted or forgot what."
     ),
 }
 
@@ -112,7 +120,9 @@ def build_server(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         assistant = assistant_for(ctx)
-        return types.ListToolsResult(tools=[_tool(tool) for tool in assistant.tools.tools()])
+        tools = [_tool(tool) for tool in assistant.tools.tools()]
+        edits = [_edit_tool(name, edit) for name, edit in OPERATOR_EDITS.items()]
+        return types.ListToolsResult(tools=sorted([*tools, *edits], key=lambda t: t.name))
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -165,8 +175,9 @@ def build_server(
             "The tools and state of one long-lived mindspace assistant. Tool results use "
             "the spec's shape: success true with the result's fields, or success false "
             "with 'error' and 'suggestion'. DANGEROUS tools never run directly: their call "
-            "waits for an operator's approval. Resources mindspace://KEY/goals, "
-            "session-memory, journal and memories hold its state as JSON."
+            "waits for an operator's approval, as do edit_memory, delete_memory and "
+            "forget_entity. Resources mindspace://KEY/goals, session-memory, journal, "
+            "memories, entities and history hold its state as JSON."
         ),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
@@ -199,13 +210,32 @@ def _tool(tool: AnyTool) -> types.Tool:
     )
 
 
+def _edit_tool(name: str, edit: OperatorEdit) -> types.Tool:
+    """A person's edit offered as a tool: DANGEROUS, so a call waits for approval."""
+    schema = edit.schema()
+    return types.Tool(
+        name=name,
+        description=f"{edit.description} [DANGEROUS: calling it records a request for "
+        "approval; it runs only once an operator approves it, and the history names them.]",
+        input_schema={
+            "type": "object",
+            "properties": schema["properties"],
+            "required": schema.get("required", []),
+            "additionalProperties": False,
+        },
+        annotations=types.ToolAnnotations(destructive_hint=True),
+        meta={CATEGORY_META_KEY: ToolCategory.DANGEROUS.value},
+    )
+
+
 async def _call(
     assistant: Assistant, name: str, arguments: dict[str, Any] | None, requested_by: str
 ) -> dict[str, Any]:
     """The tool's result in the spec's shape, whatever happened."""
     try:
         tool = assistant.tools.get(name) if name in assistant.tools else None
-        if tool is not None and tool.category is ToolCategory.DANGEROUS:
+        dangerous = tool is not None and tool.category is ToolCategory.DANGEROUS
+        if dangerous or (tool is None and name in OPERATOR_EDITS):
             return await assistant.request_approval(
                 name, arguments or {}, requested_by=requested_by
             )
@@ -256,4 +286,10 @@ def _read(assistant: Assistant, name: ResourceName) -> dict[str, Any]:
         return {"success": True, **views.session_memory().model_dump(mode="json")}
     if name == "journal":
         return views.journal_page(JournalFilter(), limit=_PAGE)
+    if name == "entities":
+        return views.entities_view()
+    if name == "history":
+        page = views.history(limit=_PAGE)
+        entries = [e.model_dump(mode="json") for e in page.entries]
+        return {"success": True, "total": page.total, "entries": entries}
     return views.memory_page(limit=_PAGE)

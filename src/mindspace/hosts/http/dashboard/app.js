@@ -73,7 +73,7 @@ async function loadOverview() {
   fill($("#metrics-card .body"), metricsCard(status));
   fill($("#goals-card .body"), views.goalTree(goals, { compact: true }));
   fill($("#projects-card .body"), views.projects(projects, { compact: true }));
-  fill($("#session-card .body"), views.sessionMemory(memory));
+  fill($("#session-card .body"), views.sessionMemory(memory, edits.session));
   fill($("#working-card .body"), views.workingMemory(working));
 }
 
@@ -140,7 +140,10 @@ const LOADERS = {
   journal: loadJournal,
   memories: loadMemory,
   entities: async () => fill($("#entity-list"), views.entities(await api(`${base()}/entities`), { ops: edits, done: forgotten })),
-  links: async () => fill($("#graph"), linkGraph(await api(`${base()}/memory-links`), showMemory)),
+  links: async () => {
+    const data = await api(`${base()}/memory-links`);
+    fill($("#graph"), linkGraph(data, showMemory, $("#graph").clientWidth - 2));
+  },
   context: loadTicks,
   approvals: async () => fill($("#approval-list"), views.approvals(await api(`${base()}/approvals`), decide)),
   history: loadHistory,

@@ -35,6 +35,18 @@ export function editActions(base, guarded, after) {
       save: (id, description) => send(`/goals/${enc(id)}`, "PATCH", { description }),
       remove: (id) => send(`/goals/${enc(id)}`, "DELETE"),
     },
+    // Session memory's items by list and position (0-based); a delete moves later ones up.
+    session: {
+      fact: {
+        save: (i, text) => send(`/session-memory/facts/${i}`, "PATCH", { text }),
+        remove: (i) => send(`/session-memory/facts/${i}`, "DELETE"),
+      },
+      pattern: {
+        save: (i, text) => send(`/session-memory/patterns/${i}`, "PATCH", { text }),
+        remove: (i) => send(`/session-memory/patterns/${i}`, "DELETE"),
+      },
+      add: (list, text) => send(`/session-memory/${list}`, "POST", { text }),
+    },
     entity: {
       setAttribute: (name, key, value) => send(`/entities/${enc(name)}`, "PATCH", { attributes: { [key]: value } }),
       removeAttribute: (name, key) => send(`/entities/${enc(name)}`, "PATCH", { attributes: { [key]: null } }),

@@ -4,7 +4,8 @@
 
 import { empty, h, svg } from "./dom.js";
 
-const WIDTH = 900;
+const WIDTH = 900; // the widest drawing; a narrower card draws at its own width (text stays legible)
+const MIN_WIDTH = 300;
 const NODE_SPACE = 20; // radius a cluster needs per sqrt(member)
 const LONELY_STEP = 30; // spacing of the unlinked memories' grid
 const PAD = 16;
@@ -84,7 +85,7 @@ function layoutCluster(members, links, radius) {
 }
 
 // Clusters packed left to right in rows; the unlinked memories in a grid below them.
-export function layout(nodes, edges) {
+export function layout(nodes, edges, drawnWidth = WIDTH) {
   const index = new Map(nodes.map((node, i) => [node.id, i]));
   const links = edges.map((e) => [index.get(e.source), index.get(e.target), e.score]).filter(([a, b]) => a !== undefined && b !== undefined && a !== b);
   const groups = components(nodes.length, links);
@@ -96,9 +97,9 @@ export function layout(nodes, edges) {
   let y = PAD;
   let rowHeight = 0;
   for (const members of clusters) {
-    const radius = Math.min(WIDTH / 2 - PAD, NODE_SPACE * Math.sqrt(members.length) + 14);
+    const radius = Math.min(drawnWidth / 2 - PAD, NODE_SPACE * Math.sqrt(members.length) + 14);
     const slot = Math.max(2 * radius, LABEL_WIDTH);
-    if (x + slot > WIDTH - PAD && x > PAD) {
+    if (x + slot > drawnWidth - PAD && x > PAD) {
       x = PAD;
       y += rowHeight + PAD;
       rowHeight = 0;
@@ -115,7 +116,7 @@ export function layout(nodes, edges) {
   let height = clusters.length ? y + rowHeight + PAD : PAD;
   let band = null;
   if (lonely.length) {
-    const perRow = Math.floor((WIDTH - 2 * PAD) / LONELY_STEP);
+    const perRow = Math.floor((drawnWidth - 2 * PAD) / LONELY_STEP);
     const top = height + 14;
     lonely.forEach((node, i) => {
       pos[node] = { x: PAD + 12 + (i % perRow) * LONELY_STEP, y: top + 12 + Math.floor(i / perRow) * LONELY_STEP };
@@ -153,18 +154,18 @@ function legend() {
 }
 
 // The hover label: a text with a backing box, placed next to the node and kept inside.
-function hoverLabel() {
+function hoverLabel(drawn) {
   const box = svg("rect", { class: "label-box", rx: 4, ry: 4, x: 0, y: 0, width: 0, height: 0 });
   const text = svg("text", { class: "label-text", x: 0, y: 0 });
   const group = svg("g", { class: "hover-label", visibility: "hidden", "aria-hidden": "true" }, box, text);
   const show = (node, at, height) => {
     text.textContent = excerpt(node.content);
-    const width = (text.getComputedTextLength ? text.getComputedTextLength() : 0) || 6.5 * text.textContent.length;
-    const left = Math.max(4, Math.min(WIDTH - width - 16, at.x + 12));
+    const textWidth = (text.getComputedTextLength ? text.getComputedTextLength() : 0) || 6.5 * text.textContent.length;
+    const left = Math.max(4, Math.min(drawn - textWidth - 16, at.x + 12));
     const top = at.y - 30 < 4 ? at.y + 14 : at.y - 30;
     box.setAttribute("x", left);
     box.setAttribute("y", Math.min(height - 24, top));
-    box.setAttribute("width", width + 12);
+    box.setAttribute("width", textWidth + 12);
     box.setAttribute("height", 22);
     text.setAttribute("x", left + 6);
     text.setAttribute("y", Math.min(height - 24, top) + 15);
@@ -174,10 +175,13 @@ function hoverLabel() {
   return { group, show, hide };
 }
 
-export function linkGraph(data, showDetail) {
+// `width`: the card's width in px; the drawing uses it (up to WIDTH) so that its text is
+// drawn at its own size instead of being scaled down to a few pixels on a phone.
+export function linkGraph(data, showDetail, width = WIDTH) {
   if (!data.nodes.length) return [empty("No semantic memories yet: the journal is consolidated into memory while the assistant sleeps.")];
-  const { pos, links, hulls, band, height } = layout(data.nodes, data.edges);
-  const label = hoverLabel();
+  const drawn = Math.round(Math.max(MIN_WIDTH, Math.min(WIDTH, width > 0 ? width : WIDTH)));
+  const { pos, links, hulls, band, height } = layout(data.nodes, data.edges, drawn);
+  const label = hoverLabel(drawn);
   const hullNodes = hulls.map((c, i) =>
     svg(
       "g",
@@ -187,7 +191,7 @@ export function linkGraph(data, showDetail) {
     ),
   );
   const bandNodes = band
-    ? [svg("line", { x1: PAD, x2: WIDTH - PAD, y1: band.y, y2: band.y, class: "band-line" }), svg("text", { x: PAD, y: band.y + 11, class: "hull-label" }, "not linked yet")]
+    ? [svg("line", { x1: PAD, x2: drawn - PAD, y1: band.y, y2: band.y, class: "band-line" }), svg("text", { x: PAD, y: band.y + 11, class: "hull-label" }, "not linked yet")]
     : [];
   const edges = links.map(([a, b, score]) =>
     svg("line", { x1: pos[a].x, y1: pos[a].y, x2: pos[b].x, y2: pos[b].y, class: "edge", "stroke-width": 0.5 + 3 * Math.max(0, score - 0.5) }, svg("title", {}, `similarity ${score}`)),
@@ -222,6 +226,6 @@ export function linkGraph(data, showDetail) {
   return [
     summary,
     legend(),
-    svg("svg", { viewBox: `0 0 ${WIDTH} ${height}`, class: "graph", role: "img", "aria-label": "A-MEM link graph" }, hullNodes, bandNodes, edges, nodes, label.group),
+    svg("svg", { viewBox: `0 0 ${drawn} ${height}`, class: "graph", role: "img", "aria-label": "A-MEM link graph" }, hullNodes, bandNodes, edges, nodes, label.group),
   ];
 }

@@ -55,14 +55,36 @@ export function projects(data, { compact = false } = {}) {
   );
 }
 
-export function sessionMemory(data) {
+// Session memory: the facts and patterns in every prompt. With `ops` (editActions' session
+// entry) each item has Edit and Delete, and each list a form to add one.
+export function sessionMemory(data, ops) {
   const list = (title, items, fmt = (x) => x) =>
     h("div", {}, h("h3", {}, `${title} (${items.length})`), items.length ? h("ul", { class: "plain" }, items.map((x) => h("li", {}, fmt(x)))) : empty("none"));
-  return [
-    list("Key facts", data.key_facts),
-    list("Learned patterns", data.learned_patterns),
-    list("Completed tasks", data.completed_tasks.slice(-8), (t) => `${t.description} (${when(t.timestamp)})`),
-  ];
+  const editableList = (title, kind, list, items) =>
+    h(
+      "div",
+      { class: "session-list", dataset: { list } },
+      h("h3", {}, `${title} (${items.length})`),
+      items.length
+        ? h("ul", { class: "plain" }, items.map((text, i) => editable({ kind: `session-${kind}`, id: i, text, ops: ops[kind], what: kind, tag: "li" })))
+        : empty("none"),
+      addItem(kind, list),
+    );
+  const addItem = (kind, list) => {
+    const input = h("input", { type: "text", name: "text", placeholder: kind === "fact" ? "Dave prefers red wine" : "Regulars order before noon", "aria-label": `new ${kind}` });
+    const add = async (event) => {
+      event.preventDefault();
+      const text = input.value.trim();
+      if (!text) return;
+      // The form counts as busy while focused (edits.js busy()): leave it so the reload runs.
+      document.activeElement.blur();
+      if (await ops.add(list, text)) input.value = "";
+    };
+    return h("form", { class: "row add-attr add-session", onsubmit: add }, input, h("button", { type: "submit", class: "small" }, `Add ${kind}`));
+  };
+  const completed = list("Completed tasks", data.completed_tasks.slice(-8), (t) => `${t.description} (${when(t.timestamp)})`);
+  if (!ops) return [list("Key facts", data.key_facts), list("Learned patterns", data.learned_patterns), completed];
+  return [editableList("Key facts", "fact", "facts", data.key_facts), editableList("Learned patterns", "pattern", "patterns", data.learned_patterns), completed];
 }
 
 export function workingMemory(data) {
@@ -131,8 +153,8 @@ export function memories(data, ops = null) {
         h(
           "div",
           { class: "meta" },
-          m.score !== undefined ? h("span", { class: "score", title: "fused score" }, Number(m.score).toFixed(3)) : null,
-          m.relevance !== undefined && m.relevance !== null ? badge(`cos ${Number(m.relevance).toFixed(2)}`, "subtle") : null,
+          m.score !== undefined ? h("span", { class: "score", title: "the fused score (BM25 and vectors) that ranks the results" }, `rank score ${Number(m.score).toFixed(3)}`) : null,
+          m.relevance !== undefined && m.relevance !== null ? badge(`cosine ${Number(m.relevance).toFixed(2)}`, "subtle") : null,
           h("code", { class: "id" }, m.id),
           badge(`trust ${Number(m.metadata.source_trust).toFixed(2)}`, "subtle"),
           badge(`importance ${m.metadata.importance}`, importanceClass(m.metadata.importance)),
@@ -167,13 +189,13 @@ export function entities(data, forget = null) {
         h("span", { class: "muted" }, `favorability ${Number(rel.favorability).toFixed(2)} · ${rel.interaction_count} interactions`),
       ),
       h("p", { class: "muted" }, `first seen ${when(e.first_seen)} · last seen ${when(e.last_seen)}`),
-      h("h3", {}, "Attributes (Pa)"),
+      h("h3", {}, "Attributes"),
       edit
         ? attributeEditor(e.entity_id, e.attributes || {}, edit)
         : attrs.length
           ? h("dl", { class: "attrs" }, attrs.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]))
           : empty("none yet (consolidated while dreaming)"),
-      h("h3", {}, `Observations (Pf, ${e.observations.length})`),
+      h("h3", {}, `Observations (${e.observations.length})`),
       edit
         ? observationList(e.entity_id, e.observations, edit)
         : h(
