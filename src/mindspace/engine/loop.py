@@ -257,7 +257,7 @@ async def run_react_loop(
         offered_tools=len(tools),
         offered_names=tuple(t.name for t in tools),
     )
-    ask = _Ask(llm, unit, clock, max_tokens, temperature, record_usage, result.usages)
+    ask = _Ask(llm, unit, clock, max_tokens, temperature, record_usage, usages=result.usages)
     conversation = list(messages)
     names_this_cycle: list[str] = []
     seen: dict[str, ToolCallRecord] = {}

@@ -172,12 +172,11 @@ def _conversation_context(
         gap = parse_time(after.timestamp) - parse_time(before.timestamp)
         if not timedelta(0) <= gap <= CONTEXT_WINDOW:
             continue
-        # Only a direct entry's words are its source entity's; any other entry is the
-        # assistant's note, whatever entity it is about.
-        speaker = other.source_entity if other.source_type == "direct" else None
+        # A journal entry is the assistant's note whatever its source type, so its "I"
+        # is the assistant's: a neighbour is quoted only as far as the guard allows.
         quoted = memory_key(other.content, other.source_entity)[:CONTEXT_NEIGHBOUR_CHARS]
-        if not guard.is_clean(memory_key(other.content, speaker)):
-            safe = " ".join(persona_safe_facts(other.content, guard, speaker))
+        if not guard.is_clean(other.content):
+            safe = " ".join(persona_safe_facts(other.content, guard))
             quoted = safe[:CONTEXT_NEIGHBOUR_CHARS].strip()
             if not quoted or not guard.is_clean(quoted):
                 continue

@@ -12,8 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from mindspace.clock import Clock
 from mindspace.config import Settings
 from mindspace.embeddings.port import Embedder, Vectors, embed_async
@@ -25,7 +23,7 @@ from mindspace.memory.lexical import tokenize
 from mindspace.memory.lookup import aquery_vectors, query_vectors
 from mindspace.memory.query import QueryRerank, carries
 from mindspace.memory.reconcile import distinct
-from mindspace.memory.records import Memory, memory_key
+from mindspace.memory.records import Memory
 from mindspace.memory.writing import MemoryWriter, refuse_questions
 from mindspace.state.semantic import Hit, SemanticIndex
 from mindspace.state.unit import Unit

@@ -19,7 +19,7 @@ from sqlalchemy import String
 
 import mindspace.engine.assistant  # noqa: F401 - registers every record and document model
 from mindspace.config import Settings
-from mindspace.engine.events import MAX_EVENT_CHARS
+from mindspace.limits import MAX_EVENT_CHARS
 from mindspace.state.models import DOC_KIND, document_model, record_model
 from mindspace.storage.tables import KINDS
 from mindspace.transfer.format import TransferError
