@@ -88,11 +88,11 @@ def chat_skill(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> LLMR
     prompt = "\n".join(m.content or "" for m in messages[:start] if m.role == "system")
     results = tool_results(messages, start)
     if not results:
-        return _first_step(text, who, offered)
+        return _first_step(text, who, offered, prompt)
     return _next_step(text, results, who, offered, prompt)
 
 
-def _first_step(text: str, who: str, offered: set[str]) -> LLMResponse:
+def _first_step(text: str, who: str, offered: set[str], prompt: str) -> LLMResponse:
     calls: list[tuple[str, dict[str, Any]]] = []
     if "add_session_memory" in offered:
         calls += [
@@ -100,7 +100,8 @@ def _first_step(text: str, who: str, offered: set[str]) -> LLMResponse:
             for fact in facts_in(text, who)
         ]
     question = _question(text, who)
-    if question is not None and question.kind != "general" and "recall_memories" in offered:
+    recall = question is not None and question.kind != "self" and "recall_memories" in offered
+    if recall and question is not None and question.kind != "general":
         calls.append(("recall_memories", {"query": recall_query(question), "limit": 10}))
     if calls:
         return _calls(calls)
@@ -111,9 +112,9 @@ def _first_step(text: str, who: str, offered: set[str]) -> LLMResponse:
         return _call("add_goal", {"description": description[:200], "priority": "medium"})
     if _STATUS.search(text) and "get_system_status" in offered:
         return _call("get_system_status", {})
-    if question is not None and "recall_memories" in offered:
+    if recall and question is not None:
         return _call("recall_memories", {"query": recall_query(question), "limit": 10})
-    return LLMResponse(text=_reply(text, who, [], ""))
+    return LLMResponse(text=_reply(text, who, [], prompt))
 
 
 def _next_step(
@@ -157,7 +158,7 @@ def _reply(text: str, who: str, results: list[tuple[str, dict[str, Any]]], promp
     if question is not None:
         facts = known_facts(prompt, recalled, question.subject)
         met = _met_before(prompt, who)
-        return greeting + answer(question, facts, who, met_before=met)
+        return greeting + answer(question, facts, who, met_before=met, prompt=prompt)
     if noted and greeting:
         said = to_speaker([str(r.get("added", "")) for r in noted][:3], who)
         return f"{greeting}I'll remember that {said[:1].lower()}{said[1:]}"
