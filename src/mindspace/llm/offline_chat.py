@@ -60,6 +60,8 @@ _GREETING = re.compile(
 )
 _GREETING_PREFIX = re.compile(_GREETING.pattern + r"[^.!?,]*[.!?,]\s*", re.IGNORECASE)
 _ADDRESSED = re.compile(r"\b(?:you|your|yours|yourself)\b", re.IGNORECASE)
+# A request to tell or remind is a question ("can you tell me what I like to drink?").
+_TELL = re.compile(r"\b(?:tell|remind|say to)\s+(?:me|us)\b", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _GUARD = PersonaGuard()
 _STATUS = re.compile(r"\b(status|how busy|how are you doing|token)\b", re.IGNORECASE)
@@ -106,7 +108,7 @@ def _first_step(text: str, who: str, offered: set[str], prompt: str) -> LLMRespo
     if calls:
         return _calls(calls)
     request = _REQUEST.search(text)
-    if request and "add_goal" in offered:
+    if request and "add_goal" in offered and not _TELL.search(text):
         what = _third_person(request.group("what").strip(), who)
         description = what[0].upper() + what[1:]
         return _call("add_goal", {"description": description[:200], "priority": "medium"})
@@ -195,7 +197,7 @@ def facts_in(text: str, who: str) -> list[str]:
 
 def _question(text: str, who: str) -> Question | None:
     for sentence in _SENTENCE.split(text):
-        if _REQUEST.search(sentence):
+        if _REQUEST.search(sentence) and not _TELL.search(sentence):
             continue  # "can you build a bridge?" asks for work, not for an answer
         found = question_of(sentence, who)
         if found is not None:
@@ -220,8 +222,8 @@ def _fact_about(text: str, who: str) -> str | None:
     if _REQUEST.search(text) or _ADDRESSED.search(text):
         return None  # a request, or words about the assistant: no fact about the world
     rewritten = third_person(text, who)
-    if rewritten is None or len(rewritten.split()) < 3:
-        return None
+    if rewritten is None or len(rewritten.split()) < 4:
+        return None  # "I think so", "I see": no fact worth a line in every prompt
     fact = rewritten.rstrip(".!")
     return None if fact.casefold() == f"{who} is {who}".casefold() else fact
 
