@@ -127,3 +127,47 @@ def test_engine_log_lines_stay_out_of_the_chat(env: dict[str, str]) -> None:
     assert "default says to Dave: Sorry - I lost my train of thought" in chat.stdout
     assert chat.stderr == ""
     assert not re.search(r"ReAct loop|max_iterations|WARNING|Event 'evt_", chat.stdout)
+
+
+def test_ctrl_l_on_a_terminal_prints_no_caret_l(env: dict[str, str]) -> None:
+    import pty
+    import select
+    import time
+
+    master, slave = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mindspace.hosts.cli.app", "chat", "--as", "Dave"],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        close_fds=True,
+    )
+    os.close(slave)
+    seen = b""
+
+    def read_until(marker: bytes, timeout: float = 120.0) -> None:
+        nonlocal seen
+        end = time.monotonic() + timeout
+        while marker not in seen and time.monotonic() < end:
+            ready, _, _ = select.select([master], [], [], 0.5)
+            if ready:
+                try:
+                    seen += os.read(master, 4096)
+                except OSError:
+                    break
+        assert marker in seen, seen.decode("utf-8", "replace")
+
+    try:
+        read_until(b"you> ")
+        os.write(master, b"\x0cI prefer red wine.\n")  # Ctrl+L, then a line
+        read_until(b"I'll remember that")
+        os.write(master, b"/quit\n")
+        assert process.wait(timeout=60) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+        os.close(master)
+    text = seen.decode("utf-8", "replace")
+    assert "^L" not in text  # the terminal echoed nothing for Ctrl+L
+    assert "\x1b[H\x1b[2J" in text  # and the screen was cleared at Enter

@@ -124,6 +124,34 @@ class TestInCharacter(AssistantTestMixin, BaseEvenniaCommandTest):
         mode = self.on_loop(lambda a: a.views.mode())
         assert (mode.mode, mode.sleep_depth) == ("sleep", "deep")
 
+    def tick_now(self) -> None:
+        """One tick now (the ticker Script is stopped in tests), and wait for it."""
+        self.assistant.mindspace.reschedule()
+        assert self.assistant.mindspace.poll()
+        settle(lambda: not self.assistant.mindspace.busy, what="the tick finished")
+
+    def test_a_sleeping_assistant_shows_it_in_look_and_to_the_room(self) -> None:
+        from mindspace.testing.chat_server import Step
+
+        self.llm.respond = lambda body: Step(content="All quiet.")
+        self.assistant.db.desc = "A stout dwarf behind the bar."
+        self.tick_now()  # awake: its name and description as they are
+        assert "(asleep)" not in self.room1.return_appearance(self.char1)
+        others = self.listen(self.char2)
+        self.admin("Barkeep sleep deep")
+        self.tick_now()
+        self.hear(others, "^Barkeep dozes off.$")
+        room = self.room1.return_appearance(self.char1)
+        assert "Barkeep (asleep)" in room
+        look = self.assistant.return_appearance(self.char1)
+        assert "A stout dwarf behind the bar.\nBarkeep is asleep." in look
+
+        self.admin("Barkeep wake")
+        self.tick_now()
+        self.hear(others, "^Barkeep wakes up.$")
+        assert "asleep" not in self.assistant.return_appearance(self.char1)
+        assert "(asleep)" not in self.room1.return_appearance(self.char1)
+
     def test_speaking_to_a_light_sleeper_wakes_it(self) -> None:
         from mindspace.testing.chat_server import Step
 

@@ -32,7 +32,7 @@ __all__ = [
     "tool_results",
 ]
 
-QuestionKind = Literal["remember", "speaker", "other", "general"]
+QuestionKind = Literal["remember", "speaker", "other", "self", "general"]
 
 _WH = re.compile(
     r"^(?:what|who|whom|whose|which|where|when|why|how|do|does|did|is|are|am|was|were|"
@@ -43,6 +43,14 @@ _ABOUT = re.compile(
     r"\b(?:about|know|remember|recall|of)\s+(?P<name>[A-Z][\w'-]*)|"
     r"\b(?:who|what) (?:is|was) (?P<name2>[A-Z][\w'-]*)"
 )
+_ABOUT_YOU = re.compile(
+    r"\b(?:who|what) are you\b|\byour name\b|\b(?:about|describe) yourself\b|"
+    r"\bwho am I (?:talking|speaking) to\b",
+    re.IGNORECASE,
+)
+_VOCATIVE = re.compile(r"^(?:(?:hey|oi|well|so|and),?\s+)?[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?,\s+")
+_MY_NAME = re.compile(r"^You are (?P<name>[^,.:\n]+),", re.MULTILINE)
+_MY_DESCRIPTION = re.compile(r"^Your description: (?P<desc>.+)$", re.MULTILINE)
 _REMEMBER_ME = re.compile(
     r"\b(?:remember|know|recall|recognise|recognize)\s+(?:me|who I am)\b", re.IGNORECASE
 )
@@ -101,13 +109,15 @@ class Question:
 
 def question_of(sentence: str, speaker: str) -> Question | None:
     """The question ``sentence`` asks, or None when it asks none."""
-    text = sentence.strip()
+    text = _VOCATIVE.sub("", sentence.strip())  # "Mira, do you ...": whom it addresses
     if not text.endswith("?") and not _WH.match(text):
         return None
     found = _ABOUT.search(text)
     name = (found.group("name") or found.group("name2")) if found else None
-    if _REMEMBER_ME.search(text):
-        kind: QuestionKind = "remember"
+    if _ABOUT_YOU.search(text):
+        kind: QuestionKind = "self"
+    elif _REMEMBER_ME.search(text):
+        kind = "remember"
     elif name and name not in _NOT_NAMES and name.casefold() != speaker.casefold():
         kind = "other"
     elif _FIRST_PERSON.search(text):
@@ -144,8 +154,16 @@ def known_facts(prompt: str, recalled: Iterable[dict[str, Any]], subject: str) -
     return unique
 
 
-def answer(question: Question, facts: Sequence[str], speaker: str, *, met_before: bool) -> str:
-    """The reply to ``question`` from ``facts`` (already about its subject)."""
+def answer(
+    question: Question, facts: Sequence[str], speaker: str, *, met_before: bool, prompt: str = ""
+) -> str:
+    """The reply to ``question`` from ``facts`` (already about its subject).
+
+    A question about the assistant itself is answered from the prompt: its name (``You
+    are NAME``) and, in a game, its description (``Your description: ...``).
+    """
+    if question.kind == "self":
+        return about_me(prompt, speaker)
     best = _ranked(question, facts)
     if question.kind == "remember":
         if best:
@@ -166,6 +184,28 @@ def answer(question: Question, facts: Sequence[str], speaker: str, *, met_before
     if best:
         return f"From what I remember: {'; '.join(best[:3])}."
     return f"I'm afraid I don't know, {speaker}."
+
+
+def about_me(prompt: str, speaker: str) -> str:
+    """Who the assistant is, in its own words: its name and its description."""
+    # The last "You are NAME": a host's or operator's prompt comes after the built-in one.
+    names = [found.group("name").strip() for found in _MY_NAME.finditer(prompt)]
+    name = names[-1] if names else None
+    desc = found.group("desc").strip() if (found := _MY_DESCRIPTION.search(prompt)) else ""
+    if desc == "(none)":
+        desc = ""
+    intro = f"I'm {name}" if name else "I'm the one you're talking to"
+    if desc:
+        return f"{intro}, {speaker}. {_first_person(desc, name)}"
+    return f"{intro}, {speaker}. What can I do for you?"
+
+
+def _first_person(desc: str, name: str | None) -> str:
+    """A description as its own words: "A stout dwarf behind the bar." -> "A stout ..."."""
+    text = desc.rstrip()
+    if name:
+        text = re.sub(rf"^{re.escape(name)} is\b", "I am", text)
+    return text if text.endswith((".", "!", "?")) else text + "."
 
 
 # -- reading the prompt and the recall results ------------------------------------------

@@ -63,6 +63,8 @@ _GREETING = re.compile(
 )
 _GREETING_PREFIX = re.compile(_GREETING.pattern + r"[^.!?,]*[.!?,]\s*", re.IGNORECASE)
 _ADDRESSED = re.compile(r"\b(?:you|your|yours|yourself)\b", re.IGNORECASE)
+# A request to tell or remind is a question ("can you tell me what I like to drink?").
+_TELL = re.compile(r"\b(?:tell|remind|say to)\s+(?:me|us)\b", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _GUARD = PersonaGuard()
 _STATUS = re.compile(r"\b(status|how busy|how are you doing|token)\b", re.IGNORECASE)
@@ -91,11 +93,11 @@ def chat_skill(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> LLMR
     prompt = "\n".join(m.content or "" for m in messages[:start] if m.role == "system")
     results = tool_results(messages, start)
     if not results:
-        return _first_step(text, who, offered)
+        return _first_step(text, who, offered, prompt)
     return _next_step(text, results, who, offered, prompt)
 
 
-def _first_step(text: str, who: str, offered: set[str]) -> LLMResponse:
+def _first_step(text: str, who: str, offered: set[str], prompt: str) -> LLMResponse:
     calls: list[tuple[str, dict[str, Any]]] = []
     if "add_session_memory" in offered:
         calls += [
@@ -103,20 +105,21 @@ def _first_step(text: str, who: str, offered: set[str]) -> LLMResponse:
             for fact in facts_in(text, who)
         ]
     question = _question(text, who)
-    if question is not None and question.kind != "general" and "recall_memories" in offered:
+    recall = question is not None and question.kind != "self" and "recall_memories" in offered
+    if recall and question is not None and question.kind != "general":
         calls.append(("recall_memories", {"query": recall_query(question), "limit": 10}))
     if calls:
         return _calls(calls)
     request = _REQUEST.search(text)
-    if request and "add_goal" in offered:
+    if request and "add_goal" in offered and not _TELL.search(text):
         what = _third_person(request.group("what").strip(), who)
         description = what[0].upper() + what[1:]
         return _call("add_goal", {"description": description[:200], "priority": "medium"})
     if _STATUS.search(text) and "get_system_status" in offered:
         return _call("get_system_status", {})
-    if question is not None and "recall_memories" in offered:
+    if recall and question is not None:
         return _call("recall_memories", {"query": recall_query(question), "limit": 10})
-    return LLMResponse(text=_reply(text, who, [], ""))
+    return LLMResponse(text=_reply(text, who, [], prompt))
 
 
 def _next_step(
@@ -160,7 +163,7 @@ def _reply(text: str, who: str, results: list[tuple[str, dict[str, Any]]], promp
     if question is not None:
         facts = known_facts(prompt, recalled, question.subject)
         met = _met_before(prompt, who)
-        return greeting + answer(question, facts, who, met_before=met)
+        return greeting + answer(question, facts, who, met_before=met, prompt=prompt)
     if noted and greeting:
         said = to_speaker([str(r.get("added", "")) for r in noted][:3], who)
         return f"{greeting}I'll remember that {said[:1].lower()}{said[1:]}"
@@ -197,7 +200,7 @@ def facts_in(text: str, who: str) -> list[str]:
 
 def _question(text: str, who: str) -> Question | None:
     for sentence in _SENTENCE.split(text):
-        if _REQUEST.search(sentence):
+        if _REQUEST.search(sentence) and not _TELL.search(sentence):
             continue  # "can you build a bridge?" asks for work, not for an answer
         found = question_of(sentence, who)
         if found is not None:
@@ -222,8 +225,8 @@ def _fact_about(text: str, who: str) -> str | None:
     if _REQUEST.search(text) or _ADDRESSED.search(text):
         return None  # a request, or words about the assistant: no fact about the world
     rewritten = third_person(text, who)
-    if rewritten is None or len(rewritten.split()) < 3:
-        return None
+    if rewritten is None or len(rewritten.split()) < 4:
+        return None  # "I think so", "I see": no fact worth a line in every prompt
     fact = rewritten.rstrip(".!")
     return None if fact.casefold() == f"{who} is {who}".casefold() else fact
 

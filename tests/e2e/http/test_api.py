@@ -209,7 +209,7 @@ async def test_the_tick_log_keeps_recent_ticks(client: httpx.AsyncClient) -> Non
         await _say(client, f"Hello number {n}")
     ticks = (await client.get(f"{A}/ticks")).json()["ticks"]
     assert [t["number"] for t in ticks] == [3, 2, 1]
-    assert ticks[0]["reply"] == "Noted, Alice."
+    assert ticks[0]["reply"] == "Hello, Alice! What can I do for you?"
     assert "prompt" not in ticks[0]
     full = (await client.get(f"{A}/ticks/1")).json()["tick"]
     assert full["prompt"]["components"][0]["content"].startswith("You are barkeep")

@@ -199,6 +199,6 @@ async def test_the_background_loop_answers_events(
                 raise AssertionError("the stream ended without the reply")
 
             item = await asyncio.wait_for(reply(), timeout=30)
-        assert item["data"]["text"] == "Noted, someone."
+        assert item["data"]["text"] == "Hello, someone! What can I do for you?"
         event = (await client.get(f"{base}/events/{event_id}")).json()["event"]
         assert event["status"] == "done"

@@ -187,11 +187,47 @@ def run_chat(
 
     The assistant's model is closed before the loop ends.
     """
-    return asyncio.run(
-        chat_session(
-            assistant, user=user, console=console, reader=LineReader(read_line), database=database
+    restore = _quiet_control_echo()
+    try:
+        return asyncio.run(
+            chat_session(
+                assistant,
+                user=user,
+                console=console,
+                reader=LineReader(read_line),
+                database=database,
+            )
         )
-    )
+    finally:
+        restore()
+
+
+def _quiet_control_echo() -> Callable[[], None]:
+    """Stop the terminal echoing control keys as ``^L``; returns what puts it back.
+
+    Ctrl+L then prints nothing while the line is typed, and clears the screen at Enter
+    (:func:`_typed`). Not a terminal (a pipe, a test): nothing to change.
+    """
+    try:
+        import termios
+    except ImportError:  # pragma: no cover - Windows
+        return lambda: None
+    try:
+        fd = sys.stdin.fileno()
+        if not os.isatty(fd):
+            return lambda: None
+        saved = termios.tcgetattr(fd)
+    except (OSError, ValueError, termios.error):
+        return lambda: None
+    quiet = list(saved)
+    quiet[3] = quiet[3] & ~termios.ECHOCTL
+    termios.tcsetattr(fd, termios.TCSANOW, quiet)
+
+    def restore() -> None:
+        with contextlib.suppress(OSError, termios.error):
+            termios.tcsetattr(fd, termios.TCSANOW, saved)
+
+    return restore
 
 
 async def chat_session(

@@ -55,6 +55,9 @@ STORE_FILE_NAME = "mindspace.db"
 DEFAULT_THINKING_MESSAGE = "{name} thinks about what {speaker} said..."
 DEFAULT_SLEEP_MESSAGE = "{name} is fast asleep and does not answer."
 DEFAULT_WAKE_MESSAGE = "{name} stirs and slowly wakes up."
+DEFAULT_DOZE_MESSAGE = "{name} dozes off."
+DEFAULT_ASLEEP_LOOK = "{name} is asleep."
+DEFAULT_AWAKE_MESSAGE = "{name} wakes up."
 DEFAULT_FAILURE_MESSAGE = "I'm sorry, I was distracted. Could you say that again?"
 _MISSING = object()
 
@@ -83,6 +86,20 @@ class EvenniaOptions(BaseModel):
         default=DEFAULT_WAKE_MESSAGE,
         description="Shown when speaking to it wakes it from light sleep (its answer "
         "follows once it is awake); same placeholders; empty: nothing.",
+    )
+    doze_message: str = Field(
+        default=DEFAULT_DOZE_MESSAGE,
+        description="Shown to the room when the assistant falls asleep (its schedule, a "
+        "command, its own go_to_sleep); {name} is the assistant; empty: nothing.",
+    )
+    awake_message: str = Field(
+        default=DEFAULT_AWAKE_MESSAGE,
+        description="Shown to the room when the assistant wakes up; empty: nothing.",
+    )
+    asleep_look: str = Field(
+        default=DEFAULT_ASLEEP_LOOK,
+        description="Added to its description in `look` while it sleeps (and '(asleep)' to "
+        "its name in the room's list); {name} is the assistant; empty: nothing added.",
     )
     failure_message: str = Field(
         default=DEFAULT_FAILURE_MESSAGE,

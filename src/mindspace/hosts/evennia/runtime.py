@@ -67,6 +67,7 @@ __all__ = [
     "config_fingerprint",
     "forget_runtime",
     "install_runtime",
+    "open_runtime",
     "runtime_for",
 ]
 
@@ -358,9 +359,12 @@ class AssistantRuntime:
         now = self._now()
         self.policy.finish(self.key, now, result)
         report = TickReport.of(result, source, private=private)
+        before = self.mode
         self.ticks += 1
         self.last_tick_at = now
         self.last_report = report
+        if before is not None and before != report.mode:
+            self._show_mode_change(report.mode)
         if report.prompt is not None:
             self.last_prompt = SeenPrompt(now, utc_stamp(), report.kind, report.prompt)
         if report.kind != "event" and report.reply:
@@ -369,6 +373,15 @@ class AssistantRuntime:
             logger.info("mindspace: %r thought (not said): %s", self.key, first_line(report.reply))
         if report.status == "failed":
             self._report_failure(report)
+
+    def _show_mode_change(self, mode: str) -> None:
+        # The room sees the assistant fall asleep or wake, as it would see a person do so.
+        options = self.config.options
+        template = options.doze_message if mode == "sleep" else options.awake_message
+        try:
+            show_reaction(self.character, template, None, False)
+        except Exception:
+            log_error(f"mindspace: could not show {self.key!r} falling asleep or waking")
 
     def _tick_failed(self, failure: Any) -> None:
         from twisted.internet.defer import CancelledError
@@ -474,6 +487,12 @@ def runtime_for(character: Any) -> AssistantRuntime:
     else:
         runtime.world.character = character  # the idmapper may have reloaded the object
     return runtime
+
+
+def open_runtime(character: Any) -> AssistantRuntime | None:
+    """``character``'s runtime if one is open (never opens one: for looks and listings)."""
+    runtime = _RUNTIMES.get(character.id)
+    return runtime if runtime is not None and not runtime.closed else None
 
 
 def forget_runtime(character: Any) -> None:

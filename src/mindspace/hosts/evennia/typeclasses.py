@@ -37,6 +37,7 @@ from mindspace.hosts.evennia.runtime import (
     AssistantRuntime,
     config_fingerprint,
     forget_runtime,
+    open_runtime,
     runtime_for,
 )
 
@@ -123,6 +124,24 @@ class AssistantCharacterMixin:
         """Stop the runtime with the character (its mindspace state is kept)."""
         forget_runtime(self)
         return bool(super().at_object_delete())  # type: ignore[misc]
+
+    # -- how others see it -------------------------------------------------------------
+    def get_display_name(self, looker: Any = None, **kwargs: Any) -> str:
+        """Its name; "(asleep)" after it while it sleeps, so a room's list shows it."""
+        name = str(super().get_display_name(looker, **kwargs))  # type: ignore[misc]
+        runtime = open_runtime(self)
+        if runtime is None or runtime.mode != "sleep" or not runtime.config.options.asleep_look:
+            return name
+        return f"{name} (asleep)"
+
+    def get_display_desc(self, looker: Any, **kwargs: Any) -> str:
+        """Its description, and the ``asleep_look`` line while it sleeps."""
+        desc = str(super().get_display_desc(looker, **kwargs))  # type: ignore[misc]
+        runtime = open_runtime(self)
+        if runtime is None or runtime.mode != "sleep":
+            return desc
+        line = runtime.config.options.asleep_look.replace("{name}", str(self.key)).strip()
+        return f"{desc}\n{line}" if line else desc
 
     @property
     def mindspace(self) -> AssistantRuntime:
