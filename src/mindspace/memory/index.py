@@ -301,9 +301,10 @@ class MemoryIndex:
                 rows = self._cells.probe(queries)
                 rows = rows[usable[rows]]
                 sims = self._matrix.scores_many_at(rows, queries)
-            else:
-                rows = np.flatnonzero(usable)
-                sims = self._matrix.scores_many(queries)[:, rows]
+            else:  # every row: column r is row r
+                rows = np.arange(self._matrix.rows)
+                sims = self._matrix.scores_many(queries)
+                sims[:, ~usable] = -np.inf
             for offset, row_scores in enumerate(sims):
                 i = start + offset
                 own = self._row_of.get(exclude[i]) if i < len(exclude) else None
