@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from mindspace.embeddings import HashingEmbedder
-from mindspace.embeddings.cache import CachedEmbedder, cached
+from mindspace.embeddings.cache import OWN_SIZE, CachedEmbedder, cached
 from mindspace.embeddings.port import Vectors
 from mindspace.memory.lookup import aquery_vectors
 from mindspace.memory.semantic import MemoryQuery
@@ -49,6 +49,18 @@ def test_assistants_sharing_an_embedder_share_its_cache() -> None:
     assert cached(inner) is cached(inner)
     assert cached(cached(inner)) is cached(inner)
     assert cached(HashingEmbedder(32)) is not cached(inner)
+
+
+def test_an_embedder_that_cannot_be_shared_gets_a_small_cache_of_its_own() -> None:
+    class Unhashable(Counting):
+        __hash__ = None  # type: ignore[assignment]
+
+    embedder = Unhashable(HashingEmbedder(16))
+    first, second = cached(embedder), cached(embedder)
+    assert first is not second
+    assert first.size == OWN_SIZE
+    first.embed(["a", "a"])
+    assert embedder.seen == ["a"]
 
 
 def test_a_speakers_message_embeds_one_text_once_the_speaker_is_known() -> None:

@@ -24,10 +24,13 @@ import numpy as np
 
 from mindspace.embeddings.port import Embedder, Vectors, embed_async
 
-__all__ = ["SIZE", "CachedEmbedder", "cached"]
+__all__ = ["OWN_SIZE", "SIZE", "CachedEmbedder", "cached"]
 
 SIZE = 1024
 """Texts whose vectors are kept (1.5 MB at 384 dimensions)."""
+
+OWN_SIZE = 64
+"""Texts kept by the cache of an embedder that cannot be shared (see :func:`cached`)."""
 
 _shared: weakref.WeakKeyDictionary[Embedder, CachedEmbedder] = weakref.WeakKeyDictionary()
 _shared_lock = threading.Lock()
@@ -40,8 +43,10 @@ def cached(embedder: Embedder) -> CachedEmbedder:
     with _shared_lock:
         try:
             found = _shared.get(embedder)
-        except TypeError:  # an embedder that cannot be weakly referenced: its own cache
-            return CachedEmbedder(embedder)
+        except TypeError:
+            # Unhashable or not weakly referenceable: a small cache of its own (one per
+            # assistant, so kept small: a worker may open a thousand of them).
+            return CachedEmbedder(embedder, size=OWN_SIZE)
         if found is None:
             found = CachedEmbedder(embedder)
             _shared[embedder] = found

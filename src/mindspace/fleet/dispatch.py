@@ -5,8 +5,8 @@ when workers run the ticks. It hears every ``event_queued`` and ``mode_changed``
 assistants the server has open and enqueues a prompt tick (pulling a waiting one
 forward), once per assistant at a time: nudges that arrive while one is being enqueued
 are folded into it, and the queue's ``queueing_lock`` folds those of other servers. An
-assistant the server opens (created, or found in the store) gets one at once, for the
-events posted before its notices were heard. The workers' sweep
+assistant the server opens after it started (created through it, or found in the store)
+gets one at once, for the events posted before its notices were heard. The workers' sweep
 (:mod:`mindspace.fleet.sweep`) is the guarantee behind this: whatever the server misses
 is ticked within one heartbeat; the server makes it sooner.
 """
@@ -109,16 +109,20 @@ class QueueDispatch:
             logger.exception("Could not open the task queue; events will not start ticks")
             return
         self._opened.set()
+        first = True
         while True:
             try:
                 for key in self.source.open_keys():
                     if key not in self._watched:
                         self._watched.add(key)
                         self.source.watch(key, partial(self._heard, key))
-                        # Events posted between the assistant's creation and this look
-                        # went unheard: one prompt tick serves them all. (Workers also
-                        # sweep every heartbeat; this only makes it sooner.)
-                        self.nudge(key, urgent=True)
+                        if not first:
+                            # Opened since (created through this server, most often):
+                            # events posted before this look went unheard, and one
+                            # prompt tick serves them all. The assistants there at start
+                            # are the workers' (their sweep); this only makes it sooner.
+                            self.nudge(key, urgent=True)
+                first = False
             except Exception:
                 logger.exception("Could not list the assistants to watch; trying again")
             await asyncio.sleep(WATCH_INTERVAL)

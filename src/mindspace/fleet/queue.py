@@ -109,6 +109,9 @@ class Fleet:
         self.app = App(connector=connector)
         self.task = self.app.task(name=TICK_TASK, pass_context=False)(self._tick)
         self.ticks_run = 0
+        self.idle_at: dict[str, int] = {}
+        """The revision at which this process's last tick of an assistant found it idle
+        (the sweep need not ask again while the revision stays there)."""
 
     async def prepare(self, then: Callable[[], None] | None = None) -> None:
         """Create procrastinate's tables if missing, then call ``then`` (in a thread).
@@ -208,6 +211,7 @@ class Fleet:
         # none does (nor anything else), that tick would only find the assistant idle.
         if result.status != "failed" and is_idle(self.assistant(key)):
             logger.debug("%s is idle: no tick scheduled until something happens", key)
+            self.idle_at[key] = self.assistant(key).core.state.revision
             return
         delay = follow_up_delay(
             result, failures, awake_rate=self.awake_rate, max_backoff=self.max_backoff

@@ -87,8 +87,8 @@ class Sweeper:
         return result
 
     def _not_idle(self, key: str, revision: int) -> bool:
-        if self._seen.get(key) == revision:
-            return False
+        if revision in (self._seen.get(key), self.fleet.idle_at.get(key)):
+            return False  # idle at this revision already (seen here, or after our tick)
         # A store read on the loop, like the ticks' own (the store is synchronous); it
         # happens once per change of an assistant that has no tick.
         busy = not is_idle(self.fleet.assistant(key))

@@ -21,7 +21,6 @@ import numpy as np
 import numpy.typing as npt
 
 from mindspace.clock import parse_time
-from mindspace.memory.ann import CellIndex
 from mindspace.memory.fusion import zscores
 from mindspace.memory.lexical import LexicalIndex
 from mindspace.memory.quantized import QuantizedMatrix
@@ -163,7 +162,6 @@ class MemoryIndex:
         self._entities: list[str] = []
         self._tags: dict[str, set[int]] = {}
         self._lexical = LexicalIndex()
-        self._cells = CellIndex()
         self._dead = 0
 
     # -- CacheListener -------------------------------------------------------------------
@@ -277,16 +275,12 @@ class MemoryIndex:
         k: int,
         threshold: float,
         exclude: Sequence[str],
-        exact: bool = False,
     ) -> list[list[Neighbour]]:
         """For each row of ``vectors``, up to ``k`` memories with similarity >= ``threshold``.
 
-        From :data:`~mindspace.memory.ann.MIN_ROWS` memories on, each row is scored
-        against the memories of its nearest cells only (:class:`CellIndex`, about
-        ``√N`` cells: approximate, a neighbour in an unprobed cell is missed); below,
-        and with ``exact``, the rows are scored together against every memory (one int8
-        kernel pass per 32 of them). Scores are the quantised dot products (within
-        ~0.003 of float32).
+        The rows are scored together (one int8 kernel pass per 32 of them), so linking
+        a batch costs one pass over the matrix rather than one per memory. Scores are
+        the quantised dot products (within ~0.003 of float32).
         """
         self.ensure()
         batch = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
@@ -294,24 +288,17 @@ class MemoryIndex:
         if self._matrix is None or batch.shape[1] != self._dim or not len(self.keys):
             return results
         usable = self._alive.view() & self._has_vector.view()
-        cells = not exact and self._cells.sync(self._matrix, self._has_vector.view())
         for start in range(0, batch.shape[0], 32):
-            queries = batch[start : start + 32]
-            if cells:  # the rows of the batch's nearest cells only
-                rows = self._cells.probe(queries)
-                rows = rows[usable[rows]]
-                sims = self._matrix.scores_many_at(rows, queries)
-            else:
-                rows = np.flatnonzero(usable)
-                sims = self._matrix.scores_many(queries)[:, rows]
+            sims = self._matrix.scores_many(batch[start : start + 32])
+            sims[:, ~usable] = -np.inf
             for offset, row_scores in enumerate(sims):
                 i = start + offset
                 own = self._row_of.get(exclude[i]) if i < len(exclude) else None
                 if own is not None:
-                    row_scores[rows == own] = -np.inf
+                    row_scores[own] = -np.inf
                 keep = row_scores >= np.float32(threshold)
                 results[i] = [
-                    Neighbour(self.keys[int(rows[r])], round(float(row_scores[r]), 4))
+                    Neighbour(self.keys[r], round(float(row_scores[r]), 4))
                     for r in self.top(row_scores, keep, k)
                 ]
         return results

@@ -96,29 +96,6 @@ class QuantizedMatrix:
         scored: npt.NDArray[np.float32] = self.scores_many(query[None, :])[0]
         return scored
 
-    def dequantize(self, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
-        """The float32 vectors of ``rows`` as the codes give them back (within a scale step)."""
-        out: npt.NDArray[np.float32] = (
-            self._codes[rows].astype(np.float32) * self._scale[rows, None]
-        )
-        return out
-
-    def scores_many_at(
-        self, rows: npt.NDArray[np.int64], queries: npt.NDArray[np.float32]
-    ) -> npt.NDArray[np.float32]:
-        """Dot products of each query with the given rows only: shape (queries, rows)."""
-        batch = np.atleast_2d(np.asarray(queries, dtype=np.float32))
-        out = np.empty((batch.shape[0], rows.shape[0]), dtype=np.float32)
-        if not rows.shape[0]:
-            return out
-        codes = np.ascontiguousarray(self._codes[rows])
-        scale = self._scale[rows]
-        for start in range(0, batch.shape[0], _CHUNK):
-            q_codes, q_scale = quantize(batch[start : start + _CHUNK])
-            dots = _dots(codes, q_codes)
-            out[start : start + _CHUNK] = (dots * scale[:, None]).T * q_scale[:, None]
-        return out
-
     def scores_many(self, queries: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """Dot products of every row with each query: shape (queries, rows)."""
         batch = np.atleast_2d(np.asarray(queries, dtype=np.float32))
