@@ -240,3 +240,39 @@ async def test_entries_the_model_covered_keep_its_facts_and_the_rest_go_to_the_r
     assert by_entry[11] == ["Entry 11 is about a move"]
     assert by_entry[12] == ["Dave moved to the harbour in year 11."]
     assert sorted(k for k in by_entry if k is not None) == list(range(1, 26))
+
+
+async def test_long_entries_get_sessions_of_their_own_size(
+    store: SqlStore, clock: ManualClock, tmp_path: Path
+) -> None:
+    llm = counted_offline()
+    assistant = open_assistant(store, clock, tmp_path, llm)
+    with assistant.core.transaction() as unit:
+        book = JournalBook(unit, assistant.clock, assistant.settings)
+        for n in range(7):  # seven of ~3,850 characters, then four short ones
+            book.add(f"Alice described tower {n}: " + "stone and ivy. " * 255)
+        for n in range(4):
+            book.add(f"Bob paid {n} coins for ale.")
+    await assistant.sleep("closing time")
+    first = await assistant.tick()
+    assert first.sleep is not None
+    moved = first.sleep.operations["run_sleep_consolidation"]
+    assert moved["processed"] == 11
+    tasks = list(  # a session asks twice (its store_memory calls, then noop)
+        dict.fromkeys(
+            c.last_user_text
+            for c in llm.history
+            if c.last_user_text.startswith("Consolidate these journal entries")
+        )
+    )
+    # 12,000 characters of entries a session: three long entries each, the short ones
+    # with the last long one; every entry in exactly one session.
+    assert len(tasks) == 3
+    assert all(len(task) < 14_000 for task in tasks)
+    shown = sorted(
+        int(line[1:].split("]")[0])
+        for t in tasks
+        for line in t.splitlines()
+        if line.startswith("[")
+    )
+    assert shown == list(range(1, 12))
