@@ -18,6 +18,7 @@ import pytest
 
 from mindspace import Assistant, ManualClock, Settings
 from mindspace.embeddings import HashingEmbedder
+from mindspace.engine.sleep_result import SleepTickResult
 from mindspace.errors import LLMError
 from mindspace.journal import JournalBook, JournalEntry
 from mindspace.llm import FunctionLLM, OfflineLLM
@@ -74,8 +75,11 @@ def write_day(assistant: Assistant, count: int) -> None:
             )
 
 
-async def sleep_until_woken(assistant: Assistant, clock: ManualClock) -> int:
-    """Sleep, tick a minute apart until the assistant wakes by itself; the ticks run."""
+async def sleep_until_woken(
+    assistant: Assistant, clock: ManualClock
+) -> tuple[int, SleepTickResult]:
+    """Sleep, tick a minute apart until the assistant wakes by itself; the ticks run and
+    the last one's result."""
     await assistant.sleep("closing time")
     ticks = 0
     while True:
@@ -83,7 +87,7 @@ async def sleep_until_woken(assistant: Assistant, clock: ManualClock) -> int:
         ticks += 1
         assert result.sleep is not None
         if result.sleep.woke:
-            return ticks
+            return ticks, result.sleep
         assert ticks < 500, "the night never ended"
         clock.advance(minutes=1)
 
@@ -102,7 +106,7 @@ async def test_a_busy_day_is_done_within_the_night_in_few_model_calls(
     before = assistant.views.status()["night_backlog"]
     assert before == {"unscored": 600, "unconsolidated": 600, "unlinked": 0}
 
-    ticks = await sleep_until_woken(assistant, clock)
+    ticks, _ = await sleep_until_woken(assistant, clock)
 
     assert ticks == 61  # woke at its wake time, not later: nothing deferred the wake
     entries = [e for e in assistant.core.read().all(JournalEntry) if not e.is_synthesis]
@@ -130,10 +134,11 @@ async def test_what_a_night_cannot_finish_shows_and_the_next_sleep_finishes_it(
     )
     write_day(assistant, 400)
 
-    await sleep_until_woken(assistant, clock)
+    _, waking = await sleep_until_woken(assistant, clock)
 
     assert assistant.views.mode().mode == "awake"
     left = assistant.views.status()["night_backlog"]
+    assert waking.to_dict()["backlog"] == left  # the waking tick reports what it leaves
     assert left["unscored"] == 0  # compacting completes before any wake
     assert left["unconsolidated"] == 0
     assert left["unlinked"] == links_missing(assistant) > 0
@@ -235,3 +240,39 @@ async def test_entries_the_model_covered_keep_its_facts_and_the_rest_go_to_the_r
     assert by_entry[11] == ["Entry 11 is about a move"]
     assert by_entry[12] == ["Dave moved to the harbour in year 11."]
     assert sorted(k for k in by_entry if k is not None) == list(range(1, 26))
+
+
+async def test_long_entries_get_sessions_of_their_own_size(
+    store: SqlStore, clock: ManualClock, tmp_path: Path
+) -> None:
+    llm = counted_offline()
+    assistant = open_assistant(store, clock, tmp_path, llm)
+    with assistant.core.transaction() as unit:
+        book = JournalBook(unit, assistant.clock, assistant.settings)
+        for n in range(7):  # seven of ~3,850 characters, then four short ones
+            book.add(f"Alice described tower {n}: " + "stone and ivy. " * 255)
+        for n in range(4):
+            book.add(f"Bob paid {n} coins for ale.")
+    await assistant.sleep("closing time")
+    first = await assistant.tick()
+    assert first.sleep is not None
+    moved = first.sleep.operations["run_sleep_consolidation"]
+    assert moved["processed"] == 11
+    tasks = list(  # a session asks twice (its store_memory calls, then noop)
+        dict.fromkeys(
+            c.last_user_text
+            for c in llm.history
+            if c.last_user_text.startswith("Consolidate these journal entries")
+        )
+    )
+    # 12,000 characters of entries a session: three long entries each, the short ones
+    # with the last long one; every entry in exactly one session.
+    assert len(tasks) == 3
+    assert all(len(task) < 14_000 for task in tasks)
+    shown = sorted(
+        int(line[1:].split("]")[0])
+        for t in tasks
+        for line in t.splitlines()
+        if line.startswith("[")
+    )
+    assert shown == list(range(1, 12))

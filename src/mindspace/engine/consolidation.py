@@ -36,7 +36,7 @@ from mindspace.workspace.persona import PersonaGuard
 if TYPE_CHECKING:
     from mindspace.engine.session import Sessions
 
-__all__ = ["CONSOLIDATION_TASK", "run_sleep_consolidation"]
+__all__ = ["CONSOLIDATION_TASK", "SESSION_CHARS", "run_sleep_consolidation", "session_chunks"]
 
 logger = logging.getLogger("mindspace.engine")
 
@@ -50,6 +50,11 @@ An entry without such a fact needs no call. Call noop when every entry is done.
 
 Journal entries:
 {entries}"""
+
+
+SESSION_CHARS = 12_000
+"""Most characters of entry text one ``sleep_consolidate`` session reads (~3,000 tokens):
+25 chat-sized entries fit; long entries get sessions of their own."""
 
 
 def _entry_line(entry: JournalEntry) -> str:
@@ -79,7 +84,8 @@ async def run_sleep_consolidation(
 
     With ``sessions`` the model extracts the facts in the ``sleep_consolidate`` context,
     one session (one prompt, one memory recall) per ``sleep_consolidation_batch_size``
-    entries, each appended to ``ran``; after a session whose model failed, the rest of
+    entries or :data:`SESSION_CHARS` characters of them (:func:`session_chunks`), each
+    appended to ``ran``; after a session whose model failed, the rest of
     the batch goes to the rules without asking again. The rules of
     :func:`~mindspace.memory.extraction.persona_safe_facts` extract those of every entry
     the model stored no fact from (all of them without ``sessions`` or when the model
@@ -150,10 +156,9 @@ async def _consolidate_in_sessions(
     """Run one ``sleep_consolidate`` session per chunk of ``batch``; returns the ids of
     the entries the model stored a fact from (``result`` gets the memories and counts)."""
     covered: set[int] = set()
-    size = settings.sleep_consolidation_batch_size
-    for start in range(0, len(batch), size):
+    for chunk in session_chunks(batch, settings.sleep_consolidation_batch_size):
         try:
-            session = await _extract_in_context(unit, sessions, batch[start : start + size])
+            session = await _extract_in_context(unit, sessions, chunk)
         except LLMError as exc:
             logger.warning("Consolidation fell back to the extraction rules: %s", exc)
             result["error"] = f"{type(exc).__name__}: {exc}"
@@ -174,6 +179,23 @@ async def _consolidate_in_sessions(
             elif "rejected_content" in call.result:
                 result["rejected"].append(call.result["rejected_content"])
     return covered
+
+
+def session_chunks(
+    batch: Sequence[JournalEntry], size: int, chars: int = SESSION_CHARS
+) -> list[list[JournalEntry]]:
+    """``batch`` in order, in chunks of at most ``size`` entries and ``chars`` characters
+    of entry text (an entry longer than that alone): one session's prompt stays within
+    a small model's context however long the entries are."""
+    chunks: list[list[JournalEntry]] = []
+    used = 0
+    for entry in batch:
+        if not chunks or len(chunks[-1]) >= size or used + len(entry.content) > chars:
+            chunks.append([])
+            used = 0
+        chunks[-1].append(entry)
+        used += len(entry.content)
+    return chunks
 
 
 async def _extract_in_context(

@@ -26,6 +26,7 @@ from mindspace.engine.modes import (
     perform_wake_transition,
 )
 from mindspace.engine.night_budget import (
+    NightBacklog,
     NightBudget,
     night_backlog,
     night_budget,
@@ -213,6 +214,7 @@ class SleepCycle:
             )
             a.state.commit(unit)
             result.woke, result.wake_reason, result.phase_after = True, reason, None
+            result.backlog = self._left()  # carried over to the next sleep
             return result
         if deferred:
             result.deferred_wake = reason
@@ -239,10 +241,13 @@ class SleepCycle:
             result.phase_after = None
         else:
             result.phase_after = unit.doc(OperatingMode).sleep_phase
-        # What this tick leaves (this tick's own memories count as unlinked once committed).
-        result.backlog = night_backlog(unit, self._unlinked)
         a.state.commit(unit)
+        result.backlog = self._left()
         return result
+
+    def _left(self) -> NightBacklog:
+        """The night's work left as committed (this tick's new memories count as unlinked)."""
+        return night_backlog(self.core.state.begin(), self._unlinked)
 
     async def _traced(self, operation: str, work: Awaitable[T]) -> T:
         """Await ``work`` in a ``sleep_operation`` span (a phase, or one operation)."""
