@@ -302,8 +302,7 @@ def _redact_records(
                     }
                     unit.put(record.model_copy(update=blank))
                 continue
-            _, hits = redactor.value(row)
-            if not hits:
+            if not redactor.holds(row):
                 continue
             report._count(kind)
             if report.dry_run:
