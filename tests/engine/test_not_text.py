@@ -75,7 +75,10 @@ async def test_a_tool_call_carrying_nul_is_refused_to_the_model_and_the_tick_goe
     assert stored is not None
     assert stored.status == "done"
     page = on_backend.views.memory_page(limit=10)
-    assert [m["content"] for m in page["memories"]] == ["vault\ufffdcode"]
+    contents = [m["content"] for m in page["memories"]]
+    # The call's memory is stored cleaned (the person's own words may be kept beside it).
+    assert "vault\ufffdcode" in contents
+    assert not any("\x00" in c for c in contents)
 
 
 @pytest.mark.parametrize("text", ["a\x00b", "a\udc00b"])

@@ -80,6 +80,8 @@ def test_edit_delete_forget_and_history_from_the_command_line(cli: Cli) -> None:
     assert dry.returncode == 0, dry.stderr
     assert "Would forget 'Alice'" in dry.stdout
     assert "Nothing was changed" in dry.stdout
+    # The tool calls' history records of her memory, entry and profile would be blanked.
+    assert "Copies of its words would be blanked in: history (3)." in dry.stdout
     forgot = cli("entities", "forget", "Alice", "--json")
     assert forgot.returncode == 0, forgot.stderr
     assert json.loads(forgot.stdout)["memory_ids"] == ["mem_1"]

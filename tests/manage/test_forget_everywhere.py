@@ -1,7 +1,8 @@
 """Forgetting is provable: five secrets told through every entrance are nowhere afterwards.
 
 Eve's secrets go in through the Python tools, the HTTP tool routes, MCP (in process, the
-SDK's own client), a direct HTTP edit and a conversation (an event and a tick). After
+SDK's own client), a direct HTTP edit, a conversation (an event and a tick) and, on
+SQLite, ``mindspace chat --as Eve`` in another process. After
 ``POST .../entities/Eve/forget`` every GET route of the API, every MCP resource, an
 export and the database itself (the SQLite file with its write-ahead log; every row on
 PostgreSQL) are searched for them. The same search before forgetting finds each secret,
@@ -12,6 +13,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -33,6 +37,8 @@ from mindspace.transfer import export_assistant
 
 # One word each, in lower case: a search index's terms (PostgreSQL's postings) hold them too.
 SECRETS = ("vaultcode4711", "swordfishpw", "marigoldkey", "locker31415", "badgeq7x9z")
+CHAT_SECRET = "chatpin8086"
+"""Said in `mindspace chat --as Eve` (a second process, on the SQLite file)."""
 KEY = "tavern"
 API = f"/v1/assistants/{KEY}"
 
@@ -106,6 +112,27 @@ async def tell_secrets(client: httpx.AsyncClient, assistant: Assistant) -> None:
     assert ticked.status_code == 200, ticked.text
 
 
+def chat_as_eve(db_file: Path, tmp_path: Path) -> None:
+    """`mindspace chat --as Eve` in its own process, on the same database file."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MINDSPACE_")}
+    env.update({"MINDSPACE_DATA_DIR": str(tmp_path), "MINDSPACE_EMBEDDER": "hashing"})
+    env["PYTHONIOENCODING"] = "utf-8"
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "mindspace.hosts.cli.app", "chat", "--as", "Eve"),
+            *("--db", str(db_file), "--assistant", KEY),
+        ],
+        input=f"My locker pin is {CHAT_SECRET}, remember it\n",
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=180,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
 async def everything_readable(
     client: httpx.AsyncClient, assistant: Assistant, store: SqlStore, db_file: Path | None
 ) -> dict[str, str]:
@@ -173,11 +200,19 @@ async def test_five_secrets_are_nowhere_after_forgetting(
     assistant = hub.get(KEY)
     await tell_secrets(client, assistant)
     db_file = sqlite_file(store.url)
+    secrets = SECRETS
+    if db_file is not None:
+        chat_as_eve(db_file, db_file.parent)
+        secrets = (*SECRETS, CHAT_SECRET)
 
     before = await everything_readable(client, assistant, store, db_file)
-    for secret in SECRETS:
+    for secret in secrets:
         assert where(secret, before), f"{secret!r} was never stored: the search proves nothing"
 
+    listed_memories = (await client.get(f"{API}/memories", params={"limit": 200})).json()
+    memories = listed_memories["memories"]
+    from_eve = [m["id"] for m in memories if m["metadata"].get("source_entity") == "Eve"]
+    assert from_eve  # the stored and edited one at least (hosts may keep her words too)
     dry = await client.post(f"{API}/entities/Eve/forget", params={"dry_run": "true"})
     assert dry.status_code == 200, dry.text
     listed = dry.json()
@@ -190,13 +225,13 @@ async def test_five_secrets_are_nowhere_after_forgetting(
     assert forgot.json()["redacted"]["tick_log"] >= 1
 
     after = await everything_readable(client, assistant, store, db_file)
-    leaks = {secret: where(secret, after) for secret in SECRETS}
-    assert leaks == {secret: [] for secret in SECRETS}
+    leaks = {secret: where(secret, after) for secret in secrets}
+    assert leaks == {secret: [] for secret in secrets}
 
     history = (await client.get(f"{API}/history", params={"limit": 1000})).json()["entries"]
     line = next(e for e in history if e["action"] == "forget")
     assert (line["actor"], line["target_key"]) == ("privacy-officer", "Eve")
     assert line["at"]
-    assert line["before"]["counts"]["memories"] == 1
+    assert sorted(line["before"]["memory_ids"]) == sorted(from_eve)
     # Still readable after the rewrite: nothing stored that does not load.
     assert (await client.get(f"{API}/status")).status_code == 200

@@ -13,7 +13,12 @@ import pytest
 from sqlalchemy import create_engine, inspect, text
 
 from mindspace import Assistant
-from mindspace.errors import AssistantNotFoundError, ConcurrencyError, MigrationError
+from mindspace.errors import (
+    AssistantNotFoundError,
+    ConcurrencyError,
+    MigrationError,
+    StorageError,
+)
 from mindspace.state import Change
 from mindspace.storage import SqlStore
 from mindspace.storage.migrations import MIGRATIONS
@@ -156,3 +161,11 @@ def test_records_are_json_in_the_file(db_path: Path, store: SqlStore) -> None:
     with engine.connect() as conn:
         value = conn.execute(text("SELECT value FROM docs WHERE name='session_memory'")).scalar()
     assert json.loads(value) == {"key_facts": ["A"]}
+
+
+def test_a_missing_psycopg_names_the_postgres_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # as if the extra were not installed
+    with pytest.raises(
+        StorageError, match=r"install the 'postgres' extra \(from a clone: pip install -e"
+    ):
+        SqlStore("postgresql+psycopg://mindspace@localhost/mindspace")

@@ -285,8 +285,10 @@ def _redact_records(
             key = record.record_key()
             if (kind, key) in targets:
                 continue  # goes with the entity
-            if isinstance(record, HistoryEntry) and (
-                (record.target_kind, record.target_key) in targets
+            if (
+                isinstance(record, HistoryEntry)
+                and record.action != "forget"  # an earlier forget's report holds no words
+                and (record.target_kind, record.target_key) in targets
             ):
                 if record.before is None and record.after is None:
                     continue
@@ -300,8 +302,7 @@ def _redact_records(
                     }
                     unit.put(record.model_copy(update=blank))
                 continue
-            _, hits = redactor.value(row)
-            if not hits:
+            if not redactor.holds(row):
                 continue
             report._count(kind)
             if report.dry_run:

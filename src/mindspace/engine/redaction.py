@@ -10,6 +10,7 @@ the entity must not blank every "hi" the assistant keeps); they go with their re
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -26,6 +27,14 @@ FORGOTTEN_RECORD: dict[str, Any] = {"forgotten": True}
 """The ``before``/``after`` of a history entry about a record that was forgotten."""
 
 
+_ESCAPED = re.compile(r'["\\\x00-\x1f]')
+"""Characters JSON writes escaped: a needle with one is searched field by field."""
+
+
+def _opaque(_: object) -> str:
+    return ""  # bytes (vectors) and other non-JSON values hold no words
+
+
 class Redactor:
     """Replaces copies of forgotten texts; tells whether a text names the entity.
 
@@ -40,6 +49,9 @@ class Redactor:
         # Longest first, so a text that contains another is replaced whole.
         ordered = sorted(needles, key=lambda t: (-len(t), t))
         self._copies = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+        # JSON text shows such a needle as it is (no escapes), so one search of a whole
+        # record's JSON can tell that it holds none (holds()).
+        self._plain = not any(_ESCAPED.search(t) for t in ordered)
         self._name = re.compile(rf"(?<!\w){re.escape(entity)}(?!\w)", re.IGNORECASE)
 
     @property
@@ -60,6 +72,15 @@ class Redactor:
         if self._copies is None:
             return text, 0
         return self._copies.subn(REDACTED, text)
+
+    def holds(self, value: Any) -> bool:
+        """Whether a JSON-like ``value`` holds a copy (one search of its JSON text)."""
+        if self._copies is None:
+            return False
+        if not self._plain:
+            return self.value(value)[1] > 0
+        text = json.dumps(value, ensure_ascii=False, default=_opaque)
+        return self._copies.search(text) is not None
 
     def value(self, value: Any) -> tuple[Any, int]:
         """A JSON-like ``value`` (dicts, lists, tuples, strings) with copies replaced.

@@ -130,7 +130,18 @@ class SqlStore:
                 ) from exc
         try:
             self.engine: Engine = create_engine(parsed)
-        except (SQLAlchemyError, ImportError) as exc:
+        except ImportError as exc:
+            missing = exc.name or str(exc)
+            extra = "postgres" if "psycopg" in missing else None
+            hint = (
+                f'install the {extra!r} extra (from a clone: pip install -e ".[{extra}]")'
+                if extra
+                else "install the database driver it names"
+            )
+            raise StorageError(
+                f"Cannot open database {self.url!r}: its driver is missing ({exc}); {hint}."
+            ) from exc
+        except SQLAlchemyError as exc:
             raise StorageError(
                 f"Cannot open database {self.url!r}: {exc}. Check MINDSPACE_DATABASE_URL or --db."
             ) from exc

@@ -155,6 +155,8 @@ def test_forget_an_entity_after_the_dry_run_and_see_the_history_entry(
     expect(panel.locator(".forget-ids")).to_contain_text(ids["alice"])
     expect(panel.locator(".forget-ids")).to_contain_text(ids["alice2"])
     expect(panel.locator(".forget-ids")).to_contain_text("Alice pays her tab every Friday")
+    # The tool calls' history records of her memories lose their words too.
+    expect(panel.locator(".forget-redacted")).to_contain_text("history (")
     shot(page, "dashboard-forget-dry-run.png")
     # The dry run wrote nothing: Alice's memory is still listed.
     listed = page.request.get(url.replace("/dashboard/", "/v1/assistants/barkeep/memories"))

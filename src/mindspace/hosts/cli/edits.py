@@ -307,7 +307,7 @@ def forget_command(
     if shown["journal_entry_ids"]:
         say(f"Journal entries: {', '.join(map(str, shown['journal_entry_ids']))}")
     if shown["redacted"]:
-        places = ", ".join(f"{n} {place}" for place, n in shown["redacted"].items())
+        places = ", ".join(f"{place} ({n})" for place, n in shown["redacted"].items())
         blanked = "would be blanked" if dry_run else "blanked"
         say(f"Copies of its words {blanked} in: {places}.")
     if dry_run:

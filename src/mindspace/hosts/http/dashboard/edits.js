@@ -132,7 +132,15 @@ const TIERS = [
   ["journal_entries", "journal entries"],
   ["journal_vectors", "journal vectors"],
   ["memory_links", "memory links"],
+  ["session_facts", "session facts naming them"],
+  ["events", "events (their text and reply)"],
 ];
+
+// Where copies of the entity's words are blanked besides (history, documents, ticks...).
+function redactedLine(redacted) {
+  const places = Object.entries(redacted || {}).filter(([, n]) => n);
+  return places.length ? `Copies of their words blanked in: ${places.map(([p, n]) => `${p} (${n})`).join(", ")}.` : null;
+}
 
 function countLines(counts) {
   return TIERS.filter(([key]) => counts[key]).map(([key, label]) => `${counts[key]} ${label}`);
@@ -164,6 +172,7 @@ export function forgetButton(entity, ops, done) {
         h("strong", {}, `Forgetting ${entity} removes:`),
         lines.length ? h("ul", { class: "plain forget-counts" }, lines.map((l) => h("li", {}, l))) : empty("nothing is stored about them."),
         h("ul", { class: "plain forget-ids" }, items("memories", "memory", plan.memory_ids), items("journal entries", "journal", plan.journal_entry_ids)),
+        redactedLine(plan.redacted) ? h("p", { class: "hint forget-redacted" }, redactedLine(plan.redacted)) : null,
         h("p", { class: "hint" }, "This cannot be undone; the history records that it happened."),
         h(
           "div",
