@@ -57,7 +57,8 @@ async def _scripted(profile: str) -> list[dict[str, Any]]:
         ChatCompletionsServer(respond=lambda body: Step(content="Noted, Alice.")) as server,
     ):
         llm = OpenAICompatibleLLM(base_url=server.url, model="scripted", max_retries=0)
-        settings = Settings(data_dir=Path(tmp), tool_profile=profile)
+        extra = {} if profile == "full" else {"tool_profile": profile}
+        settings = Settings(data_dir=Path(tmp), **extra)
         assistant = open_assistant("barkeep", db=Path(tmp) / "b.db", llm=llm, settings=settings)
         await assistant.set_user_system_prompt(OPERATOR)
         for line in LINES:
@@ -200,10 +201,14 @@ def main() -> None:
     parser.add_argument("--profile", default="compact", help="tool profile (real part)")
     parser.add_argument("--turns", type=int, default=4)
     parser.add_argument("--no-requests", action="store_true")
+    parser.add_argument(
+        "--profiles", default="full,compact", help="tool profiles of the requests part"
+    )
     options = parser.parse_args()
     result: dict[str, Any] = {}
     if not options.no_requests:
-        result["requests"] = {p: asyncio.run(_scripted(p)) for p in ("full", "compact")}
+        profiles = options.profiles.split(",")
+        result["requests"] = {p: asyncio.run(_scripted(p)) for p in profiles}
     if options.real:
         result["real"] = _real(options.src, options.profile, options.turns)
     print(json.dumps(result, indent=1))
