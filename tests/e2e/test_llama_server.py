@@ -76,7 +76,7 @@ def test_two_turns_with_a_real_llama_server(tmp_path: Path) -> None:
     silent = re.findall(r"\(barkeep did not reply to message '(.*?)'", out)
     assert len(said) + len(silent) == 2, out
     assert not RAW.search(out), out
-    assert "error" not in out.lower(), out
+    assert not re.search(r"error: \w+Error", out), out  # no tick failed (e.g. a timeout)
     # The second turn read the stable prefix from llama.cpp's cache (the server's count).
     usage = status["token_usage"]
     assert usage["source"] == "provider", usage
