@@ -26,7 +26,6 @@ from mindspace.runtime import open_assistant
 from mindspace.testing import llama_server
 from mindspace.testing.llama_server import LlamaServer
 
-
 CLI = [sys.executable, "-m", "mindspace.hosts.cli"]
 FACT = "My sister Mira keeps bees in Tuckborough."
 RAW = re.compile(r"<\|im_(start|end)\|>|<tool_call>|\"arguments\"|Traceback|\{\"name\"")
