@@ -40,7 +40,9 @@ from mindspace.workspace.records import Goal
 REPLY = "Gladly, Alice. I have noted it down for you."
 FIRST_WORDS = 5  # QuirkSettings.length_words: the length quirk cuts after these
 REST = " " + " ".join(REPLY.split()[FIRST_WORDS:])
-MODES: list[Quirk | None] = [None, *Quirk]
+# drops_tools changes what the model sees (no tools at all), not how the same answer is
+# put on the wire; tests/e2e/test_doctor.py covers it.
+MODES: list[Quirk | None] = [None, *(q for q in Quirk if q is not Quirk.DROPS_TOOLS)]
 LINES = ["Could you find me a room for tonight?", "And a warm meal, please."]
 
 

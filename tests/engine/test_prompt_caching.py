@@ -12,10 +12,12 @@ from typing import Any
 
 import pytest
 
-from mindspace import Assistant, ManualClock
+from mindspace import Assistant, ManualClock, ScriptedLLM
 from mindspace.config import Settings
+from mindspace.hosts.http.ticks import tick_record
 from mindspace.llm.anthropic_messages import AnthropicLLM
 from mindspace.llm.openai_compat import OpenAICompatibleLLM
+from mindspace.llm.port import Usage
 from mindspace.testing import ChatCompletionsServer, MessagesServer
 from mindspace.testing.prefix import request_text, shares
 from mindspace.testing.scripted_server import Step
@@ -155,3 +157,27 @@ async def test_anthropic_requests_mark_the_stable_blocks_for_caching(
     ]
     assert [block["text"] for block in marked] == ["Noted, Alice."]
     assert sum(1 for _ in marked) + 2 <= 4  # the API allows four cache breakpoints
+
+
+async def test_the_tick_record_and_status_carry_the_cached_tokens(
+    make_assistant: Callable[..., Assistant], scripted: ScriptedLLM
+) -> None:
+    assistant = make_assistant(llm=scripted)
+    scripted.enqueue(
+        tool_calls=[{"name": "add_goal", "arguments": {"description": "Find Alice a room"}}],
+        usage=Usage(prompt_tokens=900, completion_tokens=12, cached_tokens=0),
+    )
+    scripted.enqueue("A room is ready.", usage=Usage(900 + 40, 6, cached_tokens=900))
+    assistant.enqueue_event("A room, please.", source_entity="Alice")
+    result = await assistant.tick()
+
+    record = tick_record(1, "2025-12-06T10:00:00Z", result)
+    assert record["loop"]["usage"] == {
+        "requests": 2,
+        "prompt_tokens": 1840,
+        "cached_tokens": 900,
+    }
+    usage = assistant.views.status()["token_usage"]
+    assert usage["source"] == "provider"
+    assert usage["estimated_used"] == 940
+    assert usage["cached_tokens"] == 900

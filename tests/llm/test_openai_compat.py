@@ -18,7 +18,7 @@ from mindspace.config import Settings
 from mindspace.errors import LLMConnectionError, LLMProviderError, LLMResponseError
 from mindspace.llm.openai_compat import OpenAICompatibleLLM
 from mindspace.llm.openai_retry import timeout_kind
-from mindspace.llm.port import Message, ToolCall, close_llm
+from mindspace.llm.port import Message, ToolCall, Usage, close_llm
 from mindspace.runtime import build_llm
 from mindspace.testing import ChatCompletionsServer, QuirkSettings, Step
 
@@ -243,6 +243,33 @@ async def test_length_and_missing_usage_are_reported(make_llm: MakeLLM) -> None:
         server.reply("The stew is ready now")
         answer = await make_llm(server).complete(HELLO)
     assert (answer.text, answer.finish_reason, answer.usage) == ("The stew", "length", None)
+
+
+async def test_the_prompt_tokens_read_from_the_cache_are_kept(make_llm: MakeLLM) -> None:
+    """As llama.cpp, vLLM and OpenAI report them: ``usage.prompt_tokens_details``."""
+    answer_body = {
+        "id": "c1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "scripted",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": "Hi"}, "finish_reason": "stop"}
+        ],
+        "usage": {
+            "prompt_tokens": 5000,
+            "completion_tokens": 3,
+            "total_tokens": 5003,
+            "prompt_tokens_details": {"cached_tokens": 4864},
+        },
+    }
+    with ChatCompletionsServer() as server:
+        server.push(Step(body=json.dumps(answer_body).encode()))
+        server.reply("Again")  # a server without the details: nothing cached
+        first = await make_llm(server).complete(HELLO)
+        second = await make_llm(server).complete(HELLO)
+    assert first.usage == Usage(prompt_tokens=5000, completion_tokens=3, cached_tokens=4864)
+    assert second.usage is not None
+    assert second.usage.cached_tokens == 0
 
 
 async def test_tool_calls_written_as_text_stay_text(make_llm: MakeLLM) -> None:

@@ -33,7 +33,10 @@ async def test_one_tick_is_a_span_tree_of_model_and_tool_calls(
         tool_calls=[{"name": "add_goal", "arguments": {"description": "Restock the cellar"}}],
         usage=Usage(prompt_tokens=120, completion_tokens=15),
     )
-    llm.enqueue("I'll restock the cellar.", usage=Usage(prompt_tokens=160, completion_tokens=7))
+    llm.enqueue(
+        "I'll restock the cellar.",
+        usage=Usage(prompt_tokens=160, completion_tokens=7, cached_tokens=120),
+    )
     assistant = open_assistant(
         "barkeep", settings=traced_settings, db=tmp_path / "m.db", llm=llm, clock=clock
     )
@@ -52,6 +55,9 @@ async def test_one_tick_is_a_span_tree_of_model_and_tool_calls(
         "mindspace.tick.kind": "event",
         "mindspace.tick.status": "done",
         "mindspace.event.id": event.id,
+        # The tick's requests together, and what the provider read from its cache.
+        "gen_ai.usage.input_tokens": 280,
+        "gen_ai.usage.cache_read.input_tokens": 120,
     }
     assert tick.status.status_code == StatusCode.UNSET
 
@@ -79,6 +85,8 @@ async def test_one_tick_is_a_span_tree_of_model_and_tool_calls(
     assert call["gen_ai.request.max_tokens"] == traced_settings.llm_max_tokens
     assert call["mindspace.llm.tool_calls"] == 1
     assert dict(second_call.attributes or {})["gen_ai.usage.input_tokens"] == 160
+    assert dict(second_call.attributes or {})["gen_ai.usage.cache_read.input_tokens"] == 120
+    assert call["gen_ai.usage.cache_read.input_tokens"] == 0
 
     assert dict(tool.attributes or {}) == {
         "gen_ai.operation.name": "execute_tool",

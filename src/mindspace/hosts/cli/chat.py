@@ -320,12 +320,12 @@ async def _answer(
         result = await assistant.tick()
         if result.kind == "event" and result.event_id == event_id:
             if result.status == "failed":
-                console.print(Text(f"error (for {_quoted(line)}): {result.error}", style="red"))
+                console.print(Text(f"error: {result.error} (for {_quoted(line)})", style="red"))
             elif not result.reply:
                 console.print(Text(f"({key} did not reply to {_quoted(line)})", style="dim"))
             return
         if result.kind == "event" and result.status == "failed":
-            console.print(Text(f"error (for an earlier message): {result.error}", style="red"))
+            console.print(Text(f"error: {result.error} (for an earlier message)", style="red"))
         event = assistant.views.event(event_id)
         if event is None or event.status in ("done", "failed"):
             # Answered by another process (a server on the same database) meanwhile.

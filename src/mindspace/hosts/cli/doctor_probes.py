@@ -188,9 +188,9 @@ def text_call_names(text: str | None, offered: str) -> bool:
 
 def speed_prompt(tokens: int) -> list[Message]:
     """About ``tokens`` tokens the server cannot have cached (a fresh word opens them)."""
-    fresh = secrets.token_hex(4)
-    filler = " ".join(f"{fresh}-{n} the barkeep counts barrels." for n in range(tokens // 8))
-    return [Message("user", f"{filler}\nReply with one word: done.")]
+    # A cache matches prefixes: one fresh word first makes everything after it uncached.
+    filler = " ".join(f"Barrel {n} is full." for n in range(tokens // 6))
+    return [Message("user", f"{secrets.token_hex(4)}. {filler}\nReply with one word: done.")]
 
 
 def timeout_for(
