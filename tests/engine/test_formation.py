@@ -219,10 +219,8 @@ async def test_a_ten_thousand_character_message_is_kept_in_parts(
 
 async def test_a_hosts_ref_is_kept_when_it_fits(keeper: Assistant) -> None:
     refs = []
-    for ref in ("D3:7", "x" * 200):
-        keeper.enqueue_event(
-            "My dog is called Biscuit.", source_entity="Dave", metadata={"ref": ref}
-        )
+    for ref, said in (("D3:7", "My dog is called Biscuit."), ("x" * 200, "I live in Cork.")):
+        keeper.enqueue_event(said, source_entity="Dave", metadata={"ref": ref})
         result = await keeper.tick()
         assert result.status == "done", result.error
         memory = keeper.core.read().get(Memory, result.formed[0])
