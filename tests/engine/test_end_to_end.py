@@ -137,9 +137,16 @@ async def test_a_provider_that_keeps_failing_ends_the_tick_with_the_event_failed
     assert failed.status == "failed"
     assert "503" in (failed.error or "")
     assert f"Event {event.id!r} failed" in caplog.text
-    # Nothing of the failed tick is kept (the goal from its first round included) ...
-    assert {k: v for k, v in stored().items() if k != "events"} == before
+    # Nothing of the failed tick's model rounds is kept (the goal from its first round
+    # included); only what Bob said, committed before the model was called (formation:
+    # his profile with the verbatim words, working memory, the event noted as formed) ...
+    after = {k: v for k, v in stored().items() if k != "events"}
+    assert {k for k in after if after[k] != before.get(k)} == {"entities", "docs", "changes"}
+    assert {row[2] for row in after["docs"]} == {"working_memory", "formation"}
     assert http_assistant.views.goals().all() == []
+    bob = http_assistant.views.entity("Bob")
+    assert bob is not None
+    assert [o.text for o in bob.observations] == ['Bob said: "Hello there"']
     # ... and nothing is lost: the event is still there and can be retried.
     retried = await http_assistant.retry_event(event.id)
     assert retried.status == "pending"

@@ -215,3 +215,18 @@ async def test_a_ten_thousand_character_message_is_kept_in_parts(
     top = await _search(assistant, "Where is the lighthouse key hidden?", limit=3)
     assert "under the blue stone" in top[0]["content"]
     assert top[0]["metadata"]["source_entity"] == "Dave"
+
+
+async def test_a_hosts_ref_is_kept_when_it_fits(keeper: Assistant) -> None:
+    refs = []
+    for ref, said in (("D3:7", "My dog is called Biscuit."), ("x" * 200, "I live in Cork.")):
+        keeper.enqueue_event(said, source_entity="Dave", metadata={"ref": ref})
+        result = await keeper.tick()
+        assert result.status == "done", result.error
+        memory = keeper.core.read().get(Memory, result.formed[0])
+        assert memory is not None
+        refs.append(memory.ref)
+    # Too long for a memory's ref: the event's id points at the same message.
+    assert refs[0] == "D3:7"
+    assert refs[1] is not None
+    assert refs[1].startswith("event:evt_")

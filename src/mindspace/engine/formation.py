@@ -68,6 +68,9 @@ always among the last few."""
 _EXCHANGE_KEPT = 3
 """Most messages quoted as what came before a memory (the last memory's and after)."""
 
+_MAX_REF_CHARS = 128
+"""The longest ``ref`` a memory stores (the column's width on every backend)."""
+
 _QUOTED_CHARS = 300
 """How much of a neighbouring message a memory's context quotes (as journal memories)."""
 
@@ -87,8 +90,13 @@ class Formation(Document):
 
 
 def formation_ref(event: Event) -> str:
-    """The ``ref`` of the memories formed from ``event``: the host's, else the event id."""
-    return event.meta.ref or f"event:{event.id}"
+    """The ``ref`` of the memories formed from ``event``: the host's, else the event id.
+
+    A host's reference longer than a memory's ``ref`` may be (128 characters) is not
+    used: the event id points at the same message.
+    """
+    ref = (event.meta.ref or "").strip()
+    return ref if 0 < len(ref) <= _MAX_REF_CHARS else f"event:{event.id}"
 
 
 async def form_memories(core: EngineCore, unit: Unit, events: Sequence[Event]) -> list[Memory]:
