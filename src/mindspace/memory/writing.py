@@ -32,8 +32,11 @@ from mindspace.workspace.limits import bounded_text
 
 __all__ = ["MemoryWriter", "refuse_questions", "rules_of"]
 
-NEAREST = 5
-"""How many committed neighbours each draft is compared with."""
+NEAREST = 20
+"""How many committed neighbours each draft is read with (any speaker: many people say
+the same words, and only the draft's own speaker's memories can be restated or replaced)."""
+NEAREST_NEW = 5
+"""How many of this unit's new memories each draft is compared with."""
 
 Done = Literal["added", "restated", "updated", "refused"]
 
@@ -209,10 +212,11 @@ class _Batch:
         return ranked
 
     def _closest(self, scores: Vectors) -> list[int]:
-        """The positions of the :data:`NEAREST` best ``scores`` that reach the threshold."""
+        """The positions of the :data:`NEAREST_NEW` best ``scores`` reaching the threshold."""
         passing = np.flatnonzero(scores >= np.float32(self.w.rules.update_threshold))
-        if passing.size > NEAREST:
-            passing = passing[np.argpartition(-scores[passing], NEAREST - 1)[:NEAREST]]
+        if passing.size > NEAREST_NEW:
+            best = np.argpartition(-scores[passing], NEAREST_NEW - 1)[:NEAREST_NEW]
+            passing = passing[best]
         return [int(j) for j in passing]
 
     def _comparable(self, memory: Memory) -> bool:
