@@ -202,7 +202,6 @@ async def run(
                     labels[written.memory.id] = key
         elapsed = time.perf_counter() - started
         memories = assistant.views.memory_listing(limit=10_000).memories
-        by_id = {m.id: m for m in memories}
         current = [m for m in memories if m.current]
         facts = [labels[m.id] for m in current]
         redundant = len(facts) - len(set(facts))
@@ -222,7 +221,7 @@ async def run(
             for fact, *_ in FACTS:
                 found = await _recall(assistant, f"What about {who} and the {fact}?")
                 repeats += _repeats(found, labels)
-            for fact, old, new, asked in CHANGES:
+            for fact, old, _new, asked in CHANGES:
                 found = await _recall(assistant, f"{who}: {asked} {old}")
                 ids = [r["id"] for r in found]
                 new_ids = [i for i in ids if labels[i] == f"{who}/{fact}:new"]
@@ -232,7 +231,6 @@ async def run(
                     current_first += 1
                 repeats += _repeats(found, labels)
         store.close()
-        del by_id
         return {
             "reconcile": reconcile,
             "writes": writes,

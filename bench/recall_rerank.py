@@ -96,6 +96,7 @@ def _drafts(n: int, rng: random.Random) -> list[MemoryDraft]:
                 entry_id=i + 1,
                 occurred_at=day.strftime("%Y-%m-%dT%H:%M:%SZ"),
                 context="\n".join(around) or None,
+                verbatim=True,  # a journal turn word for word, as consolidation keeps it
             )
         )
     return drafts

@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from mindspace.embeddings.port import Vectors
@@ -62,6 +63,7 @@ _QUESTION_START = re.compile(
 )
 
 
+@lru_cache(maxsize=4096)
 def is_question(text: str) -> bool:
     """The text only asks: every sentence of it is a question.
 
@@ -114,6 +116,7 @@ def _numbers(text: str) -> list[str]:
     return sorted(n.casefold() for n in _NUMBER.findall(text))
 
 
+@lru_cache(maxsize=4096)
 def content_terms(text: str, speaker: str | None) -> frozenset[str]:
     """The stemmed content words of a fact, without its speaker's name.
 
@@ -172,6 +175,7 @@ _OWN = frozenset(
 )
 
 
+@lru_cache(maxsize=4096)
 def attributes(text: str) -> frozenset[str]:
     """The single-valued attributes a fact is about (``residence``, ``favourite:colour``...)."""
     named = {name for name, cue in _ATTRIBUTE_CUES.items() if cue.search(text)}
@@ -179,6 +183,7 @@ def attributes(text: str) -> frozenset[str]:
     return frozenset(named)
 
 
+@lru_cache(maxsize=4096)
 def subject(text: str, speaker: str | None) -> str:
     """Whom a fact is about: ``"self"`` (its speaker), or the words naming someone else.
 

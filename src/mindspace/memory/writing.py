@@ -32,8 +32,11 @@ from mindspace.workspace.limits import bounded_text
 
 __all__ = ["MemoryWriter", "refuse_questions", "rules_of"]
 
-NEAREST = 5
-"""How many committed neighbours each draft is compared with."""
+NEAREST = 20
+"""How many committed neighbours each draft is read with (any speaker: many people say
+the same words, and only the draft's own speaker's memories can be restated or replaced)."""
+NEAREST_NEW = 5
+"""How many of this unit's new memories each draft is compared with."""
 
 Done = Literal["added", "restated", "updated", "refused"]
 
@@ -195,19 +198,26 @@ class _Batch:
         keys.update(dict.fromkeys(self._words.get(normalized(self.texts[i]), [])))
         mine = self.vectors[i] if self.vectors is not None else None
         if mine is not None:
-            least = np.float32(self.w.rules.update_threshold)
             if self._earlier is not None and self._earlier.shape[1] == mine.shape[0]:
-                close = np.flatnonzero(self._earlier @ mine >= least)
-                keys.update(dict.fromkeys(self._earlier_ids[j] for j in close.tolist()))
+                close = self._closest(self._earlier @ mine)
+                keys.update(dict.fromkeys(self._earlier_ids[j] for j in close))
             if self._made and self.vectors is not None:
-                rows = np.fromiter(self._made, dtype=np.int64)
-                close = rows[self.vectors[rows] @ mine >= least]
-                keys.update(dict.fromkeys(self._made[j] for j in close.tolist()))
+                rows = np.fromiter(self._made, dtype=np.int64, count=len(self._made))
+                close = self._closest(self.vectors[rows] @ mine)
+                keys.update(dict.fromkeys(self._made[int(rows[j])] for j in close))
         loaded = self.w.unit.get_many(Memory, list(keys))  # the unit's own versions
         near = [Near(m, _cosine(m, mine, self.name)) for k in keys if (m := loaded.get(k))]
         ranked = sorted(near, key=lambda n: -(n.similarity or 0.0))
         self._near[i] = ranked
         return ranked
+
+    def _closest(self, scores: Vectors) -> list[int]:
+        """The positions of the :data:`NEAREST_NEW` best ``scores`` reaching the threshold."""
+        passing = np.flatnonzero(scores >= np.float32(self.w.rules.update_threshold))
+        if passing.size > NEAREST_NEW:
+            best = np.argpartition(-scores[passing], NEAREST_NEW - 1)[:NEAREST_NEW]
+            passing = passing[best]
+        return [int(j) for j in passing]
 
     def _comparable(self, memory: Memory) -> bool:
         return memory.embedding is not None and memory.embedder == self.name
