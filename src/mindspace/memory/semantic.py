@@ -345,9 +345,38 @@ class SemanticMemory:
                     best[item.memory.id] = Recalled(
                         item.memory, item.score, relevance, item.lexical
                     )
+        self._bring_in_current(best, min_source_trust, skip_ref)
         # Current facts before replaced ones (a replaced fact is history: "used to").
         ranked = sorted(best.values(), key=lambda r: (not r.memory.current, -(r.relevance or 0.0)))
         return ranked[:limit]
+
+    def _bring_in_current(
+        self, best: dict[str, Recalled], min_source_trust: float, skip_ref: str | None
+    ) -> None:
+        """Add the fact that replaced a relevant one, as relevant as it, when it is missing.
+
+        "Where do I live?" is closer to "I live in Paris" than to "I moved to Berlin":
+        without this the prompt would show only the fact that no longer holds.
+        """
+        replaced = [r for r in best.values() if r.memory.superseded_by]
+        for _ in range(_CHAIN):
+            wanted = {
+                r.memory.superseded_by: r
+                for r in replaced
+                if r.memory.superseded_by and r.memory.superseded_by not in best
+            }
+            if not wanted:
+                return
+            found = self.unit.get_many(Memory, list(wanted))
+            replaced = []
+            for key, older in wanted.items():
+                newer = found.get(key)
+                if newer is None or newer.source_trust < min_source_trust:
+                    continue
+                if skip_ref is not None and newer.ref == skip_ref:
+                    continue
+                best[key] = Recalled(newer, older.score, older.relevance, older.lexical)
+                replaced.append(best[key])
 
     def _merge_pending(
         self,
@@ -425,6 +454,10 @@ def _asked(queries: Sequence[str | MemoryQuery]) -> list[MemoryQuery]:
     """The non-blank queries as :class:`MemoryQuery`."""
     asked = [q if isinstance(q, MemoryQuery) else MemoryQuery(q) for q in queries]
     return [q for q in asked if q.text.strip()]
+
+
+_CHAIN = 3
+"""How many updates of one fact are followed to the current one."""
 
 
 def _relevance(found: Recalled) -> float:
