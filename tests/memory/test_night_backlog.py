@@ -223,7 +223,8 @@ async def test_entries_the_model_covered_keep_its_facts_and_the_rest_go_to_the_r
         if task and not any(m.role == "tool" for m in messages):
             # One fact for the first entry of each session only; the rest is skipped.
             first = int(task.split("Journal entries:\n[", 1)[1].split("]", 1)[0])
-            fact = f"Entry {first} is about a move"
+            # Entry n says "year n-1"; the fact must be one the entry supports.
+            fact = f"In year {first - 1} Dave moved to the harbour"
             call = ToolCall(
                 f"c{first}", "store_memory", json.dumps({"content": fact, "entry_id": first})
             )
@@ -237,7 +238,7 @@ async def test_entries_the_model_covered_keep_its_facts_and_the_rest_go_to_the_r
     by_entry: dict[int | None, list[str]] = {}
     for memory in memories:
         by_entry.setdefault(memory.entry_id, []).append(memory.content)
-    assert by_entry[11] == ["Entry 11 is about a move"]
+    assert by_entry[11] == ["In year 10 Dave moved to the harbour"]
     assert by_entry[12] == ["Dave moved to the harbour in year 11."]
     assert sorted(k for k in by_entry if k is not None) == list(range(1, 26))
 
@@ -260,9 +261,10 @@ async def test_long_entries_get_sessions_of_their_own_size(
     assert moved["processed"] == 11
     tasks = list(  # a session asks twice (its store_memory calls, then noop)
         dict.fromkeys(
-            c.last_user_text
+            c.last_user_text[c.last_user_text.index("Consolidate these journal entries") :]
             for c in llm.history
-            if c.last_user_text.startswith("Consolidate these journal entries")
+            # the task is the closing turn's pending event (after the current time)
+            if "Consolidate these journal entries" in c.last_user_text
         )
     )
     # 12,000 characters of entries a session: three long entries each, the short ones
