@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
-_SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "fusion_probe.py"
+Loader = Callable[[str], ModuleType]
 
 
-def _module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("fusion_probe", _SCRIPT)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_an_id_less_memory_keeps_its_slot_as_a_miss() -> None:
-    probe = _module()
+def test_an_id_less_memory_keeps_its_slot_as_a_miss(bench_script: Loader) -> None:
+    probe = bench_script("fusion_probe")
     # The product's fifth slot is the evidence only if the id-less memories before it
     # are dropped; the benchmark counts them as misses, so the probe must too.
     row = {
@@ -33,8 +24,8 @@ def test_an_id_less_memory_keeps_its_slot_as_a_miss() -> None:
     assert probe.score([row], (1.0, 0.0, 0.0)) == {"hit@5 (1-4)": 0.0, "recall@10 (1-5)": 100.0}
 
 
-def test_fusion_lifts_what_the_components_agree_on(tmp_path: Path) -> None:
-    probe = _module()
+def test_fusion_lifts_what_the_components_agree_on(tmp_path: Path, bench_script: Loader) -> None:
+    probe = bench_script("fusion_probe")
     row = {
         "category": 1,
         "evidence": ["D2:9"],

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -12,16 +12,7 @@ import pytest
 
 from mindspace.evaluation.locomo_data import load_samples
 
-_SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "locomo_recast.py"
-
-
-def _module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("locomo_recast", _SCRIPT)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+Loader = Callable[[str], ModuleType]
 
 
 def _conversation() -> list[dict[str, Any]]:
@@ -78,11 +69,16 @@ def _conversation() -> list[dict[str, Any]]:
     ]
 
 
-def _run(tmp_path: Path, *args: str) -> list[dict[str, Any]]:
+@pytest.fixture
+def recast(bench_script: Loader) -> ModuleType:
+    return bench_script("locomo_recast")
+
+
+def _run(recast: ModuleType, tmp_path: Path, *args: str) -> list[dict[str, Any]]:
     source = tmp_path / "locomo.json"
     source.write_text(json.dumps(_conversation()))
     out = tmp_path / "recast.json"
-    assert _module().main(["--data", str(source), "--out", str(out), "--user", "a", *args]) == 0
+    assert recast.main(["--data", str(source), "--out", str(out), "--user", "a", *args]) == 0
     data: list[dict[str, Any]] = json.loads(out.read_text())
     # The benchmark's own loader reads it.
     samples = load_samples(out)
@@ -91,9 +87,9 @@ def _run(tmp_path: Path, *args: str) -> list[dict[str, Any]]:
 
 
 def test_assistant_turns_become_long_answers_and_only_user_evidence_is_asked(
-    tmp_path: Path,
+    recast: ModuleType, tmp_path: Path
 ) -> None:
-    (sample,) = _run(tmp_path)
+    (sample,) = _run(recast, tmp_path)
     conversation = sample["conversation"]
     reply = conversation["session_1"][1]
     assert reply["speaker"] == "Assistant"
@@ -109,17 +105,19 @@ def test_assistant_turns_become_long_answers_and_only_user_evidence_is_asked(
     assert all(q["evidence"] in (["D1:1"], ["D2:2"]) for q in sample["qa"])
 
 
-def test_first_person_questions_name_no_speaker(tmp_path: Path) -> None:
-    (sample,) = _run(tmp_path, "--asker", "first-person")
+def test_first_person_questions_name_no_speaker(recast: ModuleType, tmp_path: Path) -> None:
+    (sample,) = _run(recast, tmp_path, "--asker", "first-person")
     assert [q["question"] for q in sample["qa"]] == [
         "What dog did I adopt?",
         "Where does my job take her?",
     ]
 
 
-def test_the_same_seed_gives_the_same_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_same_seed_gives_the_same_file(
+    recast: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("MINDSPACE_BENCH_DATA", raising=False)
-    first = _run(tmp_path)
-    assert _run(tmp_path) == first
+    first = _run(recast, tmp_path)
+    assert _run(recast, tmp_path) == first
     with pytest.raises(SystemExit):
-        _module().main(["--data", str(tmp_path / "locomo.json")])  # nowhere to write
+        recast.main(["--data", str(tmp_path / "locomo.json")])  # nowhere to write
