@@ -179,6 +179,34 @@ async def test_the_reply_to_a_matching_question_ranks_above_the_question(
     assert (await _recall(plain, asked))[0] == QUESTION
 
 
+LONG_ANSWER = " ".join(
+    ["Here is a long answer about ceramics, kilns and glazing schedules."]
+    + [f"Step {n}: let the piece dry slowly on a shelf before it is fired." for n in range(12)]
+)
+
+
+async def test_a_long_answer_is_not_raised_for_following_a_matching_question(
+    backend_store: SqlStore, clock: ManualClock
+) -> None:
+    # The same exchange, but the line after the question is a long explanation (an
+    # assistant's answer, over a hundred words): it has words of its own to be found
+    # by, so it is not brought in above the question it follows.
+    exchange = _exchange()
+    exchange[2] = MemoryDraft(
+        content=LONG_ANSWER,
+        source_entity="Melanie",
+        source="journal",
+        verbatim=True,
+        entry_id=11,
+        context=f"Caroline: {QUESTION}",
+        tags=("art", "reply"),
+    )
+    assistant = _open(backend_store, clock, "long")
+    _store(assistant, exchange)
+    found = await _recall(assistant, "Why did Melanie choose colors and patterns for her bowl?")
+    assert found.index(QUESTION) < found.index(LONG_ANSWER)
+
+
 def test_named_windows_read_calendar_dates_only() -> None:
     day = datetime(2023, 5, 3, tzinfo=UTC)
     [window] = named_windows("Who did Maria have dinner with on May 3, 2023?")
