@@ -79,7 +79,8 @@ class TestAssistantCommand(AssistantTestMixin, BaseEvenniaCommandTest):
         journal = self.admin("Barkeep journal")
         assert "Char asked about the cellar stock" in journal
         memories = self.admin("Barkeep memories")
-        assert "has no memories yet" in memories
+        # What Char said is memory at once (formation), whatever the model did.
+        assert "Barkeep, keep the cellar stocked" in " ".join(memories.split())
         wait(
             self.assistant.mindspace.call(
                 lambda a: a.call_tool("store_memory", {"content": "The cellar holds 12 casks"})
