@@ -96,6 +96,30 @@ def test_a_restatement_adds_or_drops_words_but_swaps_none() -> None:
     assert RULES.decide(_fact("I am allergic to oak"), [Near(other, 1.0)]).action == "add"
 
 
+def test_a_write_up_of_a_quoted_message_is_one_more_source_of_it() -> None:
+    said = MemorySource(at=WHEN, verbatim=True)
+    kitten = _memory("mem_1", "I adopted a grey kitten named Pebble last weekend!", sources=[said])
+    mined = _fact("Dave adopted a grey kitten named Pebble", verbatim=False)
+    decision = RULES.decide(mined, [Near(kitten, 0.74)])
+    assert (decision.action, decision.targets) == ("restate", ("mem_1",))
+    # A word the speaker did not say makes it a fact of its own ...
+    assert (
+        RULES.decide(
+            _fact("Dave adopted a black kitten", verbatim=False), [Near(kitten, 0.7)]
+        ).action
+        == "add"
+    )
+    # ... and so does the opposite claim, or the same words from someone else.
+    denied = _fact("Dave did not adopt a grey kitten", verbatim=False)
+    assert RULES.decide(denied, [Near(kitten, 0.7)]).action == "add"
+    ana = _fact("Ana adopted a grey kitten named Pebble", who="Ana", verbatim=False)
+    assert RULES.decide(ana, [Near(kitten, 0.7)]).action == "add"
+    # Only a quote counts: a write-up is not covered by another write-up.
+    noted = _memory("mem_2", "Dave adopted a grey kitten named Pebble last weekend")
+    short = _fact("Dave adopted a kitten", verbatim=False)
+    assert RULES.decide(short, [Near(noted, 0.7)]).action == "add"
+
+
 def test_a_question_restates_and_replaces_nothing() -> None:
     cat = _memory("mem_1", "I have a cat called Pepper")
     asked = RULES.decide(_fact("What is my cat called?"), [Near(cat, 0.8)])

@@ -296,6 +296,9 @@ class ReconcileRules:
         for n in same:
             if self._restates(fact, terms, n):
                 return Decision("restate", (n.memory.id,), "the same claim")
+        for n in same:
+            if not fact.verbatim and self._quoted_in(fact, terms, n):
+                return Decision("restate", (n.memory.id,), "said in the speaker's own words")
         replaced = tuple(n.memory.id for n in same if self._replaces(fact, terms, n))
         if replaced:
             return Decision("update", replaced, "a newer value of the same attribute")
@@ -325,6 +328,26 @@ class ReconcileRules:
             return False
         return near.similarity >= self.same_threshold or (
             _overlap(terms, theirs) >= self.paraphrase_overlap
+        )
+
+    def _quoted_in(self, fact: Fact, terms: frozenset[str], near: Near) -> bool:
+        """A fact drawn from what its speaker said, every content word of it in their words.
+
+        The night's mining writes "Ana adopted a grey kitten" from Ana's "I adopted a
+        grey kitten last weekend!", which formation already keeps word for word: that is
+        one thing said, so the write-up becomes one more source of the quote, not a
+        second memory that pushes other facts out of recall. A write-up that adds a word
+        the speaker did not say is kept as a fact of its own.
+        """
+        other = near.memory
+        if not (other.sources and other.sources[0].verbatim):
+            return False
+        if len(terms) < self.min_verbatim_terms or is_question(other.content):
+            return False
+        if near.similarity is not None and near.similarity < self.update_threshold:
+            return False
+        return terms <= content_terms(other.content, other.source_entity) and same_claim(
+            fact.content, other.content
         )
 
     def _replaces(self, fact: Fact, terms: frozenset[str], near: Near) -> bool:
