@@ -389,4 +389,11 @@ async def test_a_tick_against_a_server_answering_junk_fails_its_event_cleanly(
     assert failed.status == "failed"  # not left 'processing'
     assert "not json {" in (failed.error or "")
     assert sleeps == [0.5, 1.0]
-    assert {k: v for k, v in stored().items() if k != "events"} == before
+    # Nothing of the model's rounds is kept (no goal); only what Bob said, committed
+    # before the model was called (formation: his profile, working memory).
+    after = {k: v for k, v in stored().items() if k != "events"}
+    assert {k for k in after if after[k] != before.get(k)} == {"entities", "docs", "changes"}
+    assert npc.views.goals().all() == []
+    bob = npc.views.entity("Bob")
+    assert bob is not None
+    assert [o.text for o in bob.observations] == ['Bob said: "Hello there"']

@@ -114,6 +114,14 @@ def test_a_write_up_of_a_quoted_message_is_one_more_source_of_it() -> None:
     assert RULES.decide(denied, [Near(kitten, 0.7)]).action == "add"
     ana = _fact("Ana adopted a grey kitten named Pebble", who="Ana", verbatim=False)
     assert RULES.decide(ana, [Near(kitten, 0.7)]).action == "add"
+    # In a long message, the sentence that says it decides: another sentence's "not"
+    # or number does not make the write-up news.
+    long = _memory(
+        "mem_3",
+        "Work was not easy this week. I adopted a grey kitten named Pebble! We have 2 dogs.",
+        sources=[said],
+    )
+    assert RULES.decide(mined, [Near(long, 0.3)]).action == "restate"
     # Only a quote counts: a write-up is not covered by another write-up.
     noted = _memory("mem_2", "Dave adopted a grey kitten named Pebble last weekend")
     short = _fact("Dave adopted a kitten", verbatim=False)

@@ -344,6 +344,11 @@ class ReconcileRules:
             return False
         if len(terms) < self.min_verbatim_terms or is_question(other.content):
             return False
+        # One sentence of the quote says it all: its numbers and polarity decide (a long
+        # message's other sentences may well have a "not" or a number of their own).
+        for sentence in _SENTENCE.split(other.content):
+            if terms <= content_terms(sentence, other.source_entity):
+                return same_claim(fact.content, sentence)
         if near.similarity is not None and near.similarity < self.update_threshold:
             return False
         return terms <= content_terms(other.content, other.source_entity) and same_claim(
