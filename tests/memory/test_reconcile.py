@@ -390,3 +390,32 @@ async def test_the_prompt_shows_the_current_fact_first_and_the_old_one_as_past(
     assert berlin < paris
     assert lines[paris].endswith("(no longer so since 2026-01-17)")
     assert "no longer" not in lines[berlin]
+
+
+async def test_a_write_up_of_one_sentence_of_a_long_message_is_a_source_of_it(
+    backend_store: SqlStore, clock: ManualClock, minilm: MiniLMEmbedder
+) -> None:
+    keeper = _open(backend_store, clock, minilm)
+    told = await _say(
+        keeper,
+        "Caroline",
+        "Thanks, Mel! My goal is to give kids a loving home. I'm truly grateful for all the "
+        "support from friends and mentors. It's a lot to take in, but I'm not scared at all. "
+        "I looked at 3 adoption agencies this week.",
+    )
+    assert told.memory is not None
+    # What the night mines from single sentences: far from the message's vector, but
+    # every word of each is in the one sentence it came from.
+    for fact in ("Caroline's goal is to give kids a loving home", "It's a lot to take in"):
+        with keeper.core.transaction() as unit:
+            (written,) = await _semantic(keeper, unit, None).astore_all(
+                [MemoryDraft(fact, source_entity="Caroline", source="conversation")]
+            )
+        assert (written.action, written.related) == ("restated", (told.memory.id,)), fact
+    # A sentence it did not say (another number) stays a fact of its own.
+    with keeper.core.transaction() as unit:
+        (other,) = await _semantic(keeper, unit, None).astore_all(
+            [MemoryDraft("Caroline looked at 5 adoption agencies", source_entity="Caroline")]
+        )
+    assert other.action == "added"
+    assert [m.mentions for m in _all(keeper) if m.id == told.memory.id] == [3]

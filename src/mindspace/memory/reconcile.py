@@ -52,6 +52,7 @@ __all__ = [
 Action = Literal["add", "restate", "update", "refuse"]
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_CLAUSE = re.compile(r"[,;:]\s+|\s+(?:but|and|so|because|while|although)\s+", re.IGNORECASE)
 _QUESTION_START = re.compile(
     r"^(?:(?:who|whom|whose|what|which|when|where|why|how)(?:'s|\s+(?:is|are|was|were|do|does"
     r"|did|can|could|will|would|should|has|have|had|much|many|long|often|old|about|come|if))"
@@ -348,7 +349,17 @@ class ReconcileRules:
         # message's other sentences may well have a "not" or a number of their own).
         for sentence in _SENTENCE.split(other.content):
             if terms <= content_terms(sentence, other.source_entity):
-                return same_claim(fact.content, sentence)
+                # ... and within it the clause that does ("It's a lot to take in, but
+                # I'm not scared": the "not" is the other clause's).
+                said = next(
+                    (
+                        clause
+                        for clause in _CLAUSE.split(sentence)
+                        if terms <= content_terms(clause, other.source_entity)
+                    ),
+                    sentence,
+                )
+                return same_claim(fact.content, said)
         if near.similarity is not None and near.similarity < self.update_threshold:
             return False
         return terms <= content_terms(other.content, other.source_entity) and same_claim(

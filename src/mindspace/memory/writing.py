@@ -32,6 +32,8 @@ from mindspace.workspace.limits import bounded_text
 
 __all__ = ["MemoryWriter", "refuse_questions", "rules_of"]
 
+QUOTE_CANDIDATES = 5
+"""Memories found by a write-up's words, besides its nearest by vector."""
 NEAREST = 20
 """How many committed neighbours each draft is read with (any speaker: many people say
 the same words, and only the draft's own speaker's memories can be restated or replaced)."""
@@ -176,7 +178,15 @@ class _Batch:
             threshold=min(self.w.rules.update_threshold, self.w.rules.paraphrase_threshold),
             exclude=[""] * rows,
         )
-        return [[n.key for n in row] for row in found]
+        keys = [[n.key for n in row] for row in found]
+        for i, (text, draft) in enumerate(zip(self.texts, self.drafts, strict=True)):
+            if not draft.said and draft.source_entity:
+                # A write-up of one sentence of a long message is far from the message's
+                # vector: the words find the quote it came from (reconcile: "quoted in").
+                query = memory_key(text, draft.source_entity)
+                words = [h.key for h in index.search(query, None, limit=QUOTE_CANDIDATES)]
+                keys[i] = list(dict.fromkeys([*keys[i], *words]))
+        return keys
 
     def fact(self, i: int) -> Fact:
         """Draft ``i`` as the reconcile rules see it."""
