@@ -23,9 +23,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from mindspace.config import Settings
+if TYPE_CHECKING:
+    from mindspace.config import Settings
 
 __all__ = [
     "ATTRIBUTE_KEY_CHARS",
@@ -97,6 +98,10 @@ class TextLimit:
         """The limit under ``settings`` (the defaults when None), never over MAX_TEXT_CHARS."""
         if isinstance(self.chars, int):
             return self.chars
+        # Imported here, not at the top: the input boundary (validation.py) imports this
+        # table, and `mindspace --help` must start without pydantic-settings.
+        from mindspace.config import Settings
+
         value = (
             getattr(settings, self.chars)
             if settings is not None
