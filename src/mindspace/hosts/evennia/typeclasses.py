@@ -132,6 +132,8 @@ class AssistantCharacterMixin:
         runtime = open_runtime(self)
         if runtime is None or runtime.mode != "sleep" or not runtime.config.options.asleep_look:
             return name
+        if self.ndb.mindspace_speaking:  # its waking words (world.py)
+            return name
         return f"{name} (asleep)"
 
     def get_display_desc(self, looker: Any, **kwargs: Any) -> str:

@@ -164,11 +164,17 @@ def _find_here(character: Any, name: str, *, exits: bool) -> Any:
 def _on_reactor_say(character: Any, text: str, target: str | None) -> None:
     _room(character)
     words = escape_markup(text.strip())
-    if target:
-        receiver = _find_here(character, target, exits=False)
-        character.at_say(words, receivers=[receiver], whisper=True)
-    else:
-        character.at_say(words)
+    receiver = _find_here(character, target, exits=False) if target else None
+    # One who speaks is awake: the tick that woke it says its first words before it
+    # reports the new mode, and its name must not read "(asleep)" then.
+    character.ndb.mindspace_speaking = True
+    try:
+        if receiver is not None:
+            character.at_say(words, receivers=[receiver], whisper=True)
+        else:
+            character.at_say(words)
+    finally:
+        character.ndb.mindspace_speaking = False
 
 
 def _on_reactor_emote(character: Any, text: str) -> None:
