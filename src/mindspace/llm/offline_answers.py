@@ -294,7 +294,7 @@ def _as_facts(text: str, source: str | None) -> list[str]:
         if _FIRST_PERSON.search(sentence):
             if source is None:
                 continue
-            # "Barkeep, I prefer red wine": the name the words were said to is no fact.
+            # "Mira, I prefer red wine": the name the words were said to is no fact.
             sentence = _VOCATIVE.sub("", sentence)
             for clause in split_clauses(sentence):
                 rewritten = third_person(clause, source)
