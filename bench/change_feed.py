@@ -31,8 +31,8 @@ import numpy as np
 
 from mindspace import Assistant, ManualClock
 from mindspace.embeddings import HashingEmbedder
-from mindspace.llm import OfflineLLM
 from mindspace.memory.records import Memory
+from mindspace.offline import OfflineLLM
 from mindspace.state import Change
 from mindspace.storage import SqlStore
 

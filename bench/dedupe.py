@@ -39,9 +39,9 @@ from typing import Any
 
 from mindspace import Assistant, ManualClock, Settings
 from mindspace.embeddings.minilm import MiniLMEmbedder
-from mindspace.llm import OfflineLLM
 from mindspace.memory.records import Memory
 from mindspace.memory.semantic import MemoryDraft, SemanticMemory
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 
 PEOPLE = ["Dave", "Ana", "Bram", "Chloe", "Emeka", "Farah", "Gus", "Hana", "Ivo", "Jun"]

@@ -33,7 +33,7 @@ import uvicorn
 from mindspace import ManualClock, Settings
 from mindspace.embeddings import Embedder, HashingEmbedder, embed_async
 from mindspace.hosts.http import AssistantHub, ServerSettings, create_app
-from mindspace.llm import OfflineLLM
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 
 

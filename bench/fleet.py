@@ -52,7 +52,7 @@ import psycopg
 
 from mindspace import Assistant, Settings
 from mindspace.fleet import Fleet
-from mindspace.llm import OfflineLLM
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 from mindspace.testing import ChatCompletionsServer
 from mindspace.testing.chat_server import Step

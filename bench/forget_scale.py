@@ -20,7 +20,7 @@ from typing import Any
 
 from mindspace import Assistant, ManualClock, Settings
 from mindspace.engine.history import Actor
-from mindspace.llm import OfflineLLM
+from mindspace.offline import OfflineLLM
 from mindspace.state import Change
 from mindspace.storage import SqlStore
 

@@ -23,8 +23,8 @@ from mindspace import Assistant, ManualClock
 from mindspace.clock import format_time
 from mindspace.engine.history import Actor, record_tool_writes
 from mindspace.journal.records import JournalEntry
-from mindspace.llm import OfflineLLM
 from mindspace.memory.records import EntityProfile
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 
 

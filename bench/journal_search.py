@@ -30,7 +30,7 @@ import numpy as np
 from mindspace import Assistant, ManualClock, Settings
 from mindspace.clock import format_time
 from mindspace.journal import EpisodicWeights, JournalBook, JournalEntry, search_episodic_memory
-from mindspace.llm import OfflineLLM
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 
 NOW = datetime(2025, 12, 6, 10, 0, tzinfo=UTC)

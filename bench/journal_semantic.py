@@ -47,7 +47,7 @@ from mindspace.journal import (
     search_journal,
 )
 from mindspace.journal.vectors import embed_pending_entries
-from mindspace.llm import OfflineLLM
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 from mindspace.testing.postgres import LocalPostgres
 

@@ -27,8 +27,8 @@ from typing import Any
 
 from mindspace import Assistant, ManualClock
 from mindspace.embeddings import HashingEmbedder
-from mindspace.llm import OfflineLLM
 from mindspace.memory.linking import UnlinkedMemories, run_dreaming_tick
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 
 sys.path.insert(0, str(Path(__file__).parent))

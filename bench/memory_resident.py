@@ -91,7 +91,7 @@ def _fill(path: Path, size: int) -> None:
 async def _child(path: Path) -> dict[str, Any]:
     from mindspace import Assistant, ManualClock
     from mindspace.embeddings import HashingEmbedder
-    from mindspace.llm import OfflineLLM
+    from mindspace.offline import OfflineLLM
     from mindspace.storage import SqlStore
 
     store = SqlStore.from_path(path, create=False)

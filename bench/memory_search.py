@@ -31,9 +31,9 @@ import numpy as np
 from mindspace import Assistant, ManualClock
 from mindspace.embeddings import HashingEmbedder
 from mindspace.embeddings.port import Embedder
-from mindspace.llm import OfflineLLM
 from mindspace.memory.records import Memory
 from mindspace.memory.semantic import MemoryDraft, SemanticMemory
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 from mindspace.testing.inspect import stored_records
 

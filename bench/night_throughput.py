@@ -42,9 +42,10 @@ from mindspace.engine.modes import OperatingMode
 from mindspace.journal import JournalEntry, JournalMeta
 from mindspace.journal.importance import BATCH_IMPORTANCE_HEAD, score_importance_heuristic
 from mindspace.journal.reflection_state import update_reflection_state
-from mindspace.llm import FunctionLLM, OfflineLLM
+from mindspace.llm import FunctionLLM
 from mindspace.llm.port import LLMResponse, Message, ToolSchema
 from mindspace.memory.records import Memory, MemoryLinks
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 
 DAY_START = datetime(2025, 12, 6, 8, 0, tzinfo=UTC)

@@ -44,8 +44,8 @@ import numpy.typing as npt
 
 from mindspace import Assistant, ManualClock
 from mindspace.embeddings import HashingEmbedder
-from mindspace.llm import OfflineLLM
 from mindspace.memory.records import Memory
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 from mindspace.storage.pg_memory import ensure_hnsw, hnsw_name
 from mindspace.testing.postgres import LocalPostgres

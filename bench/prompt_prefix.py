@@ -46,11 +46,11 @@ OPERATOR = (
 async def _scripted(profile: str) -> list[dict[str, Any]]:
     from mindspace import open_assistant
     from mindspace.config import Settings
-    from mindspace.context.tokens import estimate_tokens
-    from mindspace.llm.openai_compat import OpenAICompatibleLLM
+    from mindspace.llm.providers.openai_compat import OpenAICompatibleLLM
     from mindspace.testing import ChatCompletionsServer
     from mindspace.testing.prefix import request_text, shares
     from mindspace.testing.scripted_server import Step
+    from mindspace.tokens import estimate_tokens
 
     with (
         tempfile.TemporaryDirectory() as tmp,
@@ -137,7 +137,7 @@ import asyncio, json, sys, tempfile, time
 from pathlib import Path
 from mindspace import open_assistant
 from mindspace.config import Settings
-from mindspace.llm.openai_compat import OpenAICompatibleLLM
+from mindspace.llm.providers.openai_compat import OpenAICompatibleLLM
 
 async def main(url, profile, lines, operator):
     with tempfile.TemporaryDirectory() as tmp:

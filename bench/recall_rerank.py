@@ -31,8 +31,8 @@ from typing import Any
 
 from mindspace import Assistant, ManualClock, Settings
 from mindspace.embeddings import HashingEmbedder
-from mindspace.llm import OfflineLLM
 from mindspace.memory.semantic import MemoryDraft, SemanticMemory
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 
 WORDS = [

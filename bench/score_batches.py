@@ -36,8 +36,8 @@ from typing import Any
 from mindspace import Assistant, ManualClock, Settings
 from mindspace.journal import JournalBook, JournalEntry, score_pending_entries
 from mindspace.journal.importance import score_importance_heuristic
-from mindspace.llm import OfflineLLM
 from mindspace.llm.port import LLM, LLMResponse, Message, ToolSchema
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 
 NOW = datetime(2025, 12, 6, 10, 0, tzinfo=UTC)

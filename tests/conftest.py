@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from mindspace import Assistant, ManualClock, ScriptedLLM, Settings
-from mindspace.llm import OfflineLLM
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 from mindspace.testing.postgres import LocalPostgres
 

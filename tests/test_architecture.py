@@ -18,7 +18,6 @@ import sys
 import tomllib
 from pathlib import Path
 
-import grimp
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -108,30 +107,6 @@ def test_the_copy_without_violations_keeps_every_contract(source_copy: Path) -> 
     assert done.returncode == 0, done.stdout[-4000:]
 
 
-def test_the_core_imports_no_module_of_the_offline_model() -> None:
-    # import-linter expressions cannot say "llm.offline*"; the helpers of the offline
-    # model (offline_chat.py, ...) may be renamed, so they are found by pattern here.
-    contract = _config()["core-independent"]
-    graph = grimp.build_graph("mindspace", cache_dir=None)
-    for line in contract.get("ignore_imports", []):  # type: ignore[attr-defined]
-        importer, imported = (part.strip() for part in str(line).split("->"))
-        graph.remove_import(importer=importer, imported=imported)
-    offline = {m for m in graph.modules if re.fullmatch(r"mindspace\.llm\.offline\w*", m)}
-    assert "mindspace.llm.offline" in offline
-    core = {
-        m
-        for m in graph.modules
-        for source in contract["source_modules"]  # type: ignore[attr-defined]
-        if m == source or m.startswith(f"{source}.")
-    }
-    offenders = sorted(
-        (importer, module)
-        for module in offline
-        for importer in graph.find_downstream_modules(module) & core
-    )
-    assert offenders == []
-
-
 # What a host must never touch: the engine's state and its write lock. A host reads
 # through ``assistant.views`` and writes through the facade's coroutines, which serialise
 # themselves (docs/architecture.md, "The engine's shape").
@@ -155,3 +130,59 @@ def test_the_internals_check_catches_a_host_taking_the_lock() -> None:
     assert _ENGINE_INTERNALS.search("    unit = assistant.read()")
     assert _ENGINE_INTERNALS.search("    with assistant.transaction() as unit:")
     assert not _ENGINE_INTERNALS.search("    payload = json.loads(reader.read())")
+
+
+# The LLM wing (pyproject: core-no-llm-adapters, llm-layers, packages-acyclic). The
+# offline model is a package of its own, so the contract names it whole: no name pattern.
+LLM_WING_VIOLATIONS: dict[str, dict[str, str]] = {
+    "core-no-llm-adapters": {
+        "mindspace/memory/violation.py": "from mindspace.llm.providers import sdk\n"
+    },
+    "llm-layers": {
+        "mindspace/llm/parsing/violation.py": "from mindspace.llm.providers import sdk\n"
+    },
+    "packages-acyclic": {
+        "mindspace/violation_a.py": "from mindspace import violation_b\n",
+        "mindspace/violation_b.py": "from mindspace import violation_a\n",
+    },
+}
+VIOLATIONS.update(LLM_WING_VIOLATIONS)
+
+
+@pytest.mark.parametrize("contract", sorted(LLM_WING_VIOLATIONS))
+def test_a_violating_import_breaks_an_llm_wing_contract(source_copy: Path, contract: str) -> None:
+    test_a_violating_import_breaks_the_contract(source_copy, contract)
+
+
+@pytest.mark.parametrize(
+    ("path", "code"),
+    [
+        ("mindspace/engine/violation.py", "from mindspace.offline.chat import chat_skill\n"),
+        ("mindspace/tools/violation.py", "from mindspace.offline import OfflineLLM\n"),
+    ],
+)
+def test_no_module_of_the_offline_model_is_reachable_from_the_core(
+    source_copy: Path, path: str, code: str
+) -> None:
+    added = source_copy / path
+    added.write_text(code)
+    try:
+        done = _lint(source_copy, "core-no-llm-adapters")
+    finally:
+        added.unlink()
+    assert done.returncode == 1, done.stdout[-4000:]
+    assert path.removesuffix(".py").replace("/", ".") in done.stdout
+
+
+def test_the_old_domain_cycle_would_break_the_acyclic_contract(source_copy: Path) -> None:
+    # workspace -> context closes context -> memory -> workspace again, the circle that
+    # token estimates in context/ made (they live in mindspace/tokens.py now).
+    added = source_copy / "mindspace/workspace/violation.py"
+    added.write_text("from mindspace.context import contexts\n")
+    try:
+        done = _lint(source_copy, "packages-acyclic")
+    finally:
+        added.unlink()
+    assert done.returncode == 1, done.stdout[-4000:]
+    assert "1 broken" in done.stdout
+    assert ".context -> .memory" in done.stdout or ".workspace -> .context" in done.stdout

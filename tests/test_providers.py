@@ -19,7 +19,7 @@ import pytest
 
 from mindspace.config import Settings
 from mindspace.errors import ConfigError, StorageError
-from mindspace.llm import OfflineLLM
+from mindspace.offline import OfflineLLM
 from mindspace.runtime import LLMS, build_llm, open_store
 
 SRC = Path(__file__).resolve().parent.parent / "src"

@@ -35,8 +35,9 @@ if TYPE_CHECKING:
         StorageError,
         ToolError,
     )
-    from mindspace.llm import FunctionLLM, OfflineLLM, ScriptedLLM
+    from mindspace.llm import FunctionLLM, ScriptedLLM
     from mindspace.llm.port import LLM
+    from mindspace.offline import OfflineLLM
     from mindspace.runtime import open_assistant, open_store
     from mindspace.state.port import Store
     from mindspace.tools import Tool, ToolCategory
@@ -88,7 +89,7 @@ _EXPORTS: dict[str, str] = {
     "LLMError": "mindspace.errors",
     "ManualClock": "mindspace.clock",
     "MindspaceError": "mindspace.errors",
-    "OfflineLLM": "mindspace.llm",
+    "OfflineLLM": "mindspace.offline",
     "RecordNotFoundError": "mindspace.errors",
     "ScriptedLLM": "mindspace.llm",
     "Settings": "mindspace.config",

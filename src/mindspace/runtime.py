@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from mindspace.config import Settings, database_url
 from mindspace.engine.assistant import Assistant
 from mindspace.errors import ConfigError
-from mindspace.llm.anthropic_wire import ANTHROPIC_BASE_URL
 from mindspace.llm.port import LLM
+from mindspace.llm.providers.anthropic_wire import ANTHROPIC_BASE_URL
 from mindspace.providers import (
     EMBEDDER_GROUP,
     LLM_GROUP,
@@ -42,7 +42,7 @@ from mindspace.telemetry import (
 if TYPE_CHECKING:
     from mindspace.clock import Clock
     from mindspace.embeddings.port import Embedder
-    from mindspace.llm.anthropic_messages import AnthropicLLM
+    from mindspace.llm.providers.anthropic_messages import AnthropicLLM
     from mindspace.state.port import Store
 
 __all__ = [
@@ -83,7 +83,7 @@ STORES: Registry[StoreFactory] = Registry(
 
 
 def _offline_llm(settings: Settings) -> LLM:
-    from mindspace.llm.offline import OfflineLLM
+    from mindspace.offline.model import OfflineLLM
 
     return OfflineLLM()
 
@@ -100,7 +100,7 @@ def _openai_llm(settings: Settings) -> LLM:
             "MINDSPACE_LLM_MODEL is not; set the model name the endpoint serves."
         )
     # Imported here so that commands which never call a model do not load the openai SDK.
-    from mindspace.llm.openai_compat import OpenAICompatibleLLM
+    from mindspace.llm.providers.openai_compat import OpenAICompatibleLLM
 
     key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
     return OpenAICompatibleLLM(
@@ -120,7 +120,7 @@ def _anthropic_adapter() -> type[AnthropicLLM]:
     Imported here: only a process that talks to Claude loads the anthropic SDK.
     """
     try:
-        from mindspace.llm.anthropic_messages import AnthropicLLM
+        from mindspace.llm.providers.anthropic_messages import AnthropicLLM
     except ModuleNotFoundError as exc:
         if exc.name != "anthropic":
             raise
@@ -287,7 +287,7 @@ def offline_llm(*, scenario: str | None = None, announce: bool = False) -> LLM:
     Raises:
         ConfigError: an unknown scenario.
     """
-    from mindspace.llm.offline import OfflineLLM
+    from mindspace.offline.model import OfflineLLM
 
     if scenario is None:
         return OfflineLLM(announce=announce)
@@ -300,15 +300,15 @@ def offline_llm(*, scenario: str | None = None, announce: bool = False) -> LLM:
 
 def offline_notice() -> str:
     """What the offline model is and how to configure a real one (for hosts to show)."""
-    from mindspace.llm.offline import OFFLINE_NOTICE
+    from mindspace.offline.model import OFFLINE_NOTICE
 
     return OFFLINE_NOTICE
 
 
 def is_offline(llm: LLM) -> bool:
     """Whether ``llm`` is the offline stand-in (traced or not)."""
-    from mindspace.llm.offline import OfflineLLM
     from mindspace.llm.traced import unwrap_llm
+    from mindspace.offline.model import OfflineLLM
 
     return isinstance(unwrap_llm(llm), OfflineLLM)
 
@@ -360,7 +360,7 @@ def probe_llm(
             tool_choice=tool_choice,
             sleep=sleep or asyncio.sleep,
         )
-    from mindspace.llm.openai_compat import OpenAICompatibleLLM
+    from mindspace.llm.providers.openai_compat import OpenAICompatibleLLM
 
     return OpenAICompatibleLLM(
         base_url=base_url,

@@ -13,9 +13,9 @@ from mindspace.context.assembly import (
 )
 from mindspace.context.components import STATIC_COMPONENTS, ComponentRegistry, PromptComponent
 from mindspace.context.contexts import get_context_config
-from mindspace.context.tokens import estimate_tokens
 from mindspace.errors import ComponentError
 from mindspace.llm.port import Message, ToolCall
+from mindspace.tokens import estimate_tokens
 
 
 def test_the_nine_static_components_sit_at_their_ids() -> None:

@@ -27,7 +27,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mindspace.engine.assistant import Assistant
-from mindspace.llm import OfflineLLM
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 from mindspace.testing import ChatCompletionsServer, Step
 

@@ -14,8 +14,8 @@ import pytest
 import mindspace
 from mindspace import Settings, open_assistant
 from mindspace.journal.records import JournalEntry, ReflectionState
-from mindspace.llm import OFFLINE_NOTICE, OfflineLLM
 from mindspace.memory.records import EntityProfile, Memory, MemoryLinks
+from mindspace.offline import OFFLINE_NOTICE, OfflineLLM
 from mindspace.storage import SqlStore
 from mindspace.testing.inspect import stored_records
 from mindspace.tools import default_registry

@@ -14,7 +14,7 @@ import pytest
 
 from mindspace import Assistant, ManualClock, Settings
 from mindspace.journal import JournalBook
-from mindspace.llm import OfflineLLM
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 
 Cli = Callable[..., subprocess.CompletedProcess[str]]

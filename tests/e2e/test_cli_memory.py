@@ -20,8 +20,8 @@ from mindspace.clock import parse_time
 from mindspace.embeddings import HashingEmbedder
 from mindspace.engine.modes import OperatingMode
 from mindspace.journal.records import JournalEntry
-from mindspace.llm import OfflineLLM
 from mindspace.memory.records import EntityProfile, Memory
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 from mindspace.testing.inspect import stored_records
 

@@ -29,9 +29,9 @@ from mindspace.engine.loop import CONTINUE_PROMPT
 from mindspace.engine.records import Event
 from mindspace.hosts.http import AssistantHub, ServerSettings, create_app
 from mindspace.journal.records import JournalEntry
-from mindspace.llm import OfflineLLM
-from mindspace.llm.openai_compat import OpenAICompatibleLLM
+from mindspace.llm.providers.openai_compat import OpenAICompatibleLLM
 from mindspace.memory.records import Memory
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 from mindspace.testing import ChatCompletionsServer, Quirk, Step
 from mindspace.testing.inspect import stored_records

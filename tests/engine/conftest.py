@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from mindspace import Assistant
-from mindspace.llm.openai_compat import OpenAICompatibleLLM
+from mindspace.llm.providers.openai_compat import OpenAICompatibleLLM
 from mindspace.testing import ChatCompletionsServer
 
 

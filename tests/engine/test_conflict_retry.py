@@ -13,8 +13,9 @@ from mindspace import Assistant, ConcurrencyError
 from mindspace.clock import ManualClock
 from mindspace.config import Settings
 from mindspace.engine.assistant import assistant_tools
-from mindspace.llm import FunctionLLM, OfflineLLM
+from mindspace.llm import FunctionLLM
 from mindspace.llm.port import Message, ToolSchema
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 from mindspace.tools.base import ToolContext
 from mindspace.tools.goals import AddGoal, AddGoalArgs

@@ -18,7 +18,7 @@ WORKER = textwrap.dedent(
     """
     import asyncio, sys
     from mindspace import Assistant
-    from mindspace.llm.openai_compat import OpenAICompatibleLLM
+    from mindspace.llm.providers.openai_compat import OpenAICompatibleLLM
     from mindspace.storage import SqlStore
 
     async def main() -> None:

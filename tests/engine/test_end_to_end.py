@@ -10,7 +10,7 @@ import pytest
 
 from mindspace import Assistant
 from mindspace.engine.prompting import history_messages
-from mindspace.llm.openai_compat import OpenAICompatibleLLM
+from mindspace.llm.providers.openai_compat import OpenAICompatibleLLM
 from mindspace.testing import ChatCompletionsServer
 
 Snapshot = Callable[[], dict[str, list[tuple[Any, ...]]]]

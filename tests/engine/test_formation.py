@@ -15,7 +15,7 @@ import pytest
 
 from mindspace import Assistant, ManualClock, Settings
 from mindspace.embeddings.minilm import MiniLMEmbedder
-from mindspace.llm.openai_compat import OpenAICompatibleLLM
+from mindspace.llm.providers.openai_compat import OpenAICompatibleLLM
 from mindspace.memory.records import Memory
 from mindspace.storage import SqlStore
 from mindspace.testing import ChatCompletionsServer

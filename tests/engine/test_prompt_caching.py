@@ -15,9 +15,9 @@ import pytest
 from mindspace import Assistant, ManualClock, ScriptedLLM
 from mindspace.config import Settings
 from mindspace.hosts.http.ticks import tick_record
-from mindspace.llm.anthropic_messages import AnthropicLLM
-from mindspace.llm.openai_compat import OpenAICompatibleLLM
 from mindspace.llm.port import Usage
+from mindspace.llm.providers.anthropic_messages import AnthropicLLM
+from mindspace.llm.providers.openai_compat import OpenAICompatibleLLM
 from mindspace.testing import ChatCompletionsServer, MessagesServer
 from mindspace.testing.prefix import request_text, shares
 from mindspace.testing.scripted_server import Step

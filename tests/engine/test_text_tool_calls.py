@@ -9,7 +9,7 @@ import pytest
 
 from mindspace import Assistant, ScriptedLLM
 from mindspace.engine.records import ConversationMessage
-from mindspace.llm.text_calls import scan_text_calls
+from mindspace.llm.parsing.text_calls import scan_text_calls
 from mindspace.workspace.records import Goal
 
 GOAL = {"description": "Restock the cellar"}

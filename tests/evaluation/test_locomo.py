@@ -18,8 +18,8 @@ from mindspace.evaluation.locomo_data import (
     parse_session_time,
     score_ranking,
 )
-from mindspace.llm import OfflineLLM
 from mindspace.memory.records import Memory, MemoryLinks
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 
 KNOWN = {"D1:1", "D1:2", "D8:6", "D9:17", "D11:26"}

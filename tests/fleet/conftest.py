@@ -28,7 +28,7 @@ import psycopg
 import pytest
 
 from mindspace import Assistant, Settings
-from mindspace.llm import OfflineLLM
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 from mindspace.testing import ChatCompletionsServer
 from mindspace.testing.chat_server import Step

@@ -10,9 +10,9 @@ from mindspace import Assistant, ScriptedLLM
 from mindspace.errors import LLMConnectionError
 from mindspace.journal import JournalBook, score_importance_heuristic, score_pending_entries
 from mindspace.journal.importance import BATCH_IMPORTANCE_HEAD, score_importance_batch
-from mindspace.llm import OfflineLLM
 from mindspace.llm.port import Message, ToolSchema
 from mindspace.llm.scripted import FunctionLLM
+from mindspace.offline import OfflineLLM
 
 _EVENT = re.compile(r"^Event (\d+): (.*)$", re.MULTILINE)
 

@@ -17,7 +17,7 @@ from mindspace import Assistant, Settings
 from mindspace.embeddings import HashingEmbedder
 from mindspace.journal import score_importance_heuristic
 from mindspace.journal.records import JournalEntry
-from mindspace.llm import OfflineLLM
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 from mindspace.testing import ChatCompletionsServer
 

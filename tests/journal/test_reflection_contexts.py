@@ -17,9 +17,9 @@ from mindspace.engine.sleep import SleepTickResult
 from mindspace.engine.tick import TickResult
 from mindspace.hosts.http.ticks import tick_record, tick_summary
 from mindspace.journal import INSIGHTS_PROMPT, QUESTIONS_PROMPT
-from mindspace.llm import OfflineLLM
 from mindspace.llm.port import LLMResponse, Message, ToolSchema
 from mindspace.llm.scripted import FunctionLLM
+from mindspace.offline import OfflineLLM
 
 EVENTS = (
     "Player Alice asked about the dragon quest in the northern hills",

@@ -22,9 +22,8 @@ from mindspace.errors import (
     LLMRateLimitError,
     LLMResponseError,
 )
-from mindspace.llm.anthropic_messages import AnthropicLLM
-from mindspace.llm.anthropic_retry import timeout_kind
 from mindspace.llm.port import Message, ToolCall, Usage, close_llm
+from mindspace.llm.providers.anthropic_messages import ANTHROPIC_ERRORS, AnthropicLLM
 from mindspace.runtime import build_llm
 from mindspace.testing import MessagesServer, QuirkSettings, Step
 
@@ -261,8 +260,8 @@ def test_timeouts_are_told_apart_by_their_cause() -> None:
     ]:
         error = anthropic.APITimeoutError(request=request)
         error.__cause__ = cause
-        assert timeout_kind(error) == kind
-    assert timeout_kind(ValueError("x")) is None
+        assert ANTHROPIC_ERRORS.timeout_kind(error) == kind
+    assert ANTHROPIC_ERRORS.timeout_kind(ValueError("x")) is None
 
 
 async def test_the_provider_is_built_from_settings(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -325,8 +324,7 @@ def test_tool_calls_of_our_port_keep_their_ids() -> None:
 
 def test_without_the_sdk_the_extra_to_install_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "anthropic", None)  # import anthropic now fails
-    monkeypatch.delitem(sys.modules, "mindspace.llm.anthropic_messages", raising=False)
-    monkeypatch.delitem(sys.modules, "mindspace.llm.anthropic_retry", raising=False)
+    monkeypatch.delitem(sys.modules, "mindspace.llm.providers.anthropic_messages", raising=False)
     settings = Settings(llm_provider="anthropic", llm_model="m", llm_api_key="k")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match=r"pip install -e '\.\[anthropic\]'"):
         build_llm(settings)

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from mindspace.llm.anthropic_wire import (
+from mindspace.llm.port import Message, ToolCall, Usage
+from mindspace.llm.providers.anthropic_wire import (
     CONTINUES,
     MISSING_RESULT,
     MalformedAnswerError,
@@ -15,7 +16,6 @@ from mindspace.llm.anthropic_wire import (
     to_wire,
     to_wire_tools,
 )
-from mindspace.llm.port import Message, ToolCall, Usage
 
 CALL = ToolCall("call_1", "add_goal", '{"description": "Fix the gate"}')
 

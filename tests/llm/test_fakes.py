@@ -7,8 +7,9 @@ import json
 import pytest
 
 from mindspace.errors import LLMError, LLMProviderError
-from mindspace.llm import FunctionLLM, LLMResponse, Message, OfflineLLM, ScriptedLLM
-from mindspace.llm.offline import OFFLINE_MODEL_NAME, decompose_text
+from mindspace.llm import FunctionLLM, LLMResponse, Message, ScriptedLLM
+from mindspace.offline import OfflineLLM
+from mindspace.offline.model import OFFLINE_MODEL_NAME, decompose_text
 
 
 async def test_scripted_llm_plays_replies_in_order_and_records_requests() -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from mindspace import Assistant, ManualClock
-from mindspace.llm.offline_answers import known_facts
+from mindspace.offline.answers import known_facts
 
 
 async def _say(assistant: Assistant, clock: ManualClock, text: str, who: str = "Dave") -> str:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mindspace.llm import Message, OfflineLLM
+from mindspace.llm import Message
+from mindspace.offline import OfflineLLM
 from mindspace.testing.tavern import TAVERN_SKILLS
 
 _SMALL_TALK = "Summarize the following conversation with Alice as a few short notes.\n\nyou: Hi"

@@ -16,9 +16,8 @@ import pytest
 from mindspace import Assistant
 from mindspace.config import Settings
 from mindspace.errors import LLMConnectionError, LLMProviderError, LLMResponseError
-from mindspace.llm.openai_compat import OpenAICompatibleLLM
-from mindspace.llm.openai_retry import timeout_kind
 from mindspace.llm.port import Message, ToolCall, Usage, close_llm
+from mindspace.llm.providers.openai_compat import OpenAICompatibleLLM, timeout_kind
 from mindspace.runtime import build_llm
 from mindspace.testing import ChatCompletionsServer, QuirkSettings, Step
 

@@ -12,8 +12,8 @@ from pydantic import BaseModel, RootModel
 
 from mindspace import ScriptedLLM
 from mindspace.errors import LLMConnectionError, LLMResponseError
+from mindspace.llm.parsing.structured import ask_structured, extract_json, parse_structured
 from mindspace.llm.port import LLMResponse, Message
-from mindspace.llm.structured import ask_structured, extract_json, parse_structured
 
 
 class Pair(BaseModel):

@@ -10,8 +10,8 @@ import pytest
 from mindspace import Assistant, ManualClock, Settings
 from mindspace.embeddings import HashingEmbedder
 from mindspace.journal.records import EntryVector, text_digest
-from mindspace.llm import OfflineLLM
 from mindspace.memory.records import Conversation, MemoryLink, MemoryLinks, WorkingMemory
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from mindspace import Assistant, ManualClock, Settings
 from mindspace.embeddings import HashingEmbedder
-from mindspace.llm import OfflineLLM
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 
 Teach = Callable[[Assistant], Awaitable[dict[str, str]]]

@@ -30,7 +30,7 @@ from mindspace.engine.assistant import Assistant
 from mindspace.hosts.http import AssistantHub, ServerSettings, create_app
 from mindspace.hosts.mcp import build_server
 from mindspace.hosts.mcp.server import RESOURCES, resource_uri
-from mindspace.llm import OfflineLLM
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 from mindspace.storage.sql import sqlite_file
 from mindspace.transfer import export_assistant

@@ -15,7 +15,7 @@ import pytest
 from mindspace import Assistant, ManualClock, Settings
 from mindspace.embeddings import HashingEmbedder
 from mindspace.hosts.http import AssistantHub, ServerSettings, create_app
-from mindspace.llm import OfflineLLM
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 
 BASE = "/v1/assistants/barkeep"

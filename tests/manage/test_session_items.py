@@ -22,7 +22,7 @@ from mindspace.embeddings import HashingEmbedder
 from mindspace.engine.history import Actor
 from mindspace.errors import InvalidInputError, RecordNotFoundError
 from mindspace.hosts.http import AssistantHub, ServerSettings, create_app
-from mindspace.llm import OfflineLLM
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 
 ADMIN = Actor("user", "admin")

@@ -19,11 +19,11 @@ from mindspace import Assistant, FunctionLLM, ManualClock, Settings
 from mindspace.embeddings import HashingEmbedder
 from mindspace.engine.modes import OperatingMode
 from mindspace.errors import LLMConnectionError
-from mindspace.llm import OfflineLLM
 from mindspace.llm.port import LLMResponse, Message, ToolSchema
 from mindspace.memory.mining import MINED_TAG, MiningState
 from mindspace.memory.prompts import ASSISTANT_FACT_EXTRACTION_PROMPT
 from mindspace.memory.records import Memory
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 from mindspace.testing.inspect import stored_records
 
@@ -380,7 +380,7 @@ async def _chat_any(assistant: Assistant, who: str, *lines: str) -> None:
 
 
 def test_the_offline_extractor_answers_only_with_the_speakers_own_statements() -> None:
-    from mindspace.llm.offline_memory import fact_mining_skill
+    from mindspace.offline.memory import fact_mining_skill
 
     prompt = (
         EXTRACT
@@ -402,7 +402,7 @@ WORKER = textwrap.dedent(
     import asyncio, sys
     from mindspace import Assistant, ManualClock, Settings
     from mindspace.embeddings import HashingEmbedder
-    from mindspace.llm import OfflineLLM
+    from mindspace.offline import OfflineLLM
     from mindspace.storage import SqlStore
 
     async def main() -> None:

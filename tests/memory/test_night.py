@@ -154,7 +154,7 @@ WORKER = textwrap.dedent(
     import asyncio, sys
     from mindspace import Assistant, ManualClock
     from mindspace.embeddings import HashingEmbedder
-    from mindspace.llm import OfflineLLM
+    from mindspace.offline import OfflineLLM
     from mindspace.storage import SqlStore
 
     async def main() -> None:

@@ -21,9 +21,10 @@ from mindspace.embeddings import HashingEmbedder
 from mindspace.engine.sleep_result import SleepTickResult
 from mindspace.errors import LLMError
 from mindspace.journal import JournalBook, JournalEntry
-from mindspace.llm import FunctionLLM, OfflineLLM
+from mindspace.llm import FunctionLLM
 from mindspace.llm.port import LLMResponse, Message, ToolCall, ToolSchema
 from mindspace.memory.records import Memory, MemoryLinks
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 from mindspace.testing.inspect import stored_records
 

@@ -24,11 +24,11 @@ from mindspace.embeddings import HashingEmbedder
 from mindspace.engine.compaction import SUMMARY_MARKER, thread_messages
 from mindspace.engine.records import ConversationMessage, EngineState, StoredToolCall
 from mindspace.engine.windows import windows
-from mindspace.llm import OfflineLLM
-from mindspace.llm.openai_compat import OpenAICompatibleLLM
 from mindspace.llm.port import LLM, Message, ToolSchema
+from mindspace.llm.providers.openai_compat import OpenAICompatibleLLM
 from mindspace.memory.mining import MiningState
 from mindspace.memory.records import EntityProfile, Memory
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 from mindspace.testing import ChatCompletionsServer
 from mindspace.testing.inspect import stored_records

@@ -8,9 +8,9 @@ from typing import Any
 
 from mindspace import Assistant, ManualClock, ScriptedLLM, Settings
 from mindspace.errors import LLMConnectionError
-from mindspace.llm import OfflineLLM
 from mindspace.memory.entities import MAX_OBSERVATIONS, EntityBook
 from mindspace.memory.records import EntityProfile
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 
 

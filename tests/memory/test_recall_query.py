@@ -15,11 +15,11 @@ import pytest
 
 from mindspace import Assistant, ManualClock, Settings
 from mindspace.embeddings import HashingEmbedder
-from mindspace.llm import OfflineLLM
 from mindspace.memory.query import QueryRerank
 from mindspace.memory.records import Memory
 from mindspace.memory.semantic import MemoryDraft, SemanticMemory
 from mindspace.memory.temporal import named_windows
+from mindspace.offline import OfflineLLM
 from mindspace.state.semantic import Hit
 from mindspace.storage import SqlStore
 

@@ -21,12 +21,12 @@ from mindspace.clock import ManualClock
 from mindspace.config import Settings
 from mindspace.embeddings import HashingEmbedder
 from mindspace.embeddings.minilm import MiniLMEmbedder
-from mindspace.llm.offline import OfflineLLM
 from mindspace.llm.port import Message
 from mindspace.llm.scripted import FunctionLLM
 from mindspace.memory.judgement import ModelJudge
 from mindspace.memory.records import Memory
 from mindspace.memory.semantic import MemoryDraft, SemanticMemory, Written
+from mindspace.offline.model import OfflineLLM
 from mindspace.storage import SqlStore
 from mindspace.storage.tables import memories, schema_migrations
 from mindspace.text import normalized

@@ -18,7 +18,7 @@ import pytest
 from mindspace import Assistant, ManualClock
 from mindspace.embeddings import HashingEmbedder
 from mindspace.errors import ConcurrencyError
-from mindspace.llm import OfflineLLM
+from mindspace.offline import OfflineLLM
 from mindspace.state import Document, Record, StateCache
 from mindspace.state import lazy as lazy_module
 from mindspace.state import unit as unit_module
@@ -269,7 +269,7 @@ WRITER = textwrap.dedent(
     import asyncio, sys
     from mindspace import Assistant, ManualClock
     from mindspace.embeddings import HashingEmbedder
-    from mindspace.llm import OfflineLLM
+    from mindspace.offline import OfflineLLM
     from mindspace.storage import SqlStore
 
     async def main() -> None:

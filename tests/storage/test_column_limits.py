@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy import String, create_engine, inspect
 
 from mindspace import Assistant, ManualClock, Settings
-from mindspace.llm import OfflineLLM
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 from mindspace.tools import default_registry
 from mindspace.tools.limits import limit_of

@@ -29,7 +29,7 @@ WRITER = textwrap.dedent(
     """
     import asyncio, sys
     from mindspace import Assistant, ManualClock
-    from mindspace.llm import OfflineLLM
+    from mindspace.offline import OfflineLLM
     from mindspace.storage import SqlStore
 
     async def main() -> None:

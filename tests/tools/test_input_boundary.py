@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from mindspace import Assistant, Settings
 from mindspace.errors import InvalidInputError
-from mindspace.llm.openai_compat import OpenAICompatibleLLM
+from mindspace.llm.providers.openai_compat import OpenAICompatibleLLM
 from mindspace.testing import ChatCompletionsServer
 from mindspace.tools.base import Tool, ToolArgs
 from mindspace.validation import MAX_JSON_DEPTH, find_invalid_text, json_depth_exceeds

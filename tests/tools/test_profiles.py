@@ -9,8 +9,8 @@ from rich.console import Console
 
 from mindspace import Assistant, ScriptedLLM
 from mindspace.config import Settings
-from mindspace.context.tokens import estimate_tokens
 from mindspace.hosts.cli.render import status_view
+from mindspace.tokens import estimate_tokens
 from mindspace.tools import default_registry
 from mindspace.tools.profiles import COMPACT_CORE, MORE_TOOLS, listed_schemas
 

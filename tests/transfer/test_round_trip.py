@@ -12,8 +12,8 @@ from rich.console import Console
 
 from mindspace import Assistant, ManualClock, Settings
 from mindspace.hosts.cli.demo import run_demo
-from mindspace.llm import OfflineLLM
 from mindspace.memory.records import Memory
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 from mindspace.storage.tables import KINDS
 from mindspace.tools import Tool, ToolArgs, ToolCategory, ToolContext, default_registry

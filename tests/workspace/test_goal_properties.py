@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mindspace import Assistant, ManualClock, Settings
-from mindspace.llm import OfflineLLM
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 from mindspace.workspace import Goal
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from mindspace import Assistant, Settings
-from mindspace.llm import OfflineLLM
+from mindspace.offline import OfflineLLM
 from mindspace.tools import default_registry
 from mindspace.workspace import SystemPrompts, assemble_system_prompt
 

@@ -1,1 +1,1 @@
-"""Context system: token accounting (and, with the engine, components and context types)."""
+"""Context system: components, context types and prompt assembly."""

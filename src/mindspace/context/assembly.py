@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from mindspace.context.components import STATIC_COMPONENTS, ComponentRole, Placement
-from mindspace.context.tokens import estimate_tokens
 from mindspace.llm.port import Message
+from mindspace.tokens import estimate_tokens
 
 __all__ = [
     "TRUNCATION_MARK",

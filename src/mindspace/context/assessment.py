@@ -24,8 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mindspace.context.patterns import ExecutionPattern
 from mindspace.errors import LLMResponseError
+from mindspace.llm.parsing.structured import extract_json
 from mindspace.llm.port import Message
-from mindspace.llm.structured import extract_json
 
 __all__ = [
     "ASSESSED_CONTEXTS",

@@ -23,7 +23,8 @@ import openai
 
 from mindspace.embeddings.port import Vectors
 from mindspace.errors import ConfigError, EmbeddingError
-from mindspace.llm.openai_retry import error_detail, is_transient, retry_delay
+from mindspace.llm.providers.openai_compat import error_detail, is_transient
+from mindspace.llm.providers.retry import retry_delay
 
 __all__ = ["OpenAICompatibleEmbedder"]
 

@@ -14,12 +14,12 @@ from typing import Any
 
 from mindspace.clock import Clock
 from mindspace.config import Settings
-from mindspace.context.tokens import estimate_tokens
 from mindspace.engine.records import ConversationMessage
 from mindspace.errors import LLMError, MindspaceError
 from mindspace.journal.book import JournalBook
 from mindspace.llm.port import LLM, Message, clean_response
 from mindspace.state.unit import Unit
+from mindspace.tokens import estimate_tokens
 from mindspace.workspace.records import ContextUsage
 
 __all__ = [

@@ -14,7 +14,7 @@ Each iteration asks the LLM once, then runs the tool calls it made:
 * ASYNC_REQUIRED tools are awaited like any other.
 
 A response without native tool calls is searched for tool calls written as text
-(:mod:`mindspace.llm.text_calls`); those run like native calls under synthesised ids,
+(:mod:`mindspace.llm.parsing.text_calls`); those run like native calls under synthesised ids,
 and unreadable ones are failed calls the model is told about. The loop ends on a
 plain-text answer (the reply, cleaned by :mod:`mindspace.engine.hygiene`; a reply cut
 by the length limit is continued once, then ended at its last full sentence), a
@@ -40,6 +40,7 @@ from mindspace.engine.approval_request import request_approval
 from mindspace.engine.hygiene import Removal, ReplyPolicy, end_at_sentence
 from mindspace.engine.records import EngineState
 from mindspace.errors import ToolError
+from mindspace.llm.parsing.text_calls import TextScan, scan_text_calls
 from mindspace.llm.port import (
     LLM,
     LLMResponse,
@@ -49,7 +50,6 @@ from mindspace.llm.port import (
     Usage,
     clean_response,
 )
-from mindspace.llm.text_calls import TextScan, scan_text_calls
 from mindspace.state.unit import Unit
 from mindspace.tools.base import Tool, ToolCategory
 from mindspace.tools.profiles import MORE_TOOLS, ToolProfile, listed_schemas, more_tools_result

@@ -20,10 +20,10 @@ from mindspace.context.components import (
     PromptComponent,
 )
 from mindspace.context.contexts import ContextConfig
-from mindspace.context.tokens import estimate_tokens
 from mindspace.engine.records import ContextBuffer, ConversationMessage, EngineState, Event
 from mindspace.llm.port import Message, ToolCall
 from mindspace.state.unit import Unit
+from mindspace.tokens import estimate_tokens
 from mindspace.workspace.goals import GoalBook
 from mindspace.workspace.projects import ProjectDesk
 from mindspace.workspace.prompts import assemble_system_prompt

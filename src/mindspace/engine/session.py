@@ -33,7 +33,6 @@ from mindspace.context.patterns import (
     select_execution_pattern,
     token_pressure,
 )
-from mindspace.context.tokens import estimate_tokens
 from mindspace.engine.core import EngineCore
 from mindspace.engine.executor import ToolExecutor
 from mindspace.engine.hygiene import ReplyPolicy
@@ -44,6 +43,7 @@ from mindspace.engine.side import SideRunner, SubAgentCount
 from mindspace.errors import LLMError
 from mindspace.llm.port import Message, clean_response
 from mindspace.state.unit import Unit
+from mindspace.tokens import estimate_tokens
 from mindspace.tools.base import Tool
 from mindspace.tools.profiles import listed_schemas
 from mindspace.workspace.records import ContextUsage

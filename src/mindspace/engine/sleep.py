@@ -45,8 +45,8 @@ from mindspace.journal.importance import score_pending_entries
 from mindspace.journal.reflection import ContextAsk, reflect_if_due
 from mindspace.journal.vectors import embed_pending_entries
 from mindspace.limits import ATTRIBUTE_KEY_CHARS, ATTRIBUTE_VALUE_CHARS
+from mindspace.llm.parsing.structured import ask_structured
 from mindspace.llm.port import LLM, Message
-from mindspace.llm.structured import ask_structured
 from mindspace.memory.entities import EntityBook
 from mindspace.memory.judgement import ModelJudge
 from mindspace.memory.linking import prune_orphaned_memory_links, run_dreaming_tick

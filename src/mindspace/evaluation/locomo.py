@@ -42,8 +42,8 @@ from mindspace.evaluation.locomo_data import (
     load_samples,
     score_ranking,
 )
-from mindspace.llm.offline import OfflineLLM
 from mindspace.memory.semantic import SemanticMemory
+from mindspace.offline.model import OfflineLLM
 from mindspace.state.port import Store
 
 __all__ = ["ROUTES", "Progress", "Route", "Scoreboard", "run_locomo"]

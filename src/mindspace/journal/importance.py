@@ -14,8 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel, model_validator
 from mindspace.errors import LLMError
 from mindspace.journal.pending import MAX_SCORING_ATTEMPTS, pending_entries
 from mindspace.journal.records import JournalEntry
+from mindspace.llm.parsing.structured import Obtained, ask_structured, parse_structured
 from mindspace.llm.port import LLM, Message
-from mindspace.llm.structured import Obtained, ask_structured, parse_structured
 from mindspace.llm.traced import scorer_label
 from mindspace.state.unit import Unit
 
@@ -96,7 +96,7 @@ IMPORTANCE_EXPECTED = "the integer score from 1 to 10 (for example: 6)"
 
 
 def parse_importance(reply: str) -> int:
-    """The score in an LLM reply, read strictly (see :mod:`mindspace.llm.structured`).
+    """The score in an LLM reply, read strictly (see :mod:`mindspace.llm.parsing.structured`).
 
     The reply must be one integer from 1 to 10 (alone, or alone in a code block). Prose
     around a number is refused: "the first 2 digits may not match" is no score.

@@ -8,7 +8,7 @@
    rejected; the rest become ``[SYNTHESIS]`` entries (importance 8, tags synthesis and
    meta_learning), and the reflection state is reset.
 
-Both answers are read strictly (:mod:`mindspace.llm.structured`: exact JSON forms, one
+Both answers are read strictly (:mod:`mindspace.llm.parsing.structured`: exact JSON forms, one
 repair); when an answer stays unusable the reflection is skipped with its reason. Nothing
 is written unless the whole reflection succeeds.
 
@@ -34,14 +34,14 @@ from mindspace.journal.episodic import EpisodicWeights
 from mindspace.journal.evidence import Evidence, EvidenceSource, JournalEvidence
 from mindspace.journal.records import JournalEntry, ReflectionState
 from mindspace.journal.reflection_state import check_reflection_trigger, reset_reflection_state
-from mindspace.llm.port import LLM, Message
-from mindspace.llm.structured import (
+from mindspace.llm.parsing.structured import (
     Obtained,
     Structured,
     ask_structured,
     ask_structured_via,
     parse_structured,
 )
+from mindspace.llm.port import LLM, Message
 from mindspace.state.unit import Unit
 from mindspace.workspace.persona import PERSONA_ERROR, PersonaGuard
 

@@ -19,8 +19,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from mindspace.errors import LLMError
+from mindspace.llm.parsing.structured import ask_structured
 from mindspace.llm.port import LLM, Message
-from mindspace.llm.structured import ask_structured
 from mindspace.memory.reconcile import Decision, Fact, Near, same_claim
 
 __all__ = ["JUDGE_PROMPT", "Judgement", "ModelJudge"]

@@ -29,8 +29,8 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator, m
 from mindspace.config import Settings
 from mindspace.errors import LLMError, MindspaceError
 from mindspace.limits import MINING_LINE_CHARS, MINING_TRANSCRIPT_CHARS
+from mindspace.llm.parsing.structured import ask_structured
 from mindspace.llm.port import LLM, Message
-from mindspace.llm.structured import ask_structured
 from mindspace.llm.traced import scorer_label
 from mindspace.memory.chunking import chunk_text
 from mindspace.memory.prompts import ASSISTANT_FACT_EXTRACTION_PROMPT

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from mindspace.context.tokens import estimate_tokens
+from mindspace.tokens import estimate_tokens
 
 __all__ = ["PrefixShare", "request_text", "shared_prefix", "shares"]
 

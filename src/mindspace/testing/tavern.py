@@ -1,12 +1,12 @@
 """The demo's own lines for the offline model: the tavern scenario's skills.
 
-The offline model (:mod:`mindspace.llm.offline`) knows no story; a scenario teaches it
+The offline model (:mod:`mindspace.offline.model`) knows no story; a scenario teaches it
 its own wording through the documented extension point, ``OfflineLLM(skills=...)``,
 whose skills are tried before the built-in ones. ``mindspace demo`` passes
 :data:`TAVERN_SKILLS`.
 
 Example:
-    >>> from mindspace.llm.offline import OfflineLLM
+    >>> from mindspace.offline.model import OfflineLLM
     >>> llm = OfflineLLM(TAVERN_SKILLS, announce=False)
 """
 
@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mindspace.llm.offline import Skill
-from mindspace.llm.offline_memory import summary_skill
 from mindspace.llm.port import Message, ToolSchema
+from mindspace.offline.memory import summary_skill
+from mindspace.offline.model import Skill
 
 __all__ = ["TAVERN_SKILLS", "tavern_summary_skill"]
 

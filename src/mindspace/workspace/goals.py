@@ -25,8 +25,8 @@ from mindspace.errors import (
     NotFoundError,
     ToolFailedError,
 )
+from mindspace.llm.parsing.structured import ask_structured, parse_structured, repair_structured
 from mindspace.llm.port import LLM, Message
-from mindspace.llm.structured import ask_structured, parse_structured, repair_structured
 from mindspace.state.unit import Unit
 from mindspace.workspace.limits import bounded_text
 from mindspace.workspace.records import Counters, Goal, GoalPriority, GoalStatus

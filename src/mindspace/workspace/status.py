@@ -7,9 +7,9 @@ from typing import Any, ClassVar, Literal
 
 from mindspace.clock import Clock, format_time
 from mindspace.config import Settings
-from mindspace.context.tokens import estimate_tokens
 from mindspace.state.models import Document
 from mindspace.state.unit import Unit
+from mindspace.tokens import estimate_tokens
 from mindspace.workspace.records import (
     ContextUsage,
     Goal,

@@ -22,8 +22,8 @@ from playwright.sync_api import Browser, Page, sync_playwright
 from mindspace import ManualClock, Settings
 from mindspace.embeddings import HashingEmbedder
 from mindspace.hosts.http import AssistantHub, ServerSettings, create_app
-from mindspace.llm import OfflineLLM
 from mindspace.llm.port import LLM
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 from mindspace.tools.registry import ToolRegistry
 

@@ -22,7 +22,7 @@ from mindspace import Assistant, ManualClock, Settings
 from mindspace.clock import ResumedClock, parse_time
 from mindspace.hosts.cli.demo import DEMO_START, DemoReport, run_demo
 from mindspace.hosts.cli.serve import serve_demo
-from mindspace.llm import OfflineLLM
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 
 ENDED = datetime(2025, 12, 7, 8, 30, tzinfo=UTC)  # when the demo's story stops

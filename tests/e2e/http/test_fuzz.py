@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from mindspace import ManualClock, Settings
 from mindspace.embeddings import HashingEmbedder
 from mindspace.hosts.http import AssistantHub, ServerSettings, create_app
-from mindspace.llm import OfflineLLM
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 
 TOKEN = "fuzzing-token-0123456789abcdef"

@@ -12,7 +12,7 @@ import pytest
 
 from mindspace.hosts.http import AssistantHub, create_app
 from mindspace.hosts.http.responses import SafeJSONResponse, safe_json_dumps
-from mindspace.llm.openai_compat import OpenAICompatibleLLM
+from mindspace.llm.providers.openai_compat import OpenAICompatibleLLM
 from mindspace.testing import ChatCompletionsServer
 
 Snapshot = Callable[[], dict[str, list[tuple[Any, ...]]]]

@@ -23,7 +23,7 @@ import pytest
 from mindspace import Assistant, Settings
 from mindspace.hosts.http import ServerSettings, create_app
 from mindspace.hosts.http.app import build_hub
-from mindspace.llm import OfflineLLM
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 
 KEY = "barkeep"

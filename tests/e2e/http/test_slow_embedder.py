@@ -31,7 +31,7 @@ from fastapi import FastAPI
 from mindspace import ManualClock, Settings
 from mindspace.embeddings import HashingEmbedder
 from mindspace.hosts.http import AssistantHub, create_app
-from mindspace.llm import OfflineLLM
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 from mindspace.testing import SlowEmbedder
 

@@ -14,7 +14,7 @@ from fastapi import FastAPI
 from mindspace import Settings
 from mindspace.engine.scheduler import AsyncTickDriver, TickPolicy
 from mindspace.hosts.http import AssistantHub, create_app
-from mindspace.llm.openai_compat import OpenAICompatibleLLM
+from mindspace.llm.providers.openai_compat import OpenAICompatibleLLM
 from mindspace.testing import ChatCompletionsServer
 
 

@@ -24,8 +24,8 @@ from typing import Any, Literal
 
 import httpx
 
+from mindspace.llm.parsing.text_calls import scan_text_calls
 from mindspace.llm.port import LLMResponse, Message
-from mindspace.llm.text_calls import scan_text_calls
 
 __all__ = [
     "TOOL_SECTION_CHECK",

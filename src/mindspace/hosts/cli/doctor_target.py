@@ -38,7 +38,7 @@ def probe_target(
     keys: tuple[str, ...]
     url: str | None
     if name == "anthropic":
-        from mindspace.llm.anthropic_wire import ANTHROPIC_BASE_URL
+        from mindspace.llm.providers.anthropic_wire import ANTHROPIC_BASE_URL
 
         keys = ("MINDSPACE_LLM_API_KEY", "ANTHROPIC_API_KEY")
         url = base_url or settings.llm_base_url or ANTHROPIC_BASE_URL

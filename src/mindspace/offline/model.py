@@ -15,11 +15,11 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 
-from mindspace.llm.offline_chat import chat_skill
-from mindspace.llm.offline_journal import JOURNAL_SKILLS
-from mindspace.llm.offline_memory import MEMORY_SKILLS
-from mindspace.llm.offline_workspace import WORKSPACE_SKILLS
 from mindspace.llm.port import LLMResponse, Message, ToolSchema
+from mindspace.offline.chat import chat_skill
+from mindspace.offline.journal import JOURNAL_SKILLS
+from mindspace.offline.memory import MEMORY_SKILLS
+from mindspace.offline.workspace import WORKSPACE_SKILLS
 
 __all__ = [
     "OFFLINE_MODEL_NAME",
@@ -30,7 +30,7 @@ __all__ = [
     "decompose_skill",
 ]
 
-logger = logging.getLogger("mindspace.llm.offline")
+logger = logging.getLogger("mindspace.offline")
 
 OFFLINE_MODEL_NAME = "mindspace-offline"
 OFFLINE_NOTICE = (
@@ -51,13 +51,13 @@ class OfflineLLM:
     * the layer-3 task assessment (:func:`assessment_skill`: it never narrows);
     * goal decomposition (:func:`decompose_skill`);
     * journal: importance ratings, reflection questions and insights
-      (:mod:`mindspace.llm.offline_journal`);
+      (:mod:`mindspace.offline.journal`);
     * memory: fact extraction, conversation summaries, consolidation and the
-      pre-compaction flush (:mod:`mindspace.llm.offline_memory`);
+      pre-compaction flush (:mod:`mindspace.offline.memory`);
     * workspace: projects, goal progress, autonomous work, entity observations and the
-      project log (:mod:`mindspace.llm.offline_workspace`);
+      project log (:mod:`mindspace.offline.workspace`);
     * conversation: answering events, turning requests into goals and stated facts into
-      session memories (:mod:`mindspace.llm.offline_chat`).
+      session memories (:mod:`mindspace.offline.chat`).
 
     The model knows no particular story. A scenario (a demo, a test world) teaches it
     its own lines with ``skills`` or :meth:`add_skill`; ``mindspace demo`` passes those

@@ -31,8 +31,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mindspace.llm.offline_chat import chat_skill
 from mindspace.llm.port import LLMResponse, Message, ToolCall, ToolSchema
+from mindspace.offline.chat import chat_skill
 from mindspace.text import STOPWORDS, words
 
 __all__ = ["WORKSPACE_SKILLS", "workspace_skill"]

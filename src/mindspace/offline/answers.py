@@ -18,8 +18,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from mindspace.llm.offline_memory import split_clauses, third_person
 from mindspace.llm.port import Message
+from mindspace.offline.memory import split_clauses, third_person
 from mindspace.text import STOPWORDS, words
 
 __all__ = [

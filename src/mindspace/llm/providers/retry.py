@@ -5,8 +5,8 @@ did not answer in time is usually still generating, so a read timeout is retried
 most once (:data:`MAX_READ_TIMEOUT_RETRIES`) instead of queueing more full generations
 behind the one it is still working on; connection failures, connect timeouts, 429 and
 5xx are retried up to the configured count with backoff. Which SDK errors count as
-which is each SDK's module (:mod:`mindspace.llm.openai_retry`,
-:mod:`mindspace.llm.anthropic_retry`); this one imports no SDK.
+which is each SDK's module (:mod:`mindspace.llm.providers.openai_compat`,
+:mod:`mindspace.llm.providers.anthropic_messages`); this one imports no SDK.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ deterministic ReAct exchange:
 * a question ("what do I like to drink?", "do you remember me?", "what do you know about
   Alice?") calls ``recall_memories`` and is answered from the recalled memories and the
   prompt's session facts, profile and semantic memories
-  (:mod:`mindspace.llm.offline_answers`);
+  (:mod:`mindspace.offline.answers`);
 * "status" questions call ``get_system_status``;
 * anything else gets a short acknowledgement. A refused tool call is answered in
   character, never with the tool's error text.
@@ -28,7 +28,8 @@ import zlib
 from collections.abc import Sequence
 from typing import Any
 
-from mindspace.llm.offline_answers import (
+from mindspace.llm.port import LLMResponse, Message, ToolCall, ToolSchema
+from mindspace.offline.answers import (
     Question,
     answer,
     known_facts,
@@ -37,8 +38,7 @@ from mindspace.llm.offline_answers import (
     to_speaker,
     tool_results,
 )
-from mindspace.llm.offline_memory import split_clauses, third_person
-from mindspace.llm.port import LLMResponse, Message, ToolCall, ToolSchema
+from mindspace.offline.memory import split_clauses, third_person
 from mindspace.workspace.persona import PersonaGuard
 
 __all__ = ["chat_skill", "facts_in"]

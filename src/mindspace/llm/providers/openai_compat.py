@@ -2,7 +2,7 @@
 
 Works with OpenAI, vLLM, Ollama, llama.cpp's server, LM Studio and anything else that
 speaks ``/v1/chat/completions`` with tool calling. The SDK's own retries are turned off
-so that ours are the only ones (policy in :mod:`mindspace.llm.openai_retry`): bounded,
+so that ours are the only ones (policy in :mod:`mindspace.llm.providers.openai_compat`): bounded,
 with exponential backoff, on 429, 5xx, connection failures, connect timeouts and
 malformed answers; after a read timeout at most one retry. Vendor errors become ours
 (:class:`~mindspace.errors.LLMError` and subclasses) at this boundary.
@@ -16,22 +16,19 @@ as text in its reply are not parsed here: the ReAct loop does that.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Literal, TypeVar
+from collections.abc import Sequence
+from typing import Any, Literal
 
 import openai
 
 from mindspace.errors import (
     LLMAuthenticationError,
     LLMConnectionError,
-    LLMError,
     LLMProviderError,
     LLMRateLimitError,
     LLMResponseError,
 )
-from mindspace.llm.openai_retry import error_detail, is_transient, scrub_surrogates, timeout_kind
 from mindspace.llm.port import (
     FinishReason,
     LLMResponse,
@@ -40,32 +37,90 @@ from mindspace.llm.port import (
     ToolSchema,
     Usage,
 )
-from mindspace.llm.retry_policy import Failure, retry_calls
+from mindspace.llm.providers.retry import scrub_surrogates
+from mindspace.llm.providers.sdk import (
+    EXCERPT_CHARS,
+    ErrorTable,
+    SdkAdapter,
+    SdkErrors,
+    Sleep,
+    UnreadableAnswerError,
+)
 
-__all__ = ["EXCERPT_CHARS", "OpenAICompatibleLLM", "ToolChoice"]
+__all__ = [
+    "EXCERPT_CHARS",
+    "OPENAI_ERRORS",
+    "OpenAICompatibleLLM",
+    "ToolChoice",
+    "error_detail",
+    "is_transient",
+    "timeout_kind",
+]
 
-logger = logging.getLogger("mindspace.llm.openai")
-
-Sleep = Callable[[float], Awaitable[None]]
 ToolChoice = Literal["auto", "omit"]
 """``auto``: send ``tool_choice: "auto"`` with tools; ``omit``: never send the field."""
 
-EXCERPT_CHARS = 200
-"""Most characters of a malformed answer quoted in the error."""
+OPENAI_ERRORS = SdkErrors(
+    api=openai.APIError,
+    connection=openai.APIConnectionError,
+    timeout=openai.APITimeoutError,
+    status=openai.APIStatusError,
+    rate_limit=openai.RateLimitError,
+)
+"""The ``openai`` SDK's errors, for this adapter and the OpenAI-compatible embedder."""
 
-_T = TypeVar("_T")
+is_transient = OPENAI_ERRORS.is_transient
+timeout_kind = OPENAI_ERRORS.timeout_kind
+error_detail = OPENAI_ERRORS.error_detail
+
+_ERRORS = ErrorTable(
+    read_timeout=(
+        "The LLM at {url} did not answer in time; a slow local model may need "
+        "a longer MINDSPACE_LLM_TIMEOUT."
+    ),
+    connect_timeout=(
+        "Cannot connect to the LLM at {url} in time; check that the server is "
+        "running (MINDSPACE_LLM_CONNECT_TIMEOUT sets the wait)."
+    ),
+    rules=(
+        (
+            openai.APIConnectionError,
+            LLMConnectionError,
+            "Cannot reach the LLM at {url} ({reason}); check "
+            "MINDSPACE_LLM_BASE_URL and that the server is running.",
+        ),
+        (
+            openai.AuthenticationError,
+            LLMAuthenticationError,
+            "The LLM at {url} refused the API key; check MINDSPACE_LLM_API_KEY.",
+        ),
+        (
+            openai.RateLimitError,
+            LLMRateLimitError,
+            "The LLM at {url} is rate limiting requests (429)",
+        ),
+        (
+            openai.NotFoundError,
+            LLMProviderError,
+            "The LLM at {url} answered 404 ({detail}); check "
+            "MINDSPACE_LLM_MODEL and that the base URL ends in /v1.",
+        ),
+        (openai.APIStatusError, LLMProviderError, "The LLM at {url} answered {status}: {detail}"),
+        (
+            openai.APIResponseValidationError,
+            LLMResponseError,
+            "The LLM at {url} sent an answer we cannot read: {exc}",
+        ),
+    ),
+    fallback="The LLM at {url} failed: {exc}",
+    unreadable=(
+        "The LLM at {url} sent {what} for a {request} (body starts {excerpt}); check that "
+        "MINDSPACE_LLM_BASE_URL points at an OpenAI-compatible /v1 endpoint."
+    ),
+)
 
 
-class _MalformedAnswerError(Exception):
-    """An answer arrived but is not a usable completion (internal; becomes LLMResponseError)."""
-
-    def __init__(self, what: str, body: str) -> None:
-        super().__init__(what)
-        self.what = what
-        self.body = body
-
-
-class OpenAICompatibleLLM:
+class OpenAICompatibleLLM(SdkAdapter):
     """An LLM behind an OpenAI-compatible endpoint.
 
     Args:
@@ -84,6 +139,10 @@ class OpenAICompatibleLLM:
             ``omit`` never sends it.
     """
 
+    sdk = OPENAI_ERRORS
+    errors = _ERRORS
+    log = logging.getLogger("mindspace.llm.openai")
+
     def __init__(
         self,
         *,
@@ -97,12 +156,10 @@ class OpenAICompatibleLLM:
         sleep: Sleep = asyncio.sleep,
         tool_choice: ToolChoice = "auto",
     ) -> None:
-        self.model = model
-        self.base_url = base_url
-        self.max_retries = max_retries
-        self.backoff = backoff
+        super().__init__(
+            model=model, base_url=base_url, max_retries=max_retries, backoff=backoff, sleep=sleep
+        )
         self.tool_choice: ToolChoice = tool_choice
-        self._sleep = sleep
         self._client = openai.AsyncOpenAI(
             base_url=base_url,
             api_key=api_key or "not-needed",
@@ -144,63 +201,18 @@ class OpenAICompatibleLLM:
                 completion = raw.parse()
             except (ValueError, openai.APIResponseValidationError) as exc:
                 # json.JSONDecodeError is a ValueError: a 200 whose body is not JSON
-                raise _MalformedAnswerError("an answer that is not JSON", body) from exc
+                raise UnreadableAnswerError("an answer that is not JSON", body) from exc
             return _from_wire(completion, self.model, body)
 
         return await self._retrying(attempt, "chat completion")
-
-    async def list_models(self) -> list[dict[str, Any]]:
-        """The endpoint's ``/models`` entries as plain dicts (with any extra fields).
-
-        Raises:
-            LLMError: as :meth:`complete`.
-        """
-
-        async def attempt() -> list[dict[str, Any]]:
-            raw = await self._client.models.with_raw_response.list()
-            body = raw.http_response.text
-            try:
-                data = json.loads(body)
-            except ValueError as exc:
-                raise _MalformedAnswerError("a model list that is not JSON", body) from exc
-            entries = data.get("data") if isinstance(data, dict) else None
-            if not isinstance(entries, list):
-                raise _MalformedAnswerError("a model list without 'data'", body)
-            return [e for e in entries if isinstance(e, dict)]
-
-        return await self._retrying(attempt, "model list")
 
     async def aclose(self) -> None:
         """Close the HTTP client and its keep-alive connections (call on the same loop)."""
         await self._client.close()
 
-    async def _retrying(self, attempt: Callable[[], Awaitable[_T]], what: str) -> _T:
-        return await retry_calls(
-            attempt,
-            lambda exc: self._failure(exc, what),
-            max_retries=self.max_retries,
-            backoff=self.backoff,
-            sleep=self._sleep,
-            endpoint=self.base_url,
-            log=logger,
-        )
-
-    def _failure(self, exc: Exception, what: str) -> Failure | None:
-        """What a failed request for a ``what`` means (None: not one, raised as it is)."""
-        if isinstance(exc, openai.APIError):
-            error = _map_error(exc, self.base_url)
-            return Failure(error, is_transient(exc), read_timeout=timeout_kind(exc) == "read")
-        if isinstance(exc, _MalformedAnswerError):
-            excerpt = exc.body[:EXCERPT_CHARS]
-            return Failure(
-                LLMResponseError(
-                    f"The LLM at {self.base_url!r} sent {exc.what} for a {what} "
-                    f"(body starts {excerpt!r}); check that MINDSPACE_LLM_BASE_URL points "
-                    "at an OpenAI-compatible /v1 endpoint."
-                ),
-                retry=True,
-            )
-        return None
+    async def _models_body(self) -> str:
+        raw = await self._client.models.with_raw_response.list()
+        return raw.http_response.text
 
 
 def _to_wire(message: Message) -> dict[str, Any]:
@@ -226,13 +238,13 @@ def _from_wire(completion: Any, model: str, body: str) -> LLMResponse:
     # the text for a non-JSON content type), so the shape is checked field by field.
     choices = getattr(completion, "choices", None)
     if not isinstance(choices, list) or not choices:
-        raise _MalformedAnswerError("an answer without choices", body)
+        raise UnreadableAnswerError("an answer without choices", body)
     message = getattr(choices[0], "message", None)
     if message is None or not hasattr(message, "content"):
-        raise _MalformedAnswerError("an answer without a message", body)
+        raise UnreadableAnswerError("an answer without a message", body)
     content = message.content
     if content is not None and not isinstance(content, str):
-        raise _MalformedAnswerError("a message whose content is not text", body)
+        raise UnreadableAnswerError("a message whose content is not text", body)
     calls: list[ToolCall] = []
     for call in getattr(message, "tool_calls", None) or ():
         function = getattr(call, "function", None)
@@ -240,7 +252,7 @@ def _from_wire(completion: Any, model: str, body: str) -> LLMResponse:
             continue
         name = getattr(function, "name", None)
         if not isinstance(name, str) or not name:
-            raise _MalformedAnswerError("a tool call without a name", body)
+            raise UnreadableAnswerError("a tool call without a name", body)
         arguments = getattr(function, "arguments", None)
         calls.append(
             ToolCall(
@@ -278,40 +290,3 @@ def _finish_reason(raw: object) -> FinishReason | None:
     if raw in ("stop", "length", "tool_calls", "content_filter"):
         return raw
     return "tool_calls" if raw == "function_call" else "other"
-
-
-def _map_error(exc: openai.APIError, base_url: str) -> LLMError:
-    kind = timeout_kind(exc)
-    if kind == "read":
-        return LLMConnectionError(
-            f"The LLM at {base_url!r} did not answer in time; a slow local model may need "
-            "a longer MINDSPACE_LLM_TIMEOUT."
-        )
-    if kind == "connect":
-        return LLMConnectionError(
-            f"Cannot connect to the LLM at {base_url!r} in time; check that the server is "
-            "running (MINDSPACE_LLM_CONNECT_TIMEOUT sets the wait)."
-        )
-    if isinstance(exc, openai.APIConnectionError):
-        return LLMConnectionError(
-            f"Cannot reach the LLM at {base_url!r} ({str(exc).rstrip('.')}); check "
-            "MINDSPACE_LLM_BASE_URL and that the server is running."
-        )
-    if isinstance(exc, openai.AuthenticationError):
-        return LLMAuthenticationError(
-            f"The LLM at {base_url!r} refused the API key; check MINDSPACE_LLM_API_KEY."
-        )
-    if isinstance(exc, openai.RateLimitError):
-        return LLMRateLimitError(f"The LLM at {base_url!r} is rate limiting requests (429)")
-    if isinstance(exc, openai.NotFoundError):
-        return LLMProviderError(
-            f"The LLM at {base_url!r} answered 404 ({error_detail(exc)}); check "
-            "MINDSPACE_LLM_MODEL and that the base URL ends in /v1."
-        )
-    if isinstance(exc, openai.APIStatusError):
-        return LLMProviderError(
-            f"The LLM at {base_url!r} answered {exc.status_code}: {error_detail(exc)}"
-        )
-    if isinstance(exc, openai.APIResponseValidationError):
-        return LLMResponseError(f"The LLM at {base_url!r} sent an answer we cannot read: {exc}")
-    return LLMProviderError(f"The LLM at {base_url!r} failed: {exc}")
