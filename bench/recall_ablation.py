@@ -30,7 +30,7 @@ from mindspace.evaluation.locomo import Scoreboard
 from mindspace.evaluation.locomo_cache import cached_sample
 from mindspace.evaluation.locomo_data import load_samples, score_ranking
 from mindspace.memory.semantic import SemanticMemory
-from mindspace.offline.model import OfflineLLM
+from mindspace.offline import OfflineLLM
 from mindspace.runtime import build_embedder
 from mindspace.storage.sql import SqlStore
 

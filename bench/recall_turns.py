@@ -37,7 +37,7 @@ from mindspace.evaluation.locomo import Scoreboard
 from mindspace.evaluation.locomo_data import load_samples, score_ranking
 from mindspace.memory.query import QueryRerank
 from mindspace.memory.records import Memory
-from mindspace.offline.model import OfflineLLM
+from mindspace.offline import OfflineLLM
 from mindspace.runtime import build_embedder
 from mindspace.storage.sql import SqlStore
 

@@ -2,7 +2,9 @@
 
 ``import mindspace`` and ``mindspace --help`` must not load the engine, SQLAlchemy or a
 model SDK; a package lists each public name with the module that defines it and gets
-its module-level ``__getattr__`` and ``__dir__`` from :func:`lazy_exports`.
+its module-level ``__getattr__`` and ``__dir__`` from :func:`lazy_exports`. It is for
+start-up cost only, never to hide an import cycle: the ``packages-acyclic`` contract
+(pyproject.toml) checks the imports it defers as well.
 """
 
 from __future__ import annotations

@@ -83,7 +83,7 @@ STORES: Registry[StoreFactory] = Registry(
 
 
 def _offline_llm(settings: Settings) -> LLM:
-    from mindspace.offline.model import OfflineLLM
+    from mindspace.offline import OfflineLLM
 
     return OfflineLLM()
 
@@ -287,7 +287,7 @@ def offline_llm(*, scenario: str | None = None, announce: bool = False) -> LLM:
     Raises:
         ConfigError: an unknown scenario.
     """
-    from mindspace.offline.model import OfflineLLM
+    from mindspace.offline import OfflineLLM
 
     if scenario is None:
         return OfflineLLM(announce=announce)
@@ -300,7 +300,7 @@ def offline_llm(*, scenario: str | None = None, announce: bool = False) -> LLM:
 
 def offline_notice() -> str:
     """What the offline model is and how to configure a real one (for hosts to show)."""
-    from mindspace.offline.model import OFFLINE_NOTICE
+    from mindspace.offline import OFFLINE_NOTICE
 
     return OFFLINE_NOTICE
 
@@ -308,7 +308,7 @@ def offline_notice() -> str:
 def is_offline(llm: LLM) -> bool:
     """Whether ``llm`` is the offline stand-in (traced or not)."""
     from mindspace.llm.traced import unwrap_llm
-    from mindspace.offline.model import OfflineLLM
+    from mindspace.offline import OfflineLLM
 
     return isinstance(unwrap_llm(llm), OfflineLLM)
 

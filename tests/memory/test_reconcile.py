@@ -26,7 +26,7 @@ from mindspace.llm.scripted import FunctionLLM
 from mindspace.memory.judgement import ModelJudge
 from mindspace.memory.records import Memory
 from mindspace.memory.semantic import MemoryDraft, SemanticMemory, Written
-from mindspace.offline.model import OfflineLLM
+from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 from mindspace.storage.tables import memories, schema_migrations
 from mindspace.text import normalized

@@ -43,7 +43,7 @@ from mindspace.evaluation.locomo_data import (
     score_ranking,
 )
 from mindspace.memory.semantic import SemanticMemory
-from mindspace.offline.model import OfflineLLM
+from mindspace.offline import OfflineLLM
 from mindspace.state.port import Store
 
 __all__ = ["ROUTES", "Progress", "Route", "Scoreboard", "run_locomo"]

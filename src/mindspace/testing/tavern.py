@@ -6,7 +6,7 @@ whose skills are tried before the built-in ones. ``mindspace demo`` passes
 :data:`TAVERN_SKILLS`.
 
 Example:
-    >>> from mindspace.offline.model import OfflineLLM
+    >>> from mindspace.offline import OfflineLLM
     >>> llm = OfflineLLM(TAVERN_SKILLS, announce=False)
 """
 
@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from mindspace.llm.port import Message, ToolSchema
+from mindspace.offline import Skill
 from mindspace.offline.memory import summary_skill
-from mindspace.offline.model import Skill
 
 __all__ = ["TAVERN_SKILLS", "tavern_summary_skill"]
 

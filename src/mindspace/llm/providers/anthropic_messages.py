@@ -66,13 +66,7 @@ DEFAULT_MAX_TOKENS = 1024
 MAX_TEMPERATURE = 1.0
 """Anthropic's temperature ends at 1; higher settings (OpenAI's scale ends at 2) are capped."""
 
-ANTHROPIC_ERRORS = SdkErrors(
-    api=anthropic.APIError,
-    connection=anthropic.APIConnectionError,
-    timeout=anthropic.APITimeoutError,
-    status=anthropic.APIStatusError,
-    rate_limit=anthropic.RateLimitError,
-)
+ANTHROPIC_ERRORS = SdkErrors.of(anthropic)
 """The ``anthropic`` SDK's errors; its ``529 overloaded_error`` is a 5xx, hence retried."""
 
 _ERRORS = ErrorTable(
@@ -151,6 +145,7 @@ class AnthropicLLM(SdkAdapter):
     sdk = ANTHROPIC_ERRORS
     errors = _ERRORS
     log = logging.getLogger("mindspace.llm.anthropic")
+    _client: anthropic.AsyncAnthropic
 
     def __init__(
         self,
@@ -233,11 +228,3 @@ class AnthropicLLM(SdkAdapter):
                 raise UnreadableAnswerError(exc.what, body) from exc
 
         return await self._retrying(attempt, "message")
-
-    async def aclose(self) -> None:
-        """Close the HTTP client and its keep-alive connections (call on the same loop)."""
-        await self._client.close()
-
-    async def _models_body(self) -> str:
-        raw = await self._client.models.with_raw_response.list()
-        return raw.http_response.text

@@ -60,13 +60,7 @@ __all__ = [
 ToolChoice = Literal["auto", "omit"]
 """``auto``: send ``tool_choice: "auto"`` with tools; ``omit``: never send the field."""
 
-OPENAI_ERRORS = SdkErrors(
-    api=openai.APIError,
-    connection=openai.APIConnectionError,
-    timeout=openai.APITimeoutError,
-    status=openai.APIStatusError,
-    rate_limit=openai.RateLimitError,
-)
+OPENAI_ERRORS = SdkErrors.of(openai)
 """The ``openai`` SDK's errors, for this adapter and the OpenAI-compatible embedder."""
 
 is_transient = OPENAI_ERRORS.is_transient
@@ -142,6 +136,7 @@ class OpenAICompatibleLLM(SdkAdapter):
     sdk = OPENAI_ERRORS
     errors = _ERRORS
     log = logging.getLogger("mindspace.llm.openai")
+    _client: openai.AsyncOpenAI
 
     def __init__(
         self,
@@ -205,14 +200,6 @@ class OpenAICompatibleLLM(SdkAdapter):
             return _from_wire(completion, self.model, body)
 
         return await self._retrying(attempt, "chat completion")
-
-    async def aclose(self) -> None:
-        """Close the HTTP client and its keep-alive connections (call on the same loop)."""
-        await self._client.close()
-
-    async def _models_body(self) -> str:
-        raw = await self._client.models.with_raw_response.list()
-        return raw.http_response.text
 
 
 def _to_wire(message: Message) -> dict[str, Any]:

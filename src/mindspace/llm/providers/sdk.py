@@ -16,7 +16,8 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar
+from types import ModuleType
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from mindspace.errors import LLMConnectionError, LLMError, LLMProviderError, LLMResponseError
 from mindspace.llm.providers.retry import (
@@ -32,6 +33,7 @@ __all__ = [
     "ErrorRule",
     "ErrorTable",
     "SdkAdapter",
+    "SdkClient",
     "SdkErrors",
     "Sleep",
     "UnreadableAnswerError",
@@ -67,6 +69,17 @@ class SdkErrors:
     timeout: type[Exception]
     status: type[Exception]
     rate_limit: type[Exception]
+
+    @classmethod
+    def of(cls, sdk: ModuleType) -> SdkErrors:
+        """The classes of an SDK module generated from the shared template (``openai``)."""
+        return cls(
+            api=sdk.APIError,
+            connection=sdk.APIConnectionError,
+            timeout=sdk.APITimeoutError,
+            status=sdk.APIStatusError,
+            rate_limit=sdk.RateLimitError,
+        )
 
     def is_transient(self, exc: BaseException) -> bool:
         """429, 5xx, timeouts and connection failures may succeed on a retry; nothing else."""
@@ -145,11 +158,22 @@ class UnreadableAnswerError(Exception):
         self.body = body
 
 
+class SdkClient(Protocol):
+    """What :class:`SdkAdapter` uses of an SDK's async client."""
+
+    @property
+    def models(self) -> Any:
+        """The model list resource (``client.models.with_raw_response.list()``)."""
+
+    async def close(self) -> None:
+        """Close the HTTP client and its keep-alive connections."""
+
+
 class SdkAdapter:
     """The part of an SDK adapter that does not depend on its vendor's wire format.
 
-    A subclass sets :attr:`sdk`, :attr:`errors` and :attr:`log`, builds its client (the
-    SDK's own retries off) and answers :meth:`_models_body`.
+    A subclass sets :attr:`sdk`, :attr:`errors` and :attr:`log` and builds its client in
+    ``_client`` (the SDK's own retries off).
 
     Args:
         model: The model name.
@@ -163,6 +187,7 @@ class SdkAdapter:
     sdk: ClassVar[SdkErrors]
     errors: ClassVar[ErrorTable]
     log: ClassVar[logging.Logger]
+    _client: SdkClient
 
     def __init__(
         self, *, model: str, base_url: str, max_retries: int, backoff: float, sleep: Sleep
@@ -193,9 +218,13 @@ class SdkAdapter:
 
         return await self._retrying(attempt, "model list")
 
+    async def aclose(self) -> None:
+        """Close the HTTP client and its keep-alive connections (call on the same loop)."""
+        await self._client.close()
+
     async def _models_body(self) -> str:
-        """The raw body of the endpoint's model list."""
-        raise NotImplementedError
+        raw = await self._client.models.with_raw_response.list()
+        return str(raw.http_response.text)
 
     async def _retrying(self, attempt: Callable[[], Awaitable[_T]], what: str) -> _T:
         """``attempt`` under the retry policy; ``what`` names the request in errors."""
