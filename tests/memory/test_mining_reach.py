@@ -16,8 +16,8 @@ from typing import Literal
 from mindspace import Assistant, FunctionLLM, ManualClock, Settings
 from mindspace.clock import format_time
 from mindspace.embeddings import HashingEmbedder
+from mindspace.engine.night.unmined import minable_number, unmined_index
 from mindspace.engine.records import ConversationMessage
-from mindspace.engine.unmined import minable_number, unmined_index
 from mindspace.llm.port import Message, ToolSchema
 from mindspace.memory.mining import MiningResult, MiningState, Utterance, mine_conversations
 from mindspace.memory.semantic import SemanticMemory
