@@ -4,8 +4,8 @@ The contracts live in pyproject.toml (``[tool.importlinter]``) and are checked b
 import-linter, here and by ``make lint``: the core never imports hosts, storage, the
 composition root or an adapter; hosts reach the store and the adapters only through
 mindspace.runtime and never touch the unit of work; the engine (its night room too) has
-no import cycles; the domain never imports the engine. Each contract is also shown to fail: a copy of the source tree with one violating module
-added breaks it.
+no import cycles; the domain never imports the engine. Each contract is also shown to
+fail: a copy of the source tree with one violating module added breaks it.
 """
 
 from __future__ import annotations

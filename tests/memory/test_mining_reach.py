@@ -16,10 +16,10 @@ from typing import Literal
 from mindspace import Assistant, FunctionLLM, ManualClock, Settings
 from mindspace.clock import format_time
 from mindspace.embeddings import HashingEmbedder
-from mindspace.engine.night.unmined import minable_number, unmined_index
+from mindspace.engine.night.unmined import all_utterances, unmined_index
 from mindspace.engine.records import ConversationMessage
 from mindspace.llm.port import Message, ToolSchema
-from mindspace.memory.mining import MiningResult, MiningState, Utterance, mine_conversations
+from mindspace.memory.mining import MiningResult, MiningState, mine_conversations
 from mindspace.memory.semantic import SemanticMemory
 from mindspace.state.unit import Unit
 
@@ -65,12 +65,7 @@ async def full_scan(assistant: Assistant, settings: Settings) -> tuple[MiningRes
     """What mining did before the index: every message, in a child unit thrown away."""
     core = assistant.core
     unit = core.read().child()
-    said = []
-    for m in unit.all(ConversationMessage):
-        number = minable_number(m)
-        if number is not None:
-            role: Literal["user", "assistant"] = "user" if m.role == "user" else "assistant"
-            said.append(Utterance(number, m.entity, role, m.content or "", m.created_at))
+    said = all_utterances(unit)
     memory = SemanticMemory(unit, core.clock, settings, core.embedder, core.memory_index)
     result = await mine_conversations(unit, settings, core.llm, core.guard, memory, said)
     return result, unit.doc(MiningState)

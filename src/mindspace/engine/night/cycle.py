@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Sequence
 from datetime import timedelta
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from mindspace.engine.core import EngineCore
 from mindspace.engine.modes import (
@@ -29,8 +29,8 @@ from mindspace.engine.night.budget import (
 from mindspace.engine.night.consolidation import run_sleep_consolidation
 from mindspace.engine.night.precompaction import extract_then_compact
 from mindspace.engine.night.result import SleepProgress, SleepTickResult
-from mindspace.engine.night.unmined import unmined_for_tick
-from mindspace.engine.records import ConversationMessage, Event
+from mindspace.engine.night.unmined import all_utterances, unmined_for_tick
+from mindspace.engine.records import Event
 from mindspace.engine.session import Sessions
 from mindspace.errors import MindspaceError
 from mindspace.journal.book import prune_low_importance_entries
@@ -42,7 +42,7 @@ from mindspace.journal.vectors import embed_pending_entries
 from mindspace.memory.entity_consolidation import run_entity_consolidation_batch
 from mindspace.memory.judgement import ModelJudge
 from mindspace.memory.linking import prune_orphaned_memory_links, run_dreaming_tick
-from mindspace.memory.mining import MiningResult, MiningState, Utterance, mine_conversations
+from mindspace.memory.mining import MiningResult, MiningState, mine_conversations
 from mindspace.memory.semantic import SemanticMemory
 from mindspace.memory.working import WorkingMemoryBook
 from mindspace.state.unit import Unit
@@ -185,19 +185,14 @@ class SleepCycle:
             a.settings.mining_calls_per_tick,
             a.settings.mining_messages_per_call,
         )
-        memory = self._memory(unit)
-        if reach is not None:  # only the threads and messages this tick can reach
+        if reach is None:  # messages not yet committed: the index cannot see them
+            said, remaining = all_utterances(unit), None
+        else:  # only the threads and messages this tick can reach
             said, remaining = reach
-            return await mine_conversations(
-                unit, a.settings, a.llm, a.guard, memory, said, remaining=remaining
-            )
-        said = []
-        for m in unit.all(ConversationMessage):
-            number = m.id.lstrip("m")
-            if m.entity and m.content and m.role in ("user", "assistant") and number.isdigit():
-                role: Literal["user", "assistant"] = "user" if m.role == "user" else "assistant"
-                said.append(Utterance(int(number), m.entity, role, m.content, m.created_at))
-        return await mine_conversations(unit, a.settings, a.llm, a.guard, memory, said)
+        memory = self._memory(unit)
+        return await mine_conversations(
+            unit, a.settings, a.llm, a.guard, memory, said, remaining=remaining
+        )
 
     def _asker(self, unit: Unit, result: SleepTickResult) -> ContextAsk:
         """Runs reflection's steps as sessions in their contexts, kept for the viewer."""
