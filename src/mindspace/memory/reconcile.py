@@ -34,7 +34,7 @@ from typing import Literal
 
 from mindspace.embeddings.port import Vectors
 from mindspace.memory.records import Memory
-from mindspace.memory.utterance import is_question
+from mindspace.memory.utterance import is_question, sentences
 from mindspace.text import normalized, tokenize
 
 __all__ = [
@@ -52,7 +52,6 @@ __all__ = [
 
 Action = Literal["add", "restate", "update", "refuse"]
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _CLAUSE = re.compile(r"[,;:]\s+|\s+(?:but|and|so|because|while|although)\s+", re.IGNORECASE)
 _NUMBER = re.compile(
     r"\d+(?:[.,]\d+)?|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
@@ -307,7 +306,7 @@ class ReconcileRules:
             return False
         # One sentence of the quote says it all: its numbers and polarity decide (a long
         # message's other sentences may well have a "not" or a number of their own).
-        for sentence in _SENTENCE.split(other.content):
+        for sentence in sentences(other.content):
             if terms <= content_terms(sentence, other.source_entity):
                 # ... and within it the clause that does ("It's a lot to take in, but
                 # I'm not scared": the "not" is the other clause's).
