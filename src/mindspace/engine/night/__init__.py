@@ -16,6 +16,6 @@
 The operations on memory that need no engine (fact mining, A-MEM linking, entity
 consolidation) live in :mod:`mindspace.memory`, those on the journal (importance scoring,
 reflection, pruning) in :mod:`mindspace.journal`; this room schedules them and runs the
-ones that need a session (a ReAct loop in a context type). Nothing outside the engine
-imports it (``memory-no-engine`` in pyproject.toml).
+ones that need a session (a ReAct loop in a context type). The domain never imports it
+(``domain-below-engine`` in pyproject.toml).
 """
