@@ -3,9 +3,9 @@
 The contracts live in pyproject.toml (``[tool.importlinter]``) and are checked by
 import-linter, here and by ``make lint``: the core never imports hosts, storage, the
 composition root or an adapter; hosts reach the store and the adapters only through
-mindspace.runtime and never touch the unit of work; the engine has no import cycles.
-Each contract is also shown to fail: a copy of the source tree with one violating module
-added breaks it.
+mindspace.runtime and never touch the unit of work; the engine (its night room too) has
+no import cycles; the domain never imports the engine. Each contract is also shown to
+fail: a copy of the source tree with one violating module added breaks it.
 """
 
 from __future__ import annotations
@@ -79,6 +79,9 @@ VIOLATIONS: dict[str, dict[str, str]] = {
     "engine-acyclic": {
         "mindspace/engine/violation_a.py": "from mindspace.engine import violation_b\n",
         "mindspace/engine/violation_b.py": "from mindspace.engine import violation_a\n",
+    },
+    "domain-below-engine": {
+        "mindspace/memory/violation.py": "from mindspace.engine.night.cycle import SleepCycle\n"
     },
 }
 

@@ -164,7 +164,7 @@ FLOWS: tuple[TextFlow, ...] = (
         "journal_entry",
         "memory",
         "chunked",
-        "engine.consolidation (the rules) and the offline model: one memory per piece, "
+        "engine.night.consolidation (the rules) and the offline model: one memory per piece, "
         "each with the entry's id",
     ),
     TextFlow("event", "mining_line", "chunked", "memory.mining: a long message is several lines"),
@@ -196,7 +196,7 @@ FLOWS: tuple[TextFlow, ...] = (
         "observation",
         "attribute_value",
         "cut",
-        "engine.sleep.EntityAttributes: the observations stay on the profile",
+        "memory.entity_consolidation.EntityAttributes: the observations stay on the profile",
     ),
 )
 """Every move of text from one limit into a smaller one, and how it passes."""

@@ -15,9 +15,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from mindspace import Assistant, FunctionLLM, ManualClock, Settings
 from mindspace.clock import format_time
 from mindspace.embeddings import HashingEmbedder
-from mindspace.engine.consolidation import run_sleep_consolidation
+from mindspace.engine.night.consolidation import run_sleep_consolidation
 from mindspace.engine.records import ConversationMessage
-from mindspace.engine.sleep import run_entity_consolidation_batch
 from mindspace.journal.book import JournalBook
 from mindspace.limits import (
     CONTEXT_NEIGHBOUR_CHARS,
@@ -29,6 +28,7 @@ from mindspace.limits import (
 )
 from mindspace.llm.port import Message, ToolSchema
 from mindspace.memory.entities import EntityBook
+from mindspace.memory.entity_consolidation import run_entity_consolidation_batch
 from mindspace.memory.mining import Utterance, mine_conversations
 from mindspace.memory.records import EntityProfile, Memory
 from mindspace.memory.semantic import SemanticMemory

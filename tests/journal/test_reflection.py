@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Console
 
 from mindspace import Assistant, ManualClock, ScriptedLLM
-from mindspace.engine.sleep import SleepTickResult
+from mindspace.engine.night.result import SleepTickResult
 from mindspace.errors import LLMProviderError
 from mindspace.hosts.cli.night_report import night_table
 from mindspace.journal import (

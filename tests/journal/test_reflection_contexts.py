@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 
 from mindspace import Assistant, ManualClock
 from mindspace.context.contexts import REFLECTION_PROMPT, REFLECTION_TOOLS
-from mindspace.engine.sleep import SleepTickResult
+from mindspace.engine.night.result import SleepTickResult
 from mindspace.engine.tick import TickResult
 from mindspace.hosts.http.ticks import tick_record, tick_summary
 from mindspace.journal import INSIGHTS_PROMPT, QUESTIONS_PROMPT

@@ -13,13 +13,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal
 
+import pytest
+
 from mindspace import Assistant, FunctionLLM, ManualClock, Settings
 from mindspace.clock import format_time
 from mindspace.embeddings import HashingEmbedder
+from mindspace.engine.night.unmined import all_utterances, as_utterance, unmined_index
 from mindspace.engine.records import ConversationMessage
-from mindspace.engine.unmined import minable_number, unmined_index
 from mindspace.llm.port import Message, ToolSchema
-from mindspace.memory.mining import MiningResult, MiningState, Utterance, mine_conversations
+from mindspace.memory.mining import MiningResult, MiningState, mine_conversations
 from mindspace.memory.semantic import SemanticMemory
 from mindspace.state.unit import Unit
 
@@ -65,12 +67,7 @@ async def full_scan(assistant: Assistant, settings: Settings) -> tuple[MiningRes
     """What mining did before the index: every message, in a child unit thrown away."""
     core = assistant.core
     unit = core.read().child()
-    said = []
-    for m in unit.all(ConversationMessage):
-        number = minable_number(m)
-        if number is not None:
-            role: Literal["user", "assistant"] = "user" if m.role == "user" else "assistant"
-            said.append(Utterance(number, m.entity, role, m.content or "", m.created_at))
+    said = all_utterances(unit)
     memory = SemanticMemory(unit, core.clock, settings, core.embedder, core.memory_index)
     result = await mine_conversations(unit, settings, core.llm, core.guard, memory, said)
     return result, unit.doc(MiningState)
@@ -117,3 +114,41 @@ async def test_each_tick_mines_what_reading_every_message_would(
     assert ticks > 5
     assert assistant.core.read().doc(MiningState).facts_stored > 0
     assert index is unmined_index(assistant.core.state)
+
+
+@pytest.mark.parametrize(
+    ("key", "entity", "role", "content", "read"),
+    [
+        ("m7", "Alice", "user", "the well is dry", True),
+        ("m8", "Alice", "assistant", "I will look", True),
+        ("m9", "Alice", "tool", "ok", False),  # a tool result is not said
+        ("m10", "Alice", "system", "[summary_marker] ...", False),
+        ("m11", "Alice", "user", "   ", False),  # no words
+        ("m12", "Alice", "user", None, False),
+        ("m13", "", "user", "hello", False),  # no one's thread
+        ("note", "Alice", "user", "hello", False),  # not numbered: no place in the history
+    ],
+)
+def test_what_mining_reads_is_one_rule(
+    key: str,
+    entity: str,
+    role: Literal["user", "assistant", "tool", "system"],
+    content: str | None,
+    read: bool,
+) -> None:
+    message = ConversationMessage(
+        id=key, entity=entity, role=role, content=content, created_at="2025-01-01T00:00:00Z"
+    )
+    said = as_utterance(message)
+    if not read:
+        assert said is None
+        return
+    assert said is not None
+    assert (said.number, said.entity, said.role, said.content, said.at) == (
+        int(key[1:]),
+        entity,
+        role,
+        content,
+        message.created_at,
+    )
+    assert said.minable

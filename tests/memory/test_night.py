@@ -14,7 +14,7 @@ from typing import Any
 
 from mindspace import Assistant, ManualClock
 from mindspace.embeddings import HashingEmbedder
-from mindspace.engine.compaction import SUMMARY_MARKER, thread_messages
+from mindspace.engine.night.compaction import SUMMARY_MARKER, thread_messages
 from mindspace.journal.book import JournalBook
 from mindspace.journal.records import JournalEntry, ReflectionState
 from mindspace.memory.records import EntityProfile, Memory, MemoryLinks

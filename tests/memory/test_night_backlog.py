@@ -18,7 +18,7 @@ import pytest
 
 from mindspace import Assistant, ManualClock, Settings
 from mindspace.embeddings import HashingEmbedder
-from mindspace.engine.sleep_result import SleepTickResult
+from mindspace.engine.night.result import SleepTickResult
 from mindspace.errors import LLMError
 from mindspace.journal import JournalBook, JournalEntry
 from mindspace.llm import FunctionLLM

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from mindspace import Assistant, ManualClock, Settings
-from mindspace.engine.night_budget import NightBacklog, NightBudget, night_budget
+from mindspace.engine.night.budget import NightBacklog, NightBudget, night_budget
 
 
 async def budget_after(

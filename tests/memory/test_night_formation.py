@@ -21,9 +21,9 @@ import pytest
 from mindspace import Assistant, FunctionLLM, ManualClock, Settings
 from mindspace.clock import format_time
 from mindspace.embeddings import HashingEmbedder
-from mindspace.engine.compaction import SUMMARY_MARKER, thread_messages
+from mindspace.engine.night.compaction import SUMMARY_MARKER, thread_messages
+from mindspace.engine.night.windows import windows
 from mindspace.engine.records import ConversationMessage, EngineState, StoredToolCall
-from mindspace.engine.windows import windows
 from mindspace.llm.port import LLM, Message, ToolSchema
 from mindspace.llm.providers.openai_compat import OpenAICompatibleLLM
 from mindspace.memory.mining import MiningState

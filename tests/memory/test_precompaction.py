@@ -14,8 +14,8 @@ from typing import Any
 
 from mindspace import Assistant, ManualClock
 from mindspace.clock import format_time
-from mindspace.engine.compaction import SUMMARY_MARKER, thread_messages
-from mindspace.engine.precompaction import CompactionRound
+from mindspace.engine.night.compaction import SUMMARY_MARKER, thread_messages
+from mindspace.engine.night.precompaction import CompactionRound
 from mindspace.engine.records import ConversationMessage, EngineState
 from mindspace.llm.port import Message, ToolSchema
 from mindspace.llm.scripted import FunctionLLM

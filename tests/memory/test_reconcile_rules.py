@@ -11,10 +11,10 @@ from mindspace.memory.reconcile import (
     ReconcileRules,
     attributes,
     distinct,
-    is_question,
     subject,
 )
 from mindspace.memory.records import Memory, MemorySource
+from mindspace.memory.utterance import is_question
 
 WHEN = "2025-12-06T10:00:00Z"
 

@@ -8,8 +8,9 @@ from rich.console import Console
 
 from mindspace import Assistant, ScriptedLLM
 from mindspace.embeddings import HashingEmbedder
-from mindspace.engine.sleep import SleepTickResult, run_entity_consolidation_batch
+from mindspace.engine.night.result import SleepTickResult
 from mindspace.hosts.cli.night_report import night_table
+from mindspace.memory.entity_consolidation import run_entity_consolidation_batch
 from mindspace.memory.records import EntityProfile
 
 

@@ -36,12 +36,12 @@ from mindspace.engine.modes import (
     perform_wake_transition,
     transition_mode,
 )
+from mindspace.engine.night.cycle import SleepCycle
 from mindspace.engine.notices import Notice
 from mindspace.engine.operator_edits import OPERATOR_EDITS, parse_operator_edit, run_operator_edit
 from mindspace.engine.prompting import PromptBuilder, Provider
 from mindspace.engine.records import Approval, Event
 from mindspace.engine.session import Sessions
-from mindspace.engine.sleep import SleepCycle
 from mindspace.engine.tick import Ticker, TickResult
 from mindspace.engine.views import AssistantViews
 from mindspace.engine.world import World, world_tools

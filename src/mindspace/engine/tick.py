@@ -30,9 +30,10 @@ from mindspace.engine.modes import (
     check_sleep_schedule,
     transition_mode,
 )
-from mindspace.engine.night_budget import sleep_tick_seconds
+from mindspace.engine.night.budget import sleep_tick_seconds
+from mindspace.engine.night.cycle import SleepCycle, SleepTickResult
+from mindspace.engine.night.precompaction import extract_then_compact
 from mindspace.engine.outcome import ReplyOutcome, is_addressed, reply_outcome, tick_tool_use
-from mindspace.engine.precompaction import extract_then_compact
 from mindspace.engine.records import (
     BufferedMessage,
     ContextBuffer,
@@ -42,7 +43,6 @@ from mindspace.engine.records import (
     StoredToolCall,
 )
 from mindspace.engine.session import Sessions
-from mindspace.engine.sleep import SleepCycle, SleepTickResult
 from mindspace.errors import ConcurrencyError, LLMError
 from mindspace.llm.port import Message
 from mindspace.state.unit import Unit

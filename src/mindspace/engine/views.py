@@ -18,7 +18,7 @@ from mindspace.engine.executor import ToolExecutor
 from mindspace.engine.history import HistoryPage, history_page
 from mindspace.engine.memory_views import MAX_GRAPH_NODES, MemoryListing, MemoryViews
 from mindspace.engine.modes import OperatingMode, SleepSchedule
-from mindspace.engine.night_budget import NightBacklog, night_backlog, unlinked_memories
+from mindspace.engine.night.budget import NightBacklog, night_backlog, unlinked_memories
 from mindspace.engine.records import Approval, Event
 from mindspace.engine.tick import tick_rate
 from mindspace.journal.records import JournalEntry, JournalMeta, ReflectionState

@@ -116,6 +116,11 @@ class Utterance:
     content: str
     at: str
 
+    @property
+    def minable(self) -> bool:
+        """Someone's thread and some words: the miner reads it (else it is passed over)."""
+        return bool(self.entity and self.content.strip())
+
 
 class MiningState(Document):
     """The mining watermark: per entity, the number of the last message mined."""
@@ -234,7 +239,7 @@ class MiningResult:
 def _unmined(messages: Sequence[Utterance], state: MiningState) -> dict[str, list[Utterance]]:
     threads: dict[str, list[Utterance]] = {}
     for said in sorted(messages, key=lambda m: m.number):
-        if not said.entity or not said.content.strip():
+        if not said.minable:
             continue
         if said.number <= state.mined_through.get(said.entity, 0):
             continue

@@ -4,9 +4,10 @@ Every memory write goes through this (``store_memory``, what people said, the ni
 consolidation and mining: :meth:`mindspace.memory.semantic.SemanticMemory.astore_all`).
 Like Mem0's ADD / NOOP / UPDATE, with Zep/Graphiti's bi-temporal validity for updates:
 
-- **refuse**: a question is not a fact (:func:`is_question`). A speaker's own words
-  quoted verbatim are kept even when they ask something (they are a record of what was
-  said, and recall ranks questions below answers), never a fact written as a question.
+- **refuse**: a question is not a fact (:func:`~mindspace.memory.utterance.is_question`,
+  the one rule of what asks). A speaker's own words quoted verbatim are kept even when
+  they ask something (they are a record of what was said, and recall ranks questions
+  below answers), never a fact written as a question.
 - **restate** (NOOP): the same speaker said the same thing again: one memory, one more
   source. Same words, or a near-identical claim (cosine at or above
   ``same_threshold``), or a paraphrase with the same content words once the speaker's
@@ -33,6 +34,7 @@ from typing import Literal
 
 from mindspace.embeddings.port import Vectors
 from mindspace.memory.records import Memory
+from mindspace.memory.utterance import is_question, sentences
 from mindspace.text import normalized, tokenize
 
 __all__ = [
@@ -44,56 +46,13 @@ __all__ = [
     "attributes",
     "content_terms",
     "distinct",
-    "is_question",
     "same_claim",
     "subject",
 ]
 
 Action = Literal["add", "restate", "update", "refuse"]
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _CLAUSE = re.compile(r"[,;:]\s+|\s+(?:but|and|so|because|while|although)\s+", re.IGNORECASE)
-_QUESTION_START = re.compile(
-    r"^(?:(?:who|whom|whose|what|which|when|where|why|how)(?:'s|\s+(?:is|are|was|were|do|does"
-    r"|did|can|could|will|would|should|has|have|had|much|many|long|often|old|about|come|if))"
-    r"|(?:do|does|did|is|are|was|were|can|could|will|would|should|shall|has|have|had|may|"
-    r"might|must|am|isn't|aren't|don't|doesn't|didn't|won't|can't|couldn't|wouldn't)"
-    r"\s+(?:i|you|he|she|it|we|they|there|this|that|anyone|someone|your|my|the|a|an|"
-    r"(?-i:[A-Z][a-z]+))\b)",
-    re.IGNORECASE,
-)
-
-
-@lru_cache(maxsize=4096)
-def is_question(text: str) -> bool:
-    """The text only asks: every sentence of it is a question.
-
-    A sentence is a question when it ends with a question mark, or (small models often
-    drop it) when it opens the way questions do and does not end like a statement
-    ("What do I like to drink", "Do you know where I live"). A statement with a question
-    after it ("I moved to Berlin. Have you been?") holds a fact and is not a question.
-
-    Args:
-        text: A memory's or message's text.
-
-    Returns:
-        True when nothing in the text is stated, only asked.
-    """
-    sentences = [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
-    if not sentences:
-        return False
-    return all(_asks(s) for s in sentences)
-
-
-def _asks(sentence: str) -> bool:
-    bare = sentence.rstrip(" \"')]")
-    if bare.endswith("?"):
-        return True
-    if bare.endswith((".", "!", ";", ":")):
-        return False
-    return bool(_QUESTION_START.match(sentence))
-
-
 _NUMBER = re.compile(
     r"\d+(?:[.,]\d+)?|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
     r"|twenty|thirty|hundred|thousand|dozen|once|twice)\b",
@@ -347,7 +306,7 @@ class ReconcileRules:
             return False
         # One sentence of the quote says it all: its numbers and polarity decide (a long
         # message's other sentences may well have a "not" or a number of their own).
-        for sentence in _SENTENCE.split(other.content):
+        for sentence in sentences(other.content):
             if terms <= content_terms(sentence, other.source_entity):
                 # ... and within it the clause that does ("It's a lot to take in, but
                 # I'm not scared": the "not" is the other clause's).

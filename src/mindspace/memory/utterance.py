@@ -10,6 +10,9 @@ construction rather than tuned:
   is kept word for word, its question included: it is a record of what was said (the
   question is never turned into a fact), recall ranks a memory that ends in a question
   below answers, and the question is what finds the answer that follows it.
+  Whether a text asks is one rule, :func:`is_question`, which reconciling every memory
+  write uses too (:mod:`mindspace.memory.reconcile`: a fact written as a question is
+  refused); here only a sentence that asks in so many words (its question mark) counts.
 * **Greetings and filler carry nothing.** A sentence whose every content word is a word
   of social talk ("Hi!", "Thanks so much!", "Wow, that's great!") states nothing, and
   neither does a greeting with a name ("Hey Mel!"). The word list is a closed class of
@@ -21,10 +24,11 @@ construction rather than tuned:
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from mindspace.text import keywords, words
 
-__all__ = ["FILLER_WORDS", "is_question", "statements"]
+__all__ = ["FILLER_WORDS", "is_question", "sentences", "statements"]
 
 _FILLER_TEXT = """
 hi hey hello hiya heya howdy yo greetings morning afternoon evening night good great
@@ -41,11 +45,57 @@ _GREETINGS = frozenset({"hi", "hey", "hello", "hiya", "heya", "howdy", "yo", "gr
 # A sentence ends at . ! ? (or a run of them) right after a non-space character, followed
 # by space or the end; "a ? b : c" in code is no sentence end.
 _SENTENCE = re.compile(r"\S.*?(?:(?<=\S)[.!?]+(?=\s|$)|$)", re.DOTALL)
+_MARK = re.compile(r"[?!]*\?[?!]*$")
+"""A question mark at the end, alone or in a run with exclamation marks (``?!``, ``!?``)."""
+_QUESTION_START = re.compile(
+    r"^(?:(?:who|whom|whose|what|which|when|where|why|how)(?:'s|\s+(?:is|are|was|were|do|does"
+    r"|did|can|could|will|would|should|has|have|had|much|many|long|often|old|about|come|if))"
+    r"|(?:do|does|did|is|are|was|were|can|could|will|would|should|shall|has|have|had|may|"
+    r"might|must|am|isn't|aren't|don't|doesn't|didn't|won't|can't|couldn't|wouldn't)"
+    r"\s+(?:i|you|he|she|it|we|they|there|this|that|anyone|someone|your|my|the|a|an|"
+    r"(?-i:[A-Z][a-z]+))\b)",
+    re.IGNORECASE,
+)
 
 
-def is_question(sentence: str) -> bool:
-    """The sentence asks: it ends in a question mark (``?``, ``?!``, ``!?``)."""
-    return "?" in sentence.rstrip()[-2:]
+def sentences(text: str) -> list[str]:
+    """The sentences of ``text``, stripped, in order (none for blank text)."""
+    return [s for m in _SENTENCE.finditer(text.strip()) if (s := m.group(0).strip())]
+
+
+@lru_cache(maxsize=4096)
+def is_question(text: str, *, unmarked: bool = True) -> bool:
+    """The text only asks: every sentence of it is a question.
+
+    A sentence is a question when it ends with a question mark (``?``, ``?!``, ``!?``,
+    before closing quotes and brackets), or, with ``unmarked``, when it opens the way
+    questions do and does not end like a statement ("What do I like to drink", "Do you
+    know where I live"): small models often drop the mark from a fact they write. A
+    statement with a question after it ("I moved to Berlin. Have you been?") holds a
+    fact and is not a question.
+
+    Args:
+        text: A memory's, a fact's or a message's text (or one sentence of it).
+        unmarked: Count question-shaped sentences without a mark. Reconciling a write
+            does (a fact written as a question is refused, and a quoted question restates
+            nothing); forming memory from a person's message does not
+            (:func:`statements`): what it leaves out is not kept at all, so only a
+            sentence that asks in so many words is left out.
+
+    Returns:
+        True when nothing in the text is stated, only asked.
+    """
+    said = sentences(text)
+    return bool(said) and all(_asks(s, unmarked) for s in said)
+
+
+def _asks(sentence: str, unmarked: bool) -> bool:
+    bare = sentence.rstrip(" \"')]")
+    if _MARK.search(bare):
+        return True
+    if not unmarked or bare.endswith((".", "!", ";", ":")):
+        return False
+    return bool(_QUESTION_START.match(sentence))
 
 
 def _says_nothing(sentence: str) -> bool:
@@ -74,7 +124,8 @@ def statements(text: str) -> str:
         ''
     """
     stripped = text.strip()
-    sentences = (m.group(0).strip() for m in _SENTENCE.finditer(stripped))
-    if any(s and not is_question(s) and not _says_nothing(s) for s in sentences):
+    if any(
+        not is_question(s, unmarked=False) and not _says_nothing(s) for s in sentences(stripped)
+    ):
         return stripped
     return ""

@@ -23,8 +23,9 @@ from mindspace.embeddings.port import Embedder, Vectors, embed_async
 from mindspace.errors import InvalidArgumentsError
 from mindspace.memory.drafts import DEFAULT_TRUST, MemoryDraft, MemoryState, Written, check_draft
 from mindspace.memory.judgement import ModelJudge
-from mindspace.memory.reconcile import Decision, Fact, Near, ReconcileRules, is_question
+from mindspace.memory.reconcile import Decision, Fact, Near, ReconcileRules
 from mindspace.memory.records import MAX_SOURCES, Memory, MemorySource, memory_key
+from mindspace.memory.utterance import is_question
 from mindspace.state.semantic import SemanticIndex
 from mindspace.state.unit import Unit
 from mindspace.text import normalized

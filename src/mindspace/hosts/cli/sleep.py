@@ -40,7 +40,7 @@ if TYPE_CHECKING:  # the engine is imported in the commands' bodies (start-up ti
 
     from mindspace.engine.assistant import Assistant
     from mindspace.engine.modes import OperatingMode, SleepSchedule
-    from mindspace.engine.sleep import SleepTickResult
+    from mindspace.engine.night.result import SleepTickResult
 
 __all__ = ["mode_command", "sleep_command", "wake_command"]
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from mindspace.engine.loop import SideSession
 from mindspace.engine.modes import SleepPhase
-from mindspace.engine.night_budget import NightBacklog, NightBudget
+from mindspace.engine.night.budget import NightBacklog, NightBudget
 
 __all__ = ["SleepProgress", "SleepTickResult"]
 

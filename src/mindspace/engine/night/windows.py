@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from mindspace.config import Settings
 from mindspace.context.assembly import message_tokens
-from mindspace.engine.compaction import message_number
+from mindspace.engine.night.compaction import message_number
 from mindspace.engine.records import ConversationMessage
 from mindspace.llm.port import Message, ToolCall
 from mindspace.memory.chunking import chunk_text

@@ -68,7 +68,7 @@ class CompactionResult:
 def thread_messages(unit: Unit) -> dict[str, list[ConversationMessage]]:
     """Every entity's thread, oldest message first."""
     threads: dict[str, list[ConversationMessage]] = {}
-    for message in sorted(unit.all(ConversationMessage), key=_order):
+    for message in sorted(unit.all(ConversationMessage), key=message_number):
         threads.setdefault(message.entity, []).append(message)
     return threads
 
@@ -77,9 +77,6 @@ def message_number(message: ConversationMessage) -> int:
     """The message's place in the history (``m12`` is 12; 0 for an unnumbered id)."""
     digits = message.id.lstrip("m")
     return int(digits) if digits.isdigit() else 0
-
-
-_order = message_number
 
 
 def context_usage_percent(unit: Unit, settings: Settings) -> float:

@@ -8,163 +8,50 @@ the tick returns all of them under their spec names.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Awaitable, Sequence
 from datetime import timedelta
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
-from pydantic import RootModel, field_validator
-
-from mindspace.clock import Clock
-from mindspace.config import Settings
-from mindspace.engine.consolidation import run_sleep_consolidation
 from mindspace.engine.core import EngineCore
 from mindspace.engine.modes import (
     OperatingMode,
     check_wake_conditions,
     perform_wake_transition,
 )
-from mindspace.engine.night_budget import (
+from mindspace.engine.night.budget import (
     NightBacklog,
     NightBudget,
     night_backlog,
     night_budget,
     unlinked_memories,
 )
-from mindspace.engine.precompaction import PRE_COMPACTION_TASK, extract_then_compact
-from mindspace.engine.records import ConversationMessage, Event
+from mindspace.engine.night.consolidation import run_sleep_consolidation
+from mindspace.engine.night.precompaction import extract_then_compact
+from mindspace.engine.night.result import SleepProgress, SleepTickResult
+from mindspace.engine.night.unmined import all_utterances, unmined_for_tick
+from mindspace.engine.records import Event
 from mindspace.engine.session import Sessions
-from mindspace.engine.sleep_result import SleepProgress, SleepTickResult
-from mindspace.engine.unmined import unmined_for_tick
-from mindspace.errors import LLMError, MindspaceError
+from mindspace.errors import MindspaceError
 from mindspace.journal.book import prune_low_importance_entries
 from mindspace.journal.episodic import EpisodicWeights
 from mindspace.journal.evidence import Evidence, JournalEvidence
 from mindspace.journal.importance import score_pending_entries
 from mindspace.journal.reflection import ContextAsk, reflect_if_due
 from mindspace.journal.vectors import embed_pending_entries
-from mindspace.limits import ATTRIBUTE_KEY_CHARS, ATTRIBUTE_VALUE_CHARS
-from mindspace.llm.parsing.structured import ask_structured
-from mindspace.llm.port import LLM, Message
-from mindspace.memory.entities import EntityBook
+from mindspace.memory.entity_consolidation import run_entity_consolidation_batch
 from mindspace.memory.judgement import ModelJudge
 from mindspace.memory.linking import prune_orphaned_memory_links, run_dreaming_tick
-from mindspace.memory.mining import MiningResult, MiningState, Utterance, mine_conversations
-from mindspace.memory.prompts import ATTRIBUTES_EXAMPLE, ENTITY_CONSOLIDATION_PROMPT
+from mindspace.memory.mining import MiningResult, MiningState, mine_conversations
 from mindspace.memory.semantic import SemanticMemory
-from mindspace.memory.support import is_supported
 from mindspace.memory.working import WorkingMemoryBook
 from mindspace.state.unit import Unit
-from mindspace.workspace.persona import PersonaGuard
 
-__all__ = [
-    "PRE_COMPACTION_TASK",
-    "MemoryEvidence",
-    "SleepCycle",
-    "SleepProgress",
-    "SleepTickResult",
-    "prune_orphaned_memory_links",
-    "run_dreaming_tick",
-    "run_entity_consolidation_batch",
-    "run_sleep_consolidation",
-]
+__all__ = ["MemoryEvidence", "SleepCycle", "SleepTickResult"]
 
 logger = logging.getLogger("mindspace.engine")
 
 T = TypeVar("T")
-
-
-async def run_entity_consolidation_batch(
-    unit: Unit,
-    clock: Clock,
-    settings: Settings,
-    llm: LLM,
-    guard: PersonaGuard,
-    batch_size: int = 3,
-) -> dict[str, Any]:
-    """Fold entities' raw observations (Pf) into attributes (Pa) through the LLM.
-
-    The answer is read strictly as :class:`EntityAttributes` with one repair; an entity
-    whose answers stay unusable is listed in ``skipped`` with the reason, and its
-    observations stay pending for a later tick.
-    """
-    book = EntityBook(unit, clock, settings, guard)
-    updated: dict[str, dict[str, str]] = {}
-    rejected: list[str] = []
-    errors: list[str] = []
-    skipped: dict[str, str] = {}
-    repaired = 0
-    for profile in book.pending_consolidation()[:batch_size]:
-        observations = [o.text for o in profile.observations if not o.consolidated]
-        prompt = ENTITY_CONSOLIDATION_PROMPT.format(
-            entity=profile.entity_id,
-            observations="\n".join(f"- {text}" for text in observations),
-            attributes=json.dumps(profile.attributes, sort_keys=True),
-        )
-        try:
-            answer = await ask_structured(
-                llm,
-                [Message("user", prompt)],
-                EntityAttributes,
-                expected=ATTRIBUTES_EXPECTED,
-                # Bounded like every other request: a small model may otherwise ramble
-                # until the server's own limit (or the timeout).
-                max_tokens=settings.llm_max_tokens,
-            )
-        except LLMError as exc:
-            errors.append(f"{profile.entity_id}: {exc}")
-            continue
-        if answer.value is None:
-            # Fallback: the observations stay pending (nothing is folded on a bad answer).
-            skipped[profile.entity_id] = f"no usable attributes (after one repair): {answer.reason}"
-            continue
-        repaired += answer.obtained == "repaired"
-        # An attribute must come from the profile: its observations (or an attribute it
-        # has already), never from the prompt's example (memory.support).
-        said = [o.text for o in profile.observations]
-        said += [f"{k} {v}" for k, v in profile.attributes.items()]
-        clean = {}
-        for key, value in answer.value.root.items():
-            if not (guard.is_clean(value) and guard.is_clean(key)):
-                rejected.append(f"{key}: {value}")
-            elif ATTRIBUTES_EXAMPLE.get(key) == value:
-                rejected.append(f"{key}: {value} (the prompt's example)")
-            elif not is_supported(value, said, names=[profile.entity_id]):
-                rejected.append(f"{key}: {value} (not in the observations)")
-            else:
-                clean[key] = value
-        book.consolidate(profile.entity_id, clean)
-        updated[profile.entity_id] = clean
-    return {
-        "entities": updated,
-        "rejected_attributes": rejected,
-        "errors": errors,
-        "skipped": skipped,
-        "repaired": repaired,
-    }
-
-
-class EntityAttributes(RootModel[dict[str, str]]):
-    """The exact form of entity consolidation: one JSON object of string to string.
-
-    Keys and values are trimmed (keys to 64 characters, values to 500); pairs with a
-    blank key or value are dropped.
-    """
-
-    @field_validator("root")
-    @classmethod
-    def _trimmed(cls, pairs: dict[str, str]) -> dict[str, str]:
-        return {
-            k.strip()[:ATTRIBUTE_KEY_CHARS]: v.strip()[:ATTRIBUTE_VALUE_CHARS]
-            for k, v in pairs.items()
-            if k.strip() and v.strip()
-        }
-
-
-ATTRIBUTES_EXPECTED = "one JSON object mapping attribute names to text, e.g. " + json.dumps(
-    ATTRIBUTES_EXAMPLE
-)
 
 
 class MemoryEvidence:
@@ -298,19 +185,14 @@ class SleepCycle:
             a.settings.mining_calls_per_tick,
             a.settings.mining_messages_per_call,
         )
-        memory = self._memory(unit)
-        if reach is not None:  # only the threads and messages this tick can reach
+        if reach is None:  # messages not yet committed: the index cannot see them
+            said, remaining = all_utterances(unit), None
+        else:  # only the threads and messages this tick can reach
             said, remaining = reach
-            return await mine_conversations(
-                unit, a.settings, a.llm, a.guard, memory, said, remaining=remaining
-            )
-        said = []
-        for m in unit.all(ConversationMessage):
-            number = m.id.lstrip("m")
-            if m.entity and m.content and m.role in ("user", "assistant") and number.isdigit():
-                role: Literal["user", "assistant"] = "user" if m.role == "user" else "assistant"
-                said.append(Utterance(int(number), m.entity, role, m.content, m.created_at))
-        return await mine_conversations(unit, a.settings, a.llm, a.guard, memory, said)
+        memory = self._memory(unit)
+        return await mine_conversations(
+            unit, a.settings, a.llm, a.guard, memory, said, remaining=remaining
+        )
 
     def _asker(self, unit: Unit, result: SleepTickResult) -> ContextAsk:
         """Runs reflection's steps as sessions in their contexts, kept for the viewer."""

@@ -19,20 +19,33 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from mindspace.engine.night.compaction import message_number
 from mindspace.engine.records import ConversationMessage
 from mindspace.memory.mining import Utterance
 from mindspace.state.models import Record
 from mindspace.state.unit import StateCache, Unit
 
-__all__ = ["UnminedIndex", "minable_number", "unmined_for_tick"]
+__all__ = ["UnminedIndex", "all_utterances", "as_utterance", "unmined_for_tick"]
 
 
-def minable_number(message: ConversationMessage) -> int | None:
-    """The message's number when mining reads it (an entity's or a reply's words), else None."""
-    digits = message.id.lstrip("m")
-    if not message.entity or not (message.content or "").strip() or not digits.isdigit():
+def as_utterance(message: ConversationMessage) -> Utterance | None:
+    """The message as the miner reads it, or None when mining does not read it.
+
+    The one rule of what mining reads (the index and the whole-history path both use it):
+    a numbered message (``m<n>``) of an entity's thread, the entity's words (``user``) or
+    the reply (``assistant``), with words in it (:attr:`Utterance.minable`).
+    """
+    number = message_number(message)
+    if number == 0 or message.role not in ("user", "assistant"):
         return None
-    return int(digits) if message.role in ("user", "assistant") else None
+    role: Literal["user", "assistant"] = "user" if message.role == "user" else "assistant"
+    said = Utterance(number, message.entity, role, message.content or "", message.created_at)
+    return said if said.minable else None
+
+
+def all_utterances(unit: Unit) -> list[Utterance]:
+    """Every message of the history the miner reads (when the index cannot answer)."""
+    return [said for m in unit.all(ConversationMessage) if (said := as_utterance(m)) is not None]
 
 
 @dataclass
@@ -74,14 +87,15 @@ class UnminedIndex:
         return self._threads
 
     def _add(self, message: ConversationMessage) -> None:
-        number = minable_number(message)
-        if number is None:
+        said = as_utterance(message)
+        if said is None:
             return
+        number = said.number
         thread = self._threads.setdefault(message.entity, _Thread())
         at = bisect_right(thread.numbers, number)
         thread.numbers.insert(at, number)
         thread.keys.insert(at, message.id)
-        user = message.role == "user"
+        user = said.role == "user"
         if user:
             thread.users.insert(bisect_right(thread.users, number), number)
         self._where[message.id] = (message.entity, number, user)
@@ -147,10 +161,9 @@ def unmined_for_tick(
             if cap >= len(thread.users)
             else bisect_left(thread.numbers, thread.users[cap])
         )
-        for number, key in zip(thread.numbers[start:end], thread.keys[start:end], strict=True):
-            message = records[key]
-            role: Literal["user", "assistant"] = "user" if message.role == "user" else "assistant"
-            said.append(Utterance(number, entity, role, message.content or "", message.created_at))
+        # The index holds what as_utterance reads, so every key gives its utterance.
+        keys = thread.keys[start:end]
+        said += [u for key in keys if (u := as_utterance(records[key])) is not None]
 
     def remaining(marks: Mapping[str, int]) -> int:
         return sum(

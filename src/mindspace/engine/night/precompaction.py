@@ -11,7 +11,7 @@ compacted, whatever the usage meanwhile: no thread is ever compacted unread.
 
 Read whole: a session's prompt shows the history within its token budget (8,000 tokens
 by default), which trims the oldest messages, so the part to compact is read in
-*windows* (:mod:`mindspace.engine.windows`) of consecutive messages that each fit it,
+*windows* (:mod:`mindspace.engine.night.windows`) of consecutive messages that each fit it,
 one session per window, and a thread is compacted only once its last window is read.
 """
 
@@ -23,7 +23,9 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from mindspace.engine.compaction import (
+from mindspace.engine.core import EngineCore
+from mindspace.engine.loop import SideSession
+from mindspace.engine.night.compaction import (
     CompactionResult,
     compact_conversation_history,
     context_usage_percent,
@@ -31,11 +33,9 @@ from mindspace.engine.compaction import (
     split_for_compaction,
     thread_messages,
 )
-from mindspace.engine.core import EngineCore
-from mindspace.engine.loop import SideSession
+from mindspace.engine.night.windows import window_budget, windows
 from mindspace.engine.records import ConversationMessage
 from mindspace.engine.session import Sessions
-from mindspace.engine.windows import window_budget, windows
 from mindspace.errors import LLMError
 from mindspace.state.models import Document
 from mindspace.state.unit import Unit
