@@ -15,7 +15,13 @@ import pytest
 
 from mindspace import Assistant
 from mindspace.config import Settings
-from mindspace.errors import LLMConnectionError, LLMProviderError, LLMResponseError
+from mindspace.errors import (
+    LLMAuthenticationError,
+    LLMConnectionError,
+    LLMProviderError,
+    LLMRateLimitError,
+    LLMResponseError,
+)
 from mindspace.llm.port import Message, ToolCall, Usage, close_llm
 from mindspace.llm.providers.openai_compat import OpenAICompatibleLLM, timeout_kind
 from mindspace.runtime import build_llm
@@ -396,3 +402,32 @@ async def test_a_tick_against_a_server_answering_junk_fails_its_event_cleanly(
     bob = npc.views.entity("Bob")
     assert bob is not None
     assert [o.text for o in bob.observations] == ['Bob said: "Hello there"']
+
+
+@pytest.mark.parametrize(
+    ("status", "error", "words"),
+    [
+        (401, LLMAuthenticationError, "refused the API key; check MINDSPACE_LLM_API_KEY"),
+        (404, LLMProviderError, r"answered 404 \(.*\); check MINDSPACE_LLM_MODEL"),
+        (400, LLMProviderError, "answered 400"),
+        (403, LLMProviderError, "answered 403"),
+    ],
+)
+async def test_refusals_are_not_retried_and_say_what_to_check(
+    make_llm: MakeLLM, sleeps: list[float], status: int, error: type[Exception], words: str
+) -> None:
+    with ChatCompletionsServer() as server:
+        server.fail(status)
+        with pytest.raises(error, match=words) as caught:
+            await make_llm(server).complete(HELLO)
+    assert isinstance(caught.value.__cause__, openai.APIStatusError)
+    assert str(caught.value).startswith(f"The LLM at {server.url!r}")
+    assert (sleeps, len(server.requests)) == ([], 1)
+
+
+async def test_rate_limiting_is_retried_then_named(make_llm: MakeLLM, sleeps: list[float]) -> None:
+    with ChatCompletionsServer() as server:
+        server.fail(429, times=3)
+        with pytest.raises(LLMRateLimitError, match=r"rate limiting requests \(429\)"):
+            await make_llm(server, max_retries=2).complete(HELLO)
+    assert (sleeps, len(server.requests)) == ([0.5, 1.0], 3)
