@@ -103,7 +103,7 @@ class TimedEmbedder:
 
 def seed(assistant: Assistant, count: int) -> None:
     """``count`` pending entries, two minutes apart, in one commit."""
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         start = NOW - timedelta(minutes=2 * count)
         for n in range(1, count + 1):
             words = [WORDS[(n * 7 + k * 3) % len(WORDS)] for k in range(6 + n % 12)]
@@ -167,7 +167,7 @@ async def run_size(count: int, workdir: Path, profile: bool) -> dict[str, Any]:
                 break
         wall = time.perf_counter() - wall0
         cpu = time.process_time() - cpu0
-        unit = assistant.core.read()
+        unit = assistant._core.read()
         entries = unit.all(JournalEntry)
         done = all(
             e.is_synthesis or (e.consolidated and e.importance_method == "llm") for e in entries

@@ -181,9 +181,9 @@ async def run(
                     verbatim=line.verbatim,
                     source="conversation" if line.verbatim else "mining",
                 )
-                with assistant.core.transaction() as unit:
+                with assistant._core.transaction() as unit:
                     (written,) = await SemanticMemory(
-                        unit, clock, settings, embedder, assistant.core.memory_index
+                        unit, clock, settings, embedder, assistant._core.memory_index
                     ).astore_all([draft])
                 writes += 1
                 if written.memory is None:

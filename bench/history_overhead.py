@@ -33,7 +33,7 @@ def measure(writes: int, calls: int, workdir: Path) -> dict[str, float]:
     clock = ManualClock()
     assistant = Assistant.open(store, "bench", llm=OfflineLLM(announce=False), clock=clock)
     now = format_time(clock.now())
-    unit = assistant.core.read()
+    unit = assistant._core.read()
     unit.all(EntityProfile)  # the kind is loaded, as after any entity tool
     for i in range(writes):  # the tick's earlier writes
         unit.put(JournalEntry(id=i + 1, timestamp=now, content=f"entry {i}", importance=5))

@@ -82,10 +82,10 @@ async def run_size(
         settings=settings,
         embedder=embedder,
     )
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         JournalBook(unit, clock, settings).set_max_entries(count + 100)
         unit.put_all(entries)
-    index = assistant.core.journal_index
+    index = assistant._core.journal_index
     assert index is not None
     # No cut-off, so the top 10 compare with the reference's whatever the scores.
     stored = SemanticJournal(embedder, index, min_similarity=-1.0)
@@ -100,7 +100,7 @@ async def run_size(
         tops: list[list[float]] = []
         for query in queries:
             for _ in range(repeats):
-                unit = assistant.core.read()
+                unit = assistant._core.read()
                 started = time.perf_counter()
                 found = await search_journal(unit, NOW, query, where, meaning=meaning)
                 times.append(time.perf_counter() - started)
@@ -108,13 +108,13 @@ async def run_size(
         return times, tops
 
     started = time.perf_counter()
-    await search_journal(assistant.core.read(), NOW, queries[0], where, meaning=query_time)
+    await search_journal(assistant._core.read(), NOW, queries[0], where, meaning=query_time)
     result["first_search_embeds_all_ms"] = round((time.perf_counter() - started) * 1000, 1)
     fallback, fallback_top = await timed(query_time)
     # What the night does: store every entry's vector (batches of 1,000 here).
     started = time.perf_counter()
     while True:
-        with assistant.core.transaction() as unit:
+        with assistant._core.transaction() as unit:
             done = await embed_pending_entries(unit, index, embedder, batch=1_000)
         if not done["embedded"]:
             break

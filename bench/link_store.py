@@ -44,7 +44,7 @@ def _link(path: Path, per_tick: int) -> dict[str, Any]:
         clock=ManualClock(),
         embedder=HashingEmbedder(384),
     )
-    core = assistant.core
+    core = assistant._core
     unlinked = UnlinkedMemories(core.state)
     threshold = core.settings.memory_link_threshold
     build_cpu = time.process_time()

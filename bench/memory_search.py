@@ -62,13 +62,13 @@ def _percentiles(samples: list[float]) -> dict[str, float]:
 def _ingest(assistant: Assistant, texts: list[str], chunk: int = 5_000) -> float:
     start = time.perf_counter()
     for offset in range(0, len(texts), chunk):
-        with assistant.core.transaction() as unit:
+        with assistant._core.transaction() as unit:
             memory = SemanticMemory(
                 unit,
                 assistant.clock,
                 assistant.settings,
                 assistant.embedder,
-                assistant.core.memory_index,
+                assistant._core.memory_index,
             )
             memory.store_many([MemoryDraft(content=t) for t in texts[offset : offset + chunk]])
     return time.perf_counter() - start
@@ -86,7 +86,7 @@ async def _run_size(size: int, queries: int, workdir: Path) -> dict[str, Any]:
     )
     texts = _texts(size, seed=size)
     build_seconds = _ingest(assistant, texts)
-    index = assistant.core.memory_index
+    index = assistant._core.memory_index
     load_start = time.perf_counter()
     index.ensure()
     index_build = time.perf_counter() - load_start

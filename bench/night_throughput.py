@@ -94,10 +94,10 @@ def write_day(assistant: Assistant, day: int, count: int) -> None:
     """``count`` entries over the day's 12 hours, in commits of 500 (as a busy day's)."""
     start = DAY_START + timedelta(days=day)
     step = timedelta(hours=12) / max(1, count)
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         first = unit.doc(JournalMeta).entry_count + 1
     for chunk in range(0, count, 500):
-        with assistant.core.transaction() as unit:
+        with assistant._core.transaction() as unit:
             for n in range(chunk, min(count, chunk + 500)):
                 entry_id = first + n
                 who = PEOPLE[n % len(PEOPLE)]
@@ -130,16 +130,18 @@ def write_day(assistant: Assistant, day: int, count: int) -> None:
 
 def backlog(assistant: Assistant) -> dict[str, int]:
     """What is left of the night's work, counted from the records."""
-    unit = assistant.core.read()
+    unit = assistant._core.read()
     entries = [e for e in unit.all(JournalEntry) if not e.is_synthesis]
     memory_ids = [
         str(r["id"])
-        for r in assistant.core.store.scan(assistant.core.state.assistant_id, Memory.kind, ("id",))
+        for r in assistant._core.store.scan(
+            assistant._core.state.assistant_id, Memory.kind, ("id",)
+        )
     ]
     linked = {
         str(r["memory_id"])
-        for r in assistant.core.store.scan(
-            assistant.core.state.assistant_id, MemoryLinks.kind, ("memory_id",)
+        for r in assistant._core.store.scan(
+            assistant._core.state.assistant_id, MemoryLinks.kind, ("memory_id",)
         )
     }
     return {
@@ -176,7 +178,7 @@ async def night(assistant: Assistant, clock: ManualClock, llm: CountingLLM) -> d
         if ticks > 100_000:
             raise RuntimeError("the night never ended")
     calls = llm.calls - calls_before
-    state = assistant.core.read().doc(OperatingMode)
+    state = assistant._core.read().doc(OperatingMode)
     return {
         "ticks": ticks,
         "compacting_ticks": compacting_ticks,
@@ -203,7 +205,7 @@ async def run_size(count: int, days: int, workdir: Path, factor: int | None) -> 
     )
     nights = []
     try:
-        with assistant.core.transaction() as unit:
+        with assistant._core.transaction() as unit:
             meta = unit.doc(JournalMeta)
             unit.put_doc(meta.model_copy(update={"max_entries": 10 * count * days + 1_000}))
         for day in range(days):

@@ -124,7 +124,7 @@ def _records(texts: list[str], vectors: npt.NDArray[np.float32], prefix: str) ->
 def _load(assistant: Assistant, records: list[Memory], chunk: int = 5_000) -> float:
     start = time.perf_counter()
     for at in range(0, len(records), chunk):
-        with assistant.core.transaction() as unit:
+        with assistant._core.transaction() as unit:
             unit.put_all(records[at : at + chunk])
     return time.perf_counter() - start
 
@@ -159,7 +159,7 @@ async def _measure(
             tool[name].append(time.perf_counter() - t0)
             assert result["success"], result
             t0 = time.perf_counter()
-            assistant.core.memory_index.search(question, vector, limit=60)
+            assistant._core.memory_index.search(question, vector, limit=60)
             search[name].append(time.perf_counter() - t0)
     return {
         name: {
@@ -207,7 +207,7 @@ async def _run_size(size: int, queries: int, workdir: Path, pg: LocalPostgres) -
     sqlite.close()
 
     # recall@10 of the HNSW side against the exact top 10 over the same vectors.
-    index = on_pg.core.memory_index
+    index = on_pg._core.memory_index
     found = 0
     for vector in query_vectors:
         exact = np.argpartition(-(vectors @ vector), 10)[:10]

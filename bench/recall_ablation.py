@@ -76,7 +76,7 @@ def run(data: Path, cache: Path, only: set[str], route: str) -> dict[str, Any]:
             settings=base,
             embedder=embedder,
         )
-        core = assistant.core
+        core = assistant._core
         questions = [q for q in sample.questions if q.evidence]
         plain = SemanticMemory(core.read(), core.clock, base, core.embedder, core.memory_index)
         vectors = [plain.embed_query(q.text) for q in questions]

@@ -151,15 +151,15 @@ async def _run_size(size: int, queries: int, workdir: Path) -> dict[str, Any]:
         store = SqlStore.from_path(workdir / f"rerank-{size}-{on}.db")
         assistant = _open(store, f"rerank-{size}", on)
         for start in range(0, size, 2_000):
-            with assistant.core.transaction() as unit:
+            with assistant._core.transaction() as unit:
                 SemanticMemory(
                     unit,
                     assistant.clock,
                     assistant.settings,
                     assistant.embedder,
-                    assistant.core.memory_index,
+                    assistant._core.memory_index,
                 ).store_many(drafts[start : start + 2_000])
-        assistant.core.memory_index.count()  # build the index before timing
+        assistant._core.memory_index.count()  # build the index before timing
         assistants[on] = assistant
     times: dict[bool, list[float]] = {False: [], True: []}
     for question in _queries(queries, rng):

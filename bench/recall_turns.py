@@ -106,7 +106,7 @@ def main() -> int:
             settings=base,
             embedder=embedder,
         )
-        core = assistant.core
+        core = assistant._core
         unit = core.read()
         questions = [q for q in sample.questions if q.evidence]
         vectors = embedder.embed([q.text for q in questions])

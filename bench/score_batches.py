@@ -112,18 +112,18 @@ async def run_size(count: int, batch_size: int, workdir: Path, latency_s: float)
     llm = CountingLLM(OfflineLLM(announce=False), latency_s)
     assistant = Assistant.open(store, "bench", llm=llm, clock=clock, settings=settings)
     try:
-        with assistant.core.transaction() as unit:
+        with assistant._core.transaction() as unit:
             book = JournalBook(unit, clock, settings)
             book.set_max_entries(count + 100)
             for text in contents:
                 book.add(text)
         started = time.perf_counter()
-        with assistant.core.transaction() as unit:
+        with assistant._core.transaction() as unit:
             outcome = await score_pending_entries(
                 unit, llm, max_per_tick=count, batch_size=batch_size
             )
         wall_s = time.perf_counter() - started
-        entries = sorted(assistant.core.read().all(JournalEntry), key=lambda e: e.id)
+        entries = sorted(assistant._core.read().all(JournalEntry), key=lambda e: e.id)
     finally:
         store.close()
     scores_match = all(

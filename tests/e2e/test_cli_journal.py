@@ -62,7 +62,7 @@ def _old_entry(db: Path, tmp_path: Path) -> None:
         clock=ManualClock(datetime(2020, 1, 1, 9, 30, tzinfo=UTC)),
         settings=Settings(data_dir=tmp_path),
     )
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         JournalBook(unit, assistant.clock, assistant.settings).add(
             "An old rumour about the silver mine", tags=["rumour"], source_type="environmental"
         )

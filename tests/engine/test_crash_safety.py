@@ -99,7 +99,7 @@ async def test_sigkill_mid_tick_then_restart_completes_the_event_once(
     assert [g.description for g in observer.views.goals().all()] == ["Buy ten barrels of ale"]
     assert [p.key for p in observer.views.projects().all()] == ["cellar"]
     assert observer.views.session_memory().key_facts == ("The cellar holds twenty barrels",)
-    roles = [m.role for m in history_messages(observer.core.read(), "Cook")]
+    roles = [m.role for m in history_messages(observer._core.read(), "Cook")]
     assert roles == ["user", "assistant", "tool", "tool", "tool", "assistant"]
 
 
@@ -108,7 +108,7 @@ async def test_an_event_that_keeps_crashing_is_given_up_with_a_reason(
 ) -> None:
     assistant = make_assistant("npc")
     event = assistant.enqueue_event("Poison", source_entity="Mallory")
-    queue = assistant.ticker.queue
+    queue = assistant._ticker.queue
     queue.mark(event, attempts=3, status="processing")  # as three crashed runs leave it
     result = await assistant.tick()
     assert result.status == "failed"

@@ -43,7 +43,7 @@ async def test_a_reply_with_a_lone_surrogate_and_nul_is_delivered_with_a_note(
     assert stored is not None
     assert (stored.status, stored.reply) == ("done", "Evening \ufffd, Alice\ufffd!")
     replies = [
-        m.content for m in on_backend.core.read().all(ConversationMessage) if m.role == "assistant"
+        m.content for m in on_backend._core.read().all(ConversationMessage) if m.role == "assistant"
     ]
     assert replies == ["Evening \ufffd, Alice\ufffd!"]
 

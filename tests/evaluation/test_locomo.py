@@ -281,7 +281,7 @@ async def test_a_cache_dir_reuses_an_ingestion_only_while_its_key_matches(
     store = SqlStore.from_path(db)
     try:
         assistant = Assistant.open(store, "conv-test", llm=OfflineLLM(announce=False))
-        reader = assistant.core.read()
+        reader = assistant._core.read()
         ids = [f"mem_{n}" for n in range(1, 6)]
         assert set(reader.get_many(Memory, ids)) == set(reader.get_many(MemoryLinks, ids))
         assert reader.get_many(MemoryLinks, ids)

@@ -117,7 +117,7 @@ def test_a_night_repairs_one_loose_score_and_keeps_the_heuristic_for_another(
 
     store, assistant = _open(db, tmp_path)
     try:
-        entries = {e.id: e for e in assistant.core.read().all(JournalEntry)}
+        entries = {e.id: e for e in assistant._core.read().all(JournalEntry)}
     finally:
         store.close()
     assert (entries[1].importance, entries[1].importance_method) == (8, "llm")

@@ -36,8 +36,8 @@ async def know_alice(assistant: Assistant) -> dict[str, str]:
     plain = await call("store_memory", {"content": "The cellar floods in spring"})
     ids["memory_plain"] = plain["memory_id"]
     vector = np.ones(8, dtype=np.float32).tobytes()
-    with assistant.core.transaction() as unit:
-        now = assistant.core.now()
+    with assistant._core.transaction() as unit:
+        now = assistant._core.now()
         # Links from Alice's memory, and from Bob's and the cellar's to hers.
         alice, bob, cellar = ids["memory_Alice"], ids["memory_Bob"], ids["memory_plain"]
         unit.put(

@@ -215,7 +215,7 @@ async def test_each_message_is_mined_once_across_nights_and_restarts(
     await _night(again)  # nothing new was said: no request at all
     assert len(model.prompts) == 3
     # Both facts were said in so many words: sources of the quotes, no new memory.
-    assert again.core.read().doc(MiningState).facts_stored == 0
+    assert again._core.read().doc(MiningState).facts_stored == 0
 
 
 async def test_batches_and_requests_per_tick_are_bounded(
@@ -233,7 +233,7 @@ async def test_batches_and_requests_per_tick_are_bounded(
     first = await assistant.tick()
     assert first.sleep is not None
     assert first.sleep.operations["mine_conversations"]["remaining"] == 3
-    assert assistant.core.read().doc(OperatingMode).sleep_phase == "compacting"  # not done yet
+    assert assistant._core.read().doc(OperatingMode).sleep_phase == "compacting"  # not done yet
     mined = [first.sleep.operations["mine_conversations"], *await _night(assistant)]
 
     assert [m["requests"] for m in mined if m["requests"]] == [1, 1, 1]
@@ -308,7 +308,7 @@ async def test_an_unreachable_model_leaves_the_messages_for_the_next_night(
     assert "LLMConnectionError" in mined[0]["error"]
     assert mined[0]["completed"] is True  # the night is not held up by a failing endpoint
     assert _mined(assistant) == []
-    assert assistant.core.read().doc(MiningState).mined_through == {}
+    assert assistant._core.read().doc(MiningState).mined_through == {}
 
     await assistant.wake("morning")
     model.add(_facts(("Alice is allergic to oak", "Alice", 7)))

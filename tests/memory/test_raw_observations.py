@@ -15,7 +15,7 @@ from mindspace.storage import SqlStore
 
 
 def _profile(assistant: Assistant, entity: str) -> EntityProfile | None:
-    return assistant.core.read().get(EntityProfile, entity)
+    return assistant._core.read().get(EntityProfile, entity)
 
 
 async def _say(assistant: Assistant, llm: ScriptedLLM, text: str, **kwargs: Any) -> None:
@@ -38,7 +38,7 @@ async def test_a_plain_text_turn_leaves_the_words_on_the_profile_at_once(
     try:
         profile = (
             Assistant.open(store, "barkeep", llm=OfflineLLM(announce=False))
-            .core.read()
+            ._core.read()
             .get(EntityProfile, "Alice")
         )
     finally:
@@ -108,8 +108,8 @@ async def test_the_models_notes_are_kept_before_verbatim_messages_at_the_total_c
     make_assistant: Callable[..., Assistant], clock: ManualClock
 ) -> None:
     assistant = make_assistant()
-    with assistant.core.transaction() as unit:
-        book = EntityBook(unit, clock, assistant.settings, assistant.core.guard)
+    with assistant._core.transaction() as unit:
+        book = EntityBook(unit, clock, assistant.settings, assistant._core.guard)
         for n in range(10):
             book.note_message("Alice", f"message {n}")
         for n in range(MAX_OBSERVATIONS - 5):

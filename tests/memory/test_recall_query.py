@@ -43,13 +43,13 @@ def _open(store: SqlStore, clock: ManualClock, key: str, **settings: float) -> A
 
 
 def _store(assistant: Assistant, drafts: Sequence[MemoryDraft]) -> None:
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         SemanticMemory(
             unit,
             assistant.clock,
             assistant.settings,
             assistant.embedder,
-            assistant.core.memory_index,
+            assistant._core.memory_index,
         ).store_many(drafts)
 
 

@@ -300,11 +300,11 @@ async def test_a_memory_written_by_another_process_is_found_without_a_rebuild(
             assert (await assistant.call_tool("store_memory", {"content": fact}))["success"]
         warm = await assistant.views.search_memories({"query": "harp"})
         assert warm.result["success"]
-        index = assistant.core.memory_index
+        index = assistant._core.memory_index
         assert index.count() == 3  # built
         resets: list[int] = []
         monkeypatch.setattr(index, "reset", lambda: resets.append(1))
-        epoch = assistant.core.state.epoch
+        epoch = assistant._core.state.epoch
 
         done = subprocess.run(
             [sys.executable, "-c", WRITER, str(db_path), "Carol plays the harp at the inn"],
@@ -319,7 +319,7 @@ async def test_a_memory_written_by_another_process_is_found_without_a_rebuild(
         found = await assistant.views.search_memories({"query": "who plays the harp"})
         assert found.result["success"]
         assert found.result["memories"][0]["id"] == written
-        assert assistant.core.state.epoch == epoch  # caught up through the feed
+        assert assistant._core.state.epoch == epoch  # caught up through the feed
         assert resets == []  # the index was updated in place, not rebuilt
         assert index.count() == 4
     finally:

@@ -61,7 +61,7 @@ def _rich_assistant(tmp_path: Path) -> str:
         for said in ("The cellar door sticks in winter", "The cellar door sticks in winter."):
             stored = asyncio.run(assistant.call_tool("store_memory", {"content": said}))
         assert stored["action"] == "restated"
-        with assistant.core.transaction() as unit:
+        with assistant._core.transaction() as unit:
             old = unit.get(Memory, "mem_1")
             assert old is not None
             update = {"valid_to": "2025-12-07T08:00:00Z", "superseded_by": stored["memory_id"]}

@@ -26,6 +26,7 @@ from mindspace.journal.search import JournalFilter, JournalSearch, SemanticJourn
 from mindspace.journal.search import search_journal as run_journal_search
 from mindspace.memory.entities import EntityBook
 from mindspace.memory.records import EntityProfile, WorkingMemory
+from mindspace.memory.semantic import SemanticMemory
 from mindspace.tools.runner import ToolOutcome
 from mindspace.workspace.goals import GoalBook
 from mindspace.workspace.projects import ProjectDesk
@@ -318,3 +319,14 @@ class AssistantViews:
     def history(self, *, offset: int = 0, limit: int = 20) -> HistoryPage:
         """Recorded edits, deletions and forgetting, newest first (docs/manage.md)."""
         return history_page(self.core.store, self.core.info.id, offset=offset, limit=limit)
+
+    # -- recall --------------------------------------------------------------------------
+    def semantic_memory(self) -> SemanticMemory:
+        """Semantic memory as the ``recall_memories`` tool reads it (for evaluation).
+
+        Its reads see the committed state at this call; nothing it returns is stored.
+        """
+        core = self.core
+        return SemanticMemory(
+            core.read(), core.clock, core.settings, core.embedder, core.memory_index
+        )
