@@ -35,6 +35,7 @@ from mindspace.llm import OfflineLLM
 from mindspace.memory.records import Memory
 from mindspace.state import Change
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 
 DIM = 384
 _VOCABULARY = (
@@ -82,7 +83,7 @@ async def _recall(assistant: Assistant, query: str) -> float:
 
 def _open(path: Path, key: str) -> tuple[SqlStore, Assistant]:
     store = SqlStore.from_path(path)
-    assistant = Assistant.open(
+    assistant = assistant_on(
         store,
         key,
         llm=OfflineLLM(announce=False),

@@ -48,6 +48,7 @@ from mindspace.journal.importance import BATCH_IMPORTANCE_HEAD, IMPORTANCE_PROMP
 from mindspace.llm import FunctionLLM
 from mindspace.llm.port import Message, ToolSchema
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 
 NOW = datetime(2025, 12, 6, 10, 0, tzinfo=UTC)
 WORDS = ("Alice", "Bob", "guard", "merchant", "tavern", "ale", "ring", "well", "map", "rain")
@@ -127,7 +128,7 @@ async def run_size(count: int, workdir: Path, profile: bool) -> dict[str, Any]:
     clock = ManualClock(NOW)
     settings = Settings(data_dir=workdir, embedder="hashing")
     llm_watch, embed_watch = Stopwatch(), Stopwatch()
-    assistant = Assistant.open(
+    assistant = assistant_on(
         store,
         "bench",
         llm=scoring_stub(llm_watch),

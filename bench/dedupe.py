@@ -43,6 +43,7 @@ from mindspace.llm import OfflineLLM
 from mindspace.memory.records import Memory
 from mindspace.memory.semantic import MemoryDraft, SemanticMemory
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 
 PEOPLE = ["Dave", "Ana", "Bram", "Chloe", "Emeka", "Farah", "Gus", "Hana", "Ivo", "Jun"]
 PEOPLE += ["Kemal", "Lise"]
@@ -157,7 +158,7 @@ async def run(
         store = SqlStore.from_path(Path(tmp) / "bench.db")
         clock = ManualClock()
         settings = Settings(data_dir=Path(tmp), memory_reconcile=reconcile)
-        assistant = Assistant.open(
+        assistant = assistant_on(
             store,
             "bench",
             llm=OfflineLLM(announce=False),

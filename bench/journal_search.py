@@ -27,11 +27,12 @@ from typing import Any
 
 import numpy as np
 
-from mindspace import Assistant, ManualClock, Settings
+from mindspace import ManualClock, Settings
 from mindspace.clock import format_time
 from mindspace.journal import EpisodicWeights, JournalBook, JournalEntry, search_episodic_memory
 from mindspace.llm import OfflineLLM
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 
 NOW = datetime(2025, 12, 6, 10, 0, tzinfo=UTC)
 COMMON = ("the", "a", "of", "to", "and", "in", "at", "on", "with", "for", "was", "is", "by", "from")
@@ -120,7 +121,7 @@ def run_size(count: int, queries: list[str], workdir: Path, repeats: int) -> dic
     store = SqlStore.from_path(workdir / f"journal_{count}.db")
     clock = ManualClock(NOW)
     settings = Settings(data_dir=workdir)
-    assistant = Assistant.open(
+    assistant = assistant_on(
         store, f"bench_{count}", llm=OfflineLLM(announce=False), clock=clock, settings=settings
     )
     started = time.perf_counter()
@@ -130,7 +131,7 @@ def run_size(count: int, queries: list[str], workdir: Path, repeats: int) -> dic
     store_s = time.perf_counter() - started
 
     # A fresh assistant: its first search loads the rows and builds the index.
-    assistant = Assistant.open(
+    assistant = assistant_on(
         store, f"bench_{count}", llm=OfflineLLM(announce=False), clock=clock, settings=settings
     )
     weights = EpisodicWeights()

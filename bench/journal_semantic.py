@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from journal_search import NOW, _ms, make_entries, make_queries
-from mindspace import Assistant, ManualClock, Settings
+from mindspace import ManualClock, Settings
 from mindspace.embeddings import HashingEmbedder
 from mindspace.journal import (
     JournalBook,
@@ -49,6 +49,7 @@ from mindspace.journal import (
 from mindspace.journal.vectors import embed_pending_entries
 from mindspace.llm import OfflineLLM
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 from mindspace.testing.postgres import LocalPostgres
 
 DIM = 256
@@ -74,7 +75,7 @@ async def run_size(
     clock = ManualClock(NOW)
     settings = Settings(data_dir=workdir)
     embedder = HashingEmbedder(DIM)
-    assistant = Assistant.open(
+    assistant = assistant_on(
         store,
         f"bench_{count}",
         llm=OfflineLLM(announce=False),

@@ -25,11 +25,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mindspace import Assistant, ManualClock
+from mindspace import ManualClock
 from mindspace.embeddings import HashingEmbedder
 from mindspace.llm import OfflineLLM
 from mindspace.memory.linking import UnlinkedMemories, run_dreaming_tick
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 
 sys.path.insert(0, str(Path(__file__).parent))
 from memory_resident import _fill  # the same corpus as the resident bench
@@ -37,7 +38,7 @@ from memory_resident import _fill  # the same corpus as the resident bench
 
 def _link(path: Path, per_tick: int) -> dict[str, Any]:
     store = SqlStore.from_path(path, create=False)
-    assistant = Assistant.open(
+    assistant = assistant_on(
         store,
         "resident",
         llm=OfflineLLM(announce=False),

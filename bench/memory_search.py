@@ -35,6 +35,7 @@ from mindspace.llm import OfflineLLM
 from mindspace.memory.records import Memory
 from mindspace.memory.semantic import MemoryDraft, SemanticMemory
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 from mindspace.testing.inspect import stored_records
 
 _VOCABULARY = (
@@ -77,7 +78,7 @@ def _ingest(assistant: Assistant, texts: list[str], chunk: int = 5_000) -> float
 async def _run_size(size: int, queries: int, workdir: Path) -> dict[str, Any]:
     embedder = HashingEmbedder(384)
     store = SqlStore.from_path(workdir / f"bench-{size}.db")
-    assistant = Assistant.open(
+    assistant = assistant_on(
         store,
         f"bench-{size}",
         llm=OfflineLLM(announce=False),
@@ -165,7 +166,7 @@ def _ingestion(workdir: Path, count: int) -> dict[str, Any]:
             results[name] = "not installed"
             continue
         store = SqlStore.from_path(workdir / f"ingest-{name}.db")
-        assistant = Assistant.open(
+        assistant = assistant_on(
             store, "ingest", llm=OfflineLLM(announce=False), clock=ManualClock(), embedder=embedder
         )
         seconds = _ingest(assistant, _texts(count, seed=3), chunk=500)

@@ -46,6 +46,7 @@ from mindspace.llm import FunctionLLM, OfflineLLM
 from mindspace.llm.port import LLMResponse, Message, ToolSchema
 from mindspace.memory.records import Memory, MemoryLinks
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 
 DAY_START = datetime(2025, 12, 6, 8, 0, tzinfo=UTC)
 PEOPLE = ("Alice", "Bob", "Carol", "Dave", "Erin", "Frank", "Grace", "Heidi")
@@ -200,7 +201,7 @@ async def run_size(count: int, days: int, workdir: Path, factor: int | None) -> 
     if factor is not None:  # an older tree has no such setting: it is ignored there
         settings = Settings(data_dir=workdir, embedder="hashing", sleep_catch_up_factor=factor)
     llm = CountingLLM()
-    assistant = Assistant.open(
+    assistant = assistant_on(
         store, "bench", llm=llm.llm, clock=clock, settings=settings, embedder=HashingEmbedder(256)
     )
     nights = []

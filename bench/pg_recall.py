@@ -48,6 +48,7 @@ from mindspace.llm import OfflineLLM
 from mindspace.memory.records import Memory
 from mindspace.storage import SqlStore
 from mindspace.storage.pg_memory import ensure_hnsw, hnsw_name
+from mindspace.testing.assistants import assistant_on
 from mindspace.testing.postgres import LocalPostgres
 
 DIM = 384
@@ -138,7 +139,7 @@ def _percentiles(samples: list[float]) -> dict[str, float]:
 
 
 def _open(store: SqlStore, key: str, embedder: LookupEmbedder) -> Assistant:
-    return Assistant.open(
+    return assistant_on(
         store, key, llm=OfflineLLM(announce=False), clock=ManualClock(), embedder=embedder
     )
 

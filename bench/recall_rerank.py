@@ -34,6 +34,7 @@ from mindspace.embeddings import HashingEmbedder
 from mindspace.llm import OfflineLLM
 from mindspace.memory.semantic import MemoryDraft, SemanticMemory
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 
 WORDS = [
     "garden",
@@ -125,7 +126,7 @@ def _open(store: SqlStore, key: str, on: bool) -> Assistant:
         "memory_recall_continuation_discount": -1.0,
         "memory_recall_session_boost": 0.0,
     }
-    return Assistant.open(
+    return assistant_on(
         store,
         key,
         llm=OfflineLLM(announce=False),

@@ -33,12 +33,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from mindspace import Assistant, ManualClock, Settings
+from mindspace import ManualClock, Settings
 from mindspace.journal import JournalBook, JournalEntry, score_pending_entries
 from mindspace.journal.importance import score_importance_heuristic
 from mindspace.llm import OfflineLLM
 from mindspace.llm.port import LLM, LLMResponse, Message, ToolSchema
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 
 NOW = datetime(2025, 12, 6, 10, 0, tzinfo=UTC)
 WORDS = (
@@ -110,7 +111,7 @@ async def run_size(count: int, batch_size: int, workdir: Path, latency_s: float)
     clock = ManualClock(NOW)
     settings = Settings(data_dir=workdir)
     llm = CountingLLM(OfflineLLM(announce=False), latency_s)
-    assistant = Assistant.open(store, "bench", llm=llm, clock=clock, settings=settings)
+    assistant = assistant_on(store, "bench", llm=llm, clock=clock, settings=settings)
     try:
         with assistant._core.transaction() as unit:
             book = JournalBook(unit, clock, settings)

@@ -50,9 +50,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EMBEDDERS",
+    "FROM_SETTINGS",
     "LLMS",
     "STORES",
     "EndpointLLM",
+    "FromSettings",
     "Runtime",
     "build_embedder",
     "build_llm",
@@ -150,6 +152,14 @@ def is_offline(llm: LLM) -> bool:
     return isinstance(unwrap_llm(llm), OfflineLLM)
 
 
+class FromSettings:
+    """The type of :data:`FROM_SETTINGS`."""
+
+
+FROM_SETTINGS = FromSettings()
+"""Build this adapter from the settings when first needed (a :class:`Runtime` default)."""
+
+
 class Runtime:
     """The composition root: one store, and the adapters its assistants run on.
 
@@ -161,12 +171,14 @@ class Runtime:
         settings: Runtime settings of every assistant it opens.
         store: Where the assistants live; the runtime owns it unless ``owns_store`` is
             False.
-        llm: The model every assistant uses (built from the settings on first use when
-            absent).
-        embedder: The embedder (the one ``MINDSPACE_EMBEDDER`` names when absent).
+        llm: The model every assistant uses, as given (by default the one the settings
+            name, built on first use and traced when telemetry is on).
+        embedder: The embedder; None for none (lexical search only). By default the one
+            ``MINDSPACE_EMBEDDER`` names, built on first use.
         clock: The time source (the system clock by default).
         tools: The tools every assistant has (the built-in ones by default).
-        tracer: Where spans go (the one the settings configure when absent).
+        tracer: Where spans go (by default the one the settings configure: none unless
+            telemetry is on).
         owns_store: Close the store when the runtime closes.
     """
 
@@ -176,7 +188,7 @@ class Runtime:
         store: Store,
         *,
         llm: LLM | None = None,
-        embedder: Embedder | None = None,
+        embedder: Embedder | FromSettings | None = FROM_SETTINGS,
         clock: Clock | None = None,
         tools: ToolRegistry | None = None,
         tracer: Tracer | None = None,
@@ -186,7 +198,6 @@ class Runtime:
         self._store = store
         self._llm = llm
         self._embedder = embedder
-        self._embedder_built = embedder is not None
         self.clock = clock
         self.tools = tools
         self._tracer = tracer
@@ -207,7 +218,8 @@ class Runtime:
         """A runtime on the database ``db`` (or the settings' one), adapters from settings.
 
         The model and the embedder are built on first use unless passed (a command that
-        only lists or exports assistants never loads them). With ``create=False`` a
+        only lists or exports assistants never loads them); ``embedder=None`` means the
+        one the settings name. A model passed in is traced like a built one. With ``create=False`` a
         missing SQLite file raises StorageError instead of being created.
 
         Raises:
@@ -216,7 +228,14 @@ class Runtime:
         """
         settings = settings or Settings()
         store = open_store(settings, db, create=create)
-        return cls(settings, store, llm=llm, embedder=embedder, clock=clock, tools=tools)
+        return cls(
+            settings,
+            store,
+            llm=instrument_llm(llm, settings) if llm is not None else None,
+            embedder=embedder if embedder is not None else FROM_SETTINGS,
+            clock=clock,
+            tools=tools,
+        )
 
     # -- the adapters it chose ---------------------------------------------------------
     @property
@@ -228,8 +247,6 @@ class Runtime:
         """
         if self._llm is None:
             self._llm = build_llm(self.settings)
-        else:  # a model passed in is traced like a built one (unchanged if it is already)
-            self._llm = instrument_llm(self._llm, self.settings)
         return self._llm
 
     @property
@@ -239,9 +256,8 @@ class Runtime:
         Raises:
             ConfigError: no embedder has that name, or a required setting is missing.
         """
-        if not self._embedder_built:
+        if isinstance(self._embedder, FromSettings):
             self._embedder = build_embedder(self.settings)
-            self._embedder_built = True
         return self._embedder
 
     @property

@@ -23,6 +23,7 @@ from mindspace.journal.records import JournalEntry
 from mindspace.llm import OfflineLLM
 from mindspace.memory.records import EntityProfile, Memory
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 from mindspace.testing.inspect import stored_records
 
 Cli = Callable[..., subprocess.CompletedProcess[str]]
@@ -75,7 +76,7 @@ def _opened(db: Path, tmp_path: Path) -> Iterator[Assistant]:
     """The default assistant on the test's database, through the Python API."""
     store = SqlStore.from_path(db)
     try:
-        yield Assistant.open(
+        yield assistant_on(
             store,
             "default",
             llm=OfflineLLM(announce=False),

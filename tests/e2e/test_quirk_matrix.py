@@ -35,6 +35,7 @@ from mindspace.memory.records import Memory
 from mindspace.runtime import Runtime
 from mindspace.storage import SqlStore
 from mindspace.testing import ChatCompletionsServer, Quirk, Step
+from mindspace.testing.assistants import assistant_on
 from mindspace.testing.inspect import stored_records
 from mindspace.workspace.records import Goal
 
@@ -115,7 +116,7 @@ def _failed_cleanly(server: ChatCompletionsServer) -> bool:
 
 
 def _stored(db: Path) -> Assistant:
-    return Assistant.open(
+    return assistant_on(
         SqlStore.from_path(db), "barkeep", create=False, llm=OfflineLLM(announce=False)
     )
 
@@ -228,7 +229,7 @@ def test_a_sleep_night(tmp_path: Path, server: ChatCompletionsServer) -> None:
 
 
 def _stored_new(store: SqlStore) -> Assistant:
-    return Assistant.open(
+    return assistant_on(
         store,
         "barkeep",
         llm=OfflineLLM(announce=False),

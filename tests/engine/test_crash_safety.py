@@ -17,13 +17,13 @@ from mindspace.testing import ChatCompletionsServer
 WORKER = textwrap.dedent(
     """
     import asyncio, sys
-    from mindspace import Assistant
+    from mindspace.testing.assistants import assistant_on
     from mindspace.llm.openai_compat import OpenAICompatibleLLM
     from mindspace.storage import SqlStore
 
     async def main() -> None:
         llm = OpenAICompatibleLLM(base_url=sys.argv[2], model="scripted", max_retries=0)
-        assistant = Assistant.open(SqlStore.from_path(sys.argv[1]), "npc", llm=llm)
+        assistant = assistant_on(SqlStore.from_path(sys.argv[1]), "npc", llm=llm)
         while True:
             result = await assistant.tick()
             print("tick", result.kind, result.status, flush=True)

@@ -19,6 +19,7 @@ from mindspace.llm.openai_compat import OpenAICompatibleLLM
 from mindspace.memory.records import Memory
 from mindspace.storage import SqlStore
 from mindspace.testing import ChatCompletionsServer
+from mindspace.testing.assistants import assistant_on
 from mindspace.testing.scripted_server import Step
 
 PROSE = "Oh, how lovely! Tell me more about that, I am always happy to listen."
@@ -66,7 +67,7 @@ def _open(
     url: str, llm: OpenAICompatibleLLM, clock: ManualClock, settings: Settings, embedder: Any
 ) -> tuple[SqlStore, Assistant]:
     store = SqlStore(url)
-    assistant = Assistant.open(
+    assistant = assistant_on(
         store, "keeper", llm=llm, clock=clock, settings=settings, embedder=embedder
     )
     return store, assistant

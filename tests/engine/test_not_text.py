@@ -17,6 +17,7 @@ from mindspace.errors import InvalidInputError
 from mindspace.llm import LLMResponse
 from mindspace.llm.port import ToolCall
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 
 
 @pytest.fixture
@@ -24,7 +25,7 @@ def on_backend(
     backend_url: str, clock: ManualClock, settings: Settings, scripted: ScriptedLLM
 ) -> Iterator[Assistant]:
     store = SqlStore(backend_url)
-    yield Assistant.open(store, "barkeep", llm=scripted, clock=clock, settings=settings)
+    yield assistant_on(store, "barkeep", llm=scripted, clock=clock, settings=settings)
     store.close()
 
 

@@ -20,11 +20,12 @@ from mindspace.journal.records import JournalEntry
 from mindspace.llm import OfflineLLM
 from mindspace.storage import SqlStore
 from mindspace.testing import ChatCompletionsServer
+from mindspace.testing.assistants import assistant_on
 
 
 def _open(db: Path, tmp_path: Path) -> tuple[SqlStore, Assistant]:
     store = SqlStore.from_path(db)
-    assistant = Assistant.open(
+    assistant = assistant_on(
         store,
         "default",
         llm=OfflineLLM(announce=False),

@@ -13,6 +13,7 @@ from mindspace.journal.records import EntryVector, text_digest
 from mindspace.llm import OfflineLLM
 from mindspace.memory.records import Conversation, MemoryLink, MemoryLinks, WorkingMemory
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 
 
 @pytest.fixture
@@ -68,7 +69,7 @@ async def know_alice(assistant: Assistant) -> dict[str, str]:
 @pytest.fixture
 def on_backend(backend_store: SqlStore, clock: ManualClock, settings: Settings) -> Assistant:
     """The assistant 'barkeep' on each backend, with a hashing embedder."""
-    return Assistant.open(
+    return assistant_on(
         backend_store,
         "barkeep",
         llm=OfflineLLM(announce=False),

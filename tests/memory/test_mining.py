@@ -25,6 +25,7 @@ from mindspace.memory.mining import MINED_TAG, MiningState
 from mindspace.memory.prompts import ASSISTANT_FACT_EXTRACTION_PROMPT
 from mindspace.memory.records import Memory
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 from mindspace.testing.inspect import stored_records
 
 EXTRACT = "Extract facts from this conversation with "
@@ -201,7 +202,7 @@ async def test_each_message_is_mined_once_across_nights_and_restarts(
 
     # A new process: the watermark is in the database, not in memory.
     model.add(_facts(("Alice keeps 5 hens", "Alice", 4)))
-    again = Assistant.open(
+    again = assistant_on(
         store, "barkeep", llm=FunctionLLM(model), clock=clock, embedder=HashingEmbedder(256)
     )
     await _chat(again, "Alice", "I keep 5 hens too.")
@@ -409,7 +410,7 @@ WORKER = textwrap.dedent(
         settings = Settings(
             data_dir=sys.argv[2], mining_messages_per_call=1, mining_calls_per_tick=1
         )
-        assistant = Assistant.open(
+        assistant = assistant_on(
             SqlStore.from_path(sys.argv[1]), "miner", settings=settings,
             llm=OfflineLLM(announce=False), embedder=HashingEmbedder(256),
             clock=ManualClock(),  # the test's time: the night ends hours after it began

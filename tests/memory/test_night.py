@@ -158,7 +158,7 @@ WORKER = textwrap.dedent(
     from mindspace.storage import SqlStore
 
     async def main() -> None:
-        assistant = Assistant.open(
+        assistant = assistant_on(
             SqlStore.from_path(sys.argv[1]), "innkeeper",
             llm=OfflineLLM(announce=False), embedder=HashingEmbedder(256),
             clock=ManualClock(),  # the test's time: the night ends hours after it began

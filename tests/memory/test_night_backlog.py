@@ -25,6 +25,7 @@ from mindspace.llm import FunctionLLM, OfflineLLM
 from mindspace.llm.port import LLMResponse, Message, ToolCall, ToolSchema
 from mindspace.memory.records import Memory, MemoryLinks
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 from mindspace.testing.inspect import stored_records
 
 PEOPLE = ("Alice", "Bob", "Carol", "Dave")
@@ -51,7 +52,7 @@ def counted_offline() -> FunctionLLM:
 def open_assistant(
     store: SqlStore, clock: ManualClock, tmp_path: Path, llm: FunctionLLM, **settings: float
 ) -> Assistant:
-    return Assistant.open(
+    return assistant_on(
         store,
         "innkeeper",
         llm=llm,

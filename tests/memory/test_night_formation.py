@@ -31,6 +31,7 @@ from mindspace.memory.mining import MiningState
 from mindspace.memory.records import EntityProfile, Memory
 from mindspace.storage import SqlStore
 from mindspace.testing import ChatCompletionsServer
+from mindspace.testing.assistants import assistant_on
 from mindspace.testing.inspect import stored_records
 from mindspace.testing.scripted_server import Step
 from mindspace.text import keywords
@@ -52,7 +53,7 @@ def backend_store(backend_url: str) -> Iterator[SqlStore]:
 
 
 def _open(store: SqlStore, clock: ManualClock, llm: LLM, **settings: Any) -> Assistant:
-    return Assistant.open(
+    return assistant_on(
         store,
         "keeper",
         llm=llm,

@@ -11,6 +11,7 @@ from mindspace.embeddings import HashingEmbedder
 from mindspace.llm import OfflineLLM
 from mindspace.storage import SqlStore
 from mindspace.storage.pg_semantic import PgSemanticIndex
+from mindspace.testing.assistants import assistant_on
 
 FACTS = [
     ("Alice prefers formal address", 0.9, ["people"]),
@@ -32,7 +33,7 @@ def pg_store(pg_url: str) -> Iterator[SqlStore]:
 
 @pytest.fixture
 def pg_assistant(pg_store: SqlStore, clock: ManualClock, settings: Settings) -> Assistant:
-    return Assistant.open(
+    return assistant_on(
         pg_store,
         "innkeeper",
         llm=OfflineLLM(announce=False),

@@ -12,6 +12,7 @@ from mindspace.llm import OfflineLLM
 from mindspace.memory.entities import MAX_OBSERVATIONS, EntityBook
 from mindspace.memory.records import EntityProfile
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 
 
 def _profile(assistant: Assistant, entity: str) -> EntityProfile | None:
@@ -37,7 +38,7 @@ async def test_a_plain_text_turn_leaves_the_words_on_the_profile_at_once(
     store = SqlStore.from_path(db_path)
     try:
         profile = (
-            Assistant.open(store, "barkeep", llm=OfflineLLM(announce=False))
+            assistant_on(store, "barkeep", llm=OfflineLLM(announce=False))
             ._core.read()
             .get(EntityProfile, "Alice")
         )

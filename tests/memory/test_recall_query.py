@@ -22,6 +22,7 @@ from mindspace.memory.semantic import MemoryDraft, SemanticMemory
 from mindspace.memory.temporal import named_windows
 from mindspace.state.semantic import Hit
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 
 
 @pytest.fixture
@@ -32,7 +33,7 @@ def backend_store(backend_url: str) -> Iterator[SqlStore]:
 
 
 def _open(store: SqlStore, clock: ManualClock, key: str, **settings: float) -> Assistant:
-    return Assistant.open(
+    return assistant_on(
         store,
         key,
         llm=OfflineLLM(announce=False),

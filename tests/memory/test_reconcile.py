@@ -29,6 +29,7 @@ from mindspace.memory.records import Memory
 from mindspace.memory.semantic import MemoryDraft, SemanticMemory, Written
 from mindspace.storage import SqlStore
 from mindspace.storage.tables import memories, schema_migrations
+from mindspace.testing.assistants import assistant_on
 from mindspace.text import normalized
 from mindspace.transfer import export_assistant, import_assistant
 
@@ -48,7 +49,7 @@ def backend_store(backend_url: str) -> Iterator[SqlStore]:
 def _open(
     store: SqlStore, clock: ManualClock, embedder: Any, key: str = "keeper", **settings: Any
 ) -> Assistant:
-    return Assistant.open(
+    return assistant_on(
         store,
         key,
         llm=OfflineLLM(announce=False),
@@ -316,7 +317,7 @@ async def test_a_store_from_before_validity_opens_and_reconciles(
     with store.engine.connect() as conn:
         versions = conn.execute(select(schema_migrations.c.version)).scalars().all()
     assert max(versions) == 9
-    keeper = Assistant.open(
+    keeper = assistant_on(
         store, "keeper", llm=OfflineLLM(announce=False), clock=clock, embedder=embedder
     )
     await _store(keeper, "Dave keeps bees in the orchard", source_entity="Dave")
@@ -328,7 +329,7 @@ async def test_a_store_from_before_validity_opens_and_reconciles(
 
     store = SqlStore(backend_url)
     try:
-        keeper = Assistant.open(
+        keeper = assistant_on(
             store, "keeper", llm=OfflineLLM(announce=False), clock=clock, embedder=embedder
         )
         [memory] = _all(keeper)

@@ -14,6 +14,7 @@ from mindspace import Assistant, ManualClock, ScriptedLLM, Settings
 from mindspace.embeddings.minilm import MiniLMEmbedder
 from mindspace.memory.semantic import MemoryQuery, SemanticMemory
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 
 OVERHEARD = "The north gate closes at midnight."
 TRUSTED = "Guards lock the northern entrance of the town every night."
@@ -23,7 +24,7 @@ QUESTION = "When does the north gate close?"
 @pytest.fixture
 def assistant(backend_url: str, clock: ManualClock, settings: Settings) -> Iterator[Assistant]:
     store = SqlStore(backend_url)
-    yield Assistant.open(
+    yield assistant_on(
         store,
         "keeper",
         llm=ScriptedLLM(),

@@ -15,7 +15,7 @@ from typing import ClassVar
 
 import pytest
 
-from mindspace import Assistant, ManualClock
+from mindspace import ManualClock
 from mindspace.embeddings import HashingEmbedder
 from mindspace.errors import ConcurrencyError
 from mindspace.llm import OfflineLLM
@@ -23,6 +23,7 @@ from mindspace.state import Document, Record, StateCache
 from mindspace.state import lazy as lazy_module
 from mindspace.state import unit as unit_module
 from mindspace.storage import SqlStore, feed
+from mindspace.testing.assistants import assistant_on
 from mindspace.workspace import Goal, Project, SessionMemory
 
 
@@ -267,14 +268,15 @@ def test_a_lazy_kind_is_read_by_key_through_a_bounded_cache(
 WRITER = textwrap.dedent(
     """
     import asyncio, sys
-    from mindspace import Assistant, ManualClock
+    from mindspace import ManualClock
+    from mindspace.testing.assistants import assistant_on
     from mindspace.embeddings import HashingEmbedder
     from mindspace.llm import OfflineLLM
     from mindspace.storage import SqlStore
 
     async def main() -> None:
         store = SqlStore.from_path(sys.argv[1])
-        a = Assistant.open(store, "barkeep", llm=OfflineLLM(announce=False),
+        a = assistant_on(store, "barkeep", llm=OfflineLLM(announce=False),
                            clock=ManualClock(), embedder=HashingEmbedder(384))
         done = await a.call_tool("store_memory", {"content": sys.argv[2]})
         print(done["memory_id"])
@@ -289,7 +291,7 @@ async def test_a_memory_written_by_another_process_is_found_without_a_rebuild(
 ) -> None:
     store = SqlStore.from_path(db_path)
     try:
-        assistant = Assistant.open(
+        assistant = assistant_on(
             store,
             "barkeep",
             llm=OfflineLLM(announce=False),

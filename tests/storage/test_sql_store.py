@@ -34,7 +34,7 @@ WRITER = textwrap.dedent(
 
     async def main() -> None:
         store = SqlStore.from_path(sys.argv[1])
-        a = Assistant.open(store, "barkeep", llm=OfflineLLM(announce=False), clock=ManualClock())
+        a = assistant_on(store, "barkeep", llm=OfflineLLM(announce=False), clock=ManualClock())
         await a.call_tool("create_project", {"project_key": "build_tavern", "summary": "Tavern",
                                              "initial_context": "Walls 50%"})
         added = await a.call_tool("add_goal", {"description": "Build a complete tavern"})
