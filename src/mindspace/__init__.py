@@ -5,10 +5,11 @@ The public names below are imported on first use (PEP 562), so ``import mindspac
 needed; ``from mindspace import open_assistant, Assistant`` works as usual.
 
 What an integrator needs: the assistant and how to open one (:class:`Runtime`, the
-composition root, or :func:`open_assistant`; :func:`open_store`, :class:`Settings`), the ports to implement (:class:`LLM`,
-:class:`Embedder`, :class:`Store`, :class:`World`, :class:`Clock`, :class:`Tool`), the
-errors to catch (all derive from :class:`MindspaceError`), and models for tests
-(:class:`ScriptedLLM`, :class:`FunctionLLM`, :class:`OfflineLLM`).
+composition root, or :func:`open_assistant`; :func:`open_store`, :class:`Settings`), the
+ports to implement (:class:`LLM`, :class:`Embedder`, :class:`Store`, :class:`World`,
+:class:`Clock`, :class:`Tool`), the errors to catch (all derive from
+:class:`MindspaceError`), and models for tests (:class:`ScriptedLLM`,
+:class:`FunctionLLM`, :class:`OfflineLLM`).
 """
 
 from __future__ import annotations
