@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from mindspace import Assistant, FunctionLLM, ManualClock
+from mindspace import FunctionLLM, ManualClock
 from mindspace.clock import format_time
 from mindspace.embeddings import HashingEmbedder
 from mindspace.embeddings.port import Embedder
@@ -43,6 +43,7 @@ from mindspace.llm.port import LLMResponse, Message, ToolSchema
 from mindspace.memory.records import Memory
 from mindspace.state import Change
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 
 START = datetime(2025, 12, 6, 10, 0, tzinfo=UTC)
 
@@ -162,7 +163,7 @@ async def _run(path: Path, ticks: int, warmup: int, embedder_name: str) -> dict[
     model = _Model()
     clock = ManualClock(START)
     embedder = _Counting(_embedder(embedder_name))
-    assistant = Assistant.open(store, "old", llm=FunctionLLM(model), clock=clock, embedder=embedder)
+    assistant = assistant_on(store, "old", llm=FunctionLLM(model), clock=clock, embedder=embedder)
     samples: list[float] = []
     cpu: list[float] = []
     texts: list[int] = []

@@ -35,6 +35,7 @@ from mindspace.memory.records import Memory
 from mindspace.offline import OfflineLLM
 from mindspace.state import Change
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 
 DIM = 384
 _VOCABULARY = (
@@ -82,7 +83,7 @@ async def _recall(assistant: Assistant, query: str) -> float:
 
 def _open(path: Path, key: str) -> tuple[SqlStore, Assistant]:
     store = SqlStore.from_path(path)
-    assistant = Assistant.open(
+    assistant = assistant_on(
         store,
         key,
         llm=OfflineLLM(announce=False),
@@ -107,7 +108,7 @@ async def _run_size(size: int, warm_calls: int, writes: int, workdir: Path) -> d
     warm = [await _recall(reader, f"{WORDS[i % len(WORDS)]} query {i}") for i in range(warm_calls)]
     warm_p50 = statistics.median(warm)
 
-    epoch = reader.core.state.epoch
+    epoch = reader._core.state.epoch
     after_write: list[float] = []
     for n in range(writes):
         stored = await writer.call_tool("store_memory", {"content": f"Carol sings song {n}"})
@@ -116,12 +117,12 @@ async def _run_size(size: int, warm_calls: int, writes: int, workdir: Path) -> d
         # A few warm recalls between writes, as a host would make.
         for i in range(3):
             await _recall(reader, f"between {n} {i}")
-    caught_up_without_reload = reader.core.state.epoch == epoch
-    assert reader.core.memory_index.count() == size + writes
+    caught_up_without_reload = reader._core.state.epoch == epoch
+    assert reader._core.memory_index.count() == size + writes
 
     # What a write by another process cost before the feed: drop everything, rebuild.
     await writer.call_tool("store_memory", {"content": "Dave fixes the roof"})
-    reader.core.state._forget(reader_store.revision(reader.core.state.assistant_id))
+    reader._core.state._forget(reader_store.revision(reader._core.state.assistant_id))
     start = time.perf_counter()
     await _recall(reader, "who fixes the roof")
     full_reload = time.perf_counter() - start

@@ -48,6 +48,7 @@ from mindspace.journal.importance import BATCH_IMPORTANCE_HEAD, IMPORTANCE_PROMP
 from mindspace.llm import FunctionLLM
 from mindspace.llm.port import Message, ToolSchema
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 
 NOW = datetime(2025, 12, 6, 10, 0, tzinfo=UTC)
 WORDS = ("Alice", "Bob", "guard", "merchant", "tavern", "ale", "ring", "well", "map", "rain")
@@ -103,7 +104,7 @@ class TimedEmbedder:
 
 def seed(assistant: Assistant, count: int) -> None:
     """``count`` pending entries, two minutes apart, in one commit."""
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         start = NOW - timedelta(minutes=2 * count)
         for n in range(1, count + 1):
             words = [WORDS[(n * 7 + k * 3) % len(WORDS)] for k in range(6 + n % 12)]
@@ -127,7 +128,7 @@ async def run_size(count: int, workdir: Path, profile: bool) -> dict[str, Any]:
     clock = ManualClock(NOW)
     settings = Settings(data_dir=workdir, embedder="hashing")
     llm_watch, embed_watch = Stopwatch(), Stopwatch()
-    assistant = Assistant.open(
+    assistant = assistant_on(
         store,
         "bench",
         llm=scoring_stub(llm_watch),
@@ -167,7 +168,7 @@ async def run_size(count: int, workdir: Path, profile: bool) -> dict[str, Any]:
                 break
         wall = time.perf_counter() - wall0
         cpu = time.process_time() - cpu0
-        unit = assistant.core.read()
+        unit = assistant._core.read()
         entries = unit.all(JournalEntry)
         done = all(
             e.is_synthesis or (e.consolidated and e.importance_method == "llm") for e in entries

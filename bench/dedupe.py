@@ -43,6 +43,7 @@ from mindspace.memory.records import Memory
 from mindspace.memory.semantic import MemoryDraft, SemanticMemory
 from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 
 PEOPLE = ["Dave", "Ana", "Bram", "Chloe", "Emeka", "Farah", "Gus", "Hana", "Ivo", "Jun"]
 PEOPLE += ["Kemal", "Lise"]
@@ -157,7 +158,7 @@ async def run(
         store = SqlStore.from_path(Path(tmp) / "bench.db")
         clock = ManualClock()
         settings = Settings(data_dir=Path(tmp), memory_reconcile=reconcile)
-        assistant = Assistant.open(
+        assistant = assistant_on(
             store,
             "bench",
             llm=OfflineLLM(announce=False),
@@ -181,9 +182,9 @@ async def run(
                     verbatim=line.verbatim,
                     source="conversation" if line.verbatim else "mining",
                 )
-                with assistant.core.transaction() as unit:
+                with assistant._core.transaction() as unit:
                     (written,) = await SemanticMemory(
-                        unit, clock, settings, embedder, assistant.core.memory_index
+                        unit, clock, settings, embedder, assistant._core.memory_index
                     ).astore_all([draft])
                 writes += 1
                 if written.memory is None:

@@ -34,6 +34,7 @@ from mindspace import ManualClock, Settings
 from mindspace.embeddings import Embedder, HashingEmbedder, embed_async
 from mindspace.hosts.http import AssistantHub, ServerSettings, create_app
 from mindspace.offline import OfflineLLM
+from mindspace.runtime import Runtime
 from mindspace.storage import SqlStore
 
 
@@ -77,11 +78,14 @@ async def _http(requests: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         store = SqlStore.from_path(f"{tmp}/bench.db")
         hub = AssistantHub(
-            store,
-            Settings(data_dir=tmp),
-            llm=OfflineLLM(announce=False),
-            clock=ManualClock(datetime(2025, 12, 6, 10, tzinfo=UTC)),
-            embedder=HashingEmbedder(256),
+            Runtime(
+                Settings(data_dir=tmp),
+                store,
+                llm=OfflineLLM(announce=False),
+                clock=ManualClock(datetime(2025, 12, 6, 10, tzinfo=UTC)),
+                embedder=HashingEmbedder(256),
+                owns_store=False,
+            )
         )
         hub.create("bob")
         app = create_app(hub, server=ServerSettings(api_token=None, api_tokens=None))

@@ -50,11 +50,12 @@ from typing import Any
 
 import psycopg
 
-from mindspace import Assistant, Settings
+from mindspace import Settings
 from mindspace.fleet import Fleet
 from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 from mindspace.testing import ChatCompletionsServer
+from mindspace.testing.assistants import assistant_on
 from mindspace.testing.chat_server import Step
 from mindspace.testing.postgres import LocalPostgres
 
@@ -102,7 +103,7 @@ def seed(url: str, count: int) -> list[str]:
     settings = Settings(embedder="none")
     keys = [f"npc{n:04d}" for n in range(count)]
     for key in keys:
-        Assistant.open(store, key, llm=OfflineLLM(announce=False), settings=settings)
+        assistant_on(store, key, llm=OfflineLLM(announce=False), settings=settings)
     store.close()
     return keys
 
@@ -120,7 +121,7 @@ async def load(
     settings = Settings(embedder="none")
     fleet = Fleet(url)
     assistants = {
-        k: Assistant.open(store, k, llm=OfflineLLM(announce=False), settings=settings) for k in keys
+        k: assistant_on(store, k, llm=OfflineLLM(announce=False), settings=settings) for k in keys
     }
     interval = 60.0 / (len(keys) * per_minute)
     posted: dict[str, tuple[str, str, float]] = {}  # event id -> (key, token, stored at)

@@ -18,11 +18,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mindspace import Assistant, ManualClock, Settings
+from mindspace import ManualClock, Settings
 from mindspace.engine.history import Actor
 from mindspace.offline import OfflineLLM
 from mindspace.state import Change
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 
 NOW = "2025-12-06T10:00:00Z"
 
@@ -74,7 +75,7 @@ async def run(size: int, folder: Path) -> dict[str, Any]:
         changes = [Change("memory", f"mem_{n}", _memory(n), new=True) for n in batch]
         changes += [Change("history", f"h_{n}", _history(n), new=True) for n in batch]
         revision = store.commit(aid, revision, changes)
-    assistant = Assistant.open(
+    assistant = assistant_on(
         store, "barkeep", llm=OfflineLLM(announce=False), clock=ManualClock(), settings=Settings()
     )
     await assistant.call_tool(

@@ -19,21 +19,22 @@ import tempfile
 import time
 from pathlib import Path
 
-from mindspace import Assistant, ManualClock
+from mindspace import ManualClock
 from mindspace.clock import format_time
 from mindspace.engine.history import Actor, record_tool_writes
 from mindspace.journal.records import JournalEntry
 from mindspace.memory.records import EntityProfile
 from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 
 
 def measure(writes: int, calls: int, workdir: Path) -> dict[str, float]:
     store = SqlStore.from_path(workdir / f"bench_{writes}.db")
     clock = ManualClock()
-    assistant = Assistant.open(store, "bench", llm=OfflineLLM(announce=False), clock=clock)
+    assistant = assistant_on(store, "bench", llm=OfflineLLM(announce=False), clock=clock)
     now = format_time(clock.now())
-    unit = assistant.core.read()
+    unit = assistant._core.read()
     unit.all(EntityProfile)  # the kind is loaded, as after any entity tool
     for i in range(writes):  # the tick's earlier writes
         unit.put(JournalEntry(id=i + 1, timestamp=now, content=f"entry {i}", importance=5))

@@ -27,11 +27,12 @@ from typing import Any
 
 import numpy as np
 
-from mindspace import Assistant, ManualClock, Settings
+from mindspace import ManualClock, Settings
 from mindspace.clock import format_time
 from mindspace.journal import EpisodicWeights, JournalBook, JournalEntry, search_episodic_memory
 from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 
 NOW = datetime(2025, 12, 6, 10, 0, tzinfo=UTC)
 COMMON = ("the", "a", "of", "to", "and", "in", "at", "on", "with", "for", "was", "is", "by", "from")
@@ -120,39 +121,39 @@ def run_size(count: int, queries: list[str], workdir: Path, repeats: int) -> dic
     store = SqlStore.from_path(workdir / f"journal_{count}.db")
     clock = ManualClock(NOW)
     settings = Settings(data_dir=workdir)
-    assistant = Assistant.open(
+    assistant = assistant_on(
         store, f"bench_{count}", llm=OfflineLLM(announce=False), clock=clock, settings=settings
     )
     started = time.perf_counter()
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         JournalBook(unit, clock, settings).set_max_entries(count + 100)
         unit.put_all(entries)
     store_s = time.perf_counter() - started
 
     # A fresh assistant: its first search loads the rows and builds the index.
-    assistant = Assistant.open(
+    assistant = assistant_on(
         store, f"bench_{count}", llm=OfflineLLM(announce=False), clock=clock, settings=settings
     )
     weights = EpisodicWeights()
     started = time.perf_counter()
-    search_episodic_memory(assistant.core.read(), queries[0], NOW, weights)
+    search_episodic_memory(assistant._core.read(), queries[0], NOW, weights)
     first_s = time.perf_counter() - started
 
     ours: list[float] = []
     ours_top: list[list[float]] = []
     for query in queries:
         for _ in range(repeats):
-            unit = assistant.core.read()
+            unit = assistant._core.read()
             started = time.perf_counter()
             hits = search_episodic_memory(unit, query, NOW, weights, limit=10)
             ours.append(time.perf_counter() - started)
         ours_top.append([h.score for h in hits])
 
     # One more committed entry: the next search re-indexes only what changed.
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         JournalBook(unit, clock, settings).add("w1 w2 a fresh entry", importance=5)
     started = time.perf_counter()
-    search_episodic_memory(assistant.core.read(), queries[0], NOW, weights)
+    search_episodic_memory(assistant._core.read(), queries[0], NOW, weights)
     after_add_s = time.perf_counter() - started
 
     plain = [

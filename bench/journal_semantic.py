@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from journal_search import NOW, _ms, make_entries, make_queries
-from mindspace import Assistant, ManualClock, Settings
+from mindspace import ManualClock, Settings
 from mindspace.embeddings import HashingEmbedder
 from mindspace.journal import (
     JournalBook,
@@ -49,6 +49,7 @@ from mindspace.journal import (
 from mindspace.journal.vectors import embed_pending_entries
 from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 from mindspace.testing.postgres import LocalPostgres
 
 DIM = 256
@@ -74,7 +75,7 @@ async def run_size(
     clock = ManualClock(NOW)
     settings = Settings(data_dir=workdir)
     embedder = HashingEmbedder(DIM)
-    assistant = Assistant.open(
+    assistant = assistant_on(
         store,
         f"bench_{count}",
         llm=OfflineLLM(announce=False),
@@ -82,10 +83,10 @@ async def run_size(
         settings=settings,
         embedder=embedder,
     )
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         JournalBook(unit, clock, settings).set_max_entries(count + 100)
         unit.put_all(entries)
-    index = assistant.core.journal_index
+    index = assistant._core.journal_index
     assert index is not None
     # No cut-off, so the top 10 compare with the reference's whatever the scores.
     stored = SemanticJournal(embedder, index, min_similarity=-1.0)
@@ -100,7 +101,7 @@ async def run_size(
         tops: list[list[float]] = []
         for query in queries:
             for _ in range(repeats):
-                unit = assistant.core.read()
+                unit = assistant._core.read()
                 started = time.perf_counter()
                 found = await search_journal(unit, NOW, query, where, meaning=meaning)
                 times.append(time.perf_counter() - started)
@@ -108,13 +109,13 @@ async def run_size(
         return times, tops
 
     started = time.perf_counter()
-    await search_journal(assistant.core.read(), NOW, queries[0], where, meaning=query_time)
+    await search_journal(assistant._core.read(), NOW, queries[0], where, meaning=query_time)
     result["first_search_embeds_all_ms"] = round((time.perf_counter() - started) * 1000, 1)
     fallback, fallback_top = await timed(query_time)
     # What the night does: store every entry's vector (batches of 1,000 here).
     started = time.perf_counter()
     while True:
-        with assistant.core.transaction() as unit:
+        with assistant._core.transaction() as unit:
             done = await embed_pending_entries(unit, index, embedder, batch=1_000)
         if not done["embedded"]:
             break

@@ -25,11 +25,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mindspace import Assistant, ManualClock
+from mindspace import ManualClock
 from mindspace.embeddings import HashingEmbedder
 from mindspace.memory.linking import UnlinkedMemories, run_dreaming_tick
 from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 
 sys.path.insert(0, str(Path(__file__).parent))
 from memory_resident import _fill  # the same corpus as the resident bench
@@ -37,14 +38,14 @@ from memory_resident import _fill  # the same corpus as the resident bench
 
 def _link(path: Path, per_tick: int) -> dict[str, Any]:
     store = SqlStore.from_path(path, create=False)
-    assistant = Assistant.open(
+    assistant = assistant_on(
         store,
         "resident",
         llm=OfflineLLM(announce=False),
         clock=ManualClock(),
         embedder=HashingEmbedder(384),
     )
-    core = assistant.core
+    core = assistant._core
     unlinked = UnlinkedMemories(core.state)
     threshold = core.settings.memory_link_threshold
     build_cpu = time.process_time()

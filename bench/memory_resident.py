@@ -89,13 +89,14 @@ def _fill(path: Path, size: int) -> None:
 
 
 async def _child(path: Path) -> dict[str, Any]:
-    from mindspace import Assistant, ManualClock
+    from mindspace import ManualClock
     from mindspace.embeddings import HashingEmbedder
     from mindspace.offline import OfflineLLM
     from mindspace.storage import SqlStore
+    from mindspace.testing.assistants import assistant_on
 
     store = SqlStore.from_path(path, create=False)
-    assistant = Assistant.open(
+    assistant = assistant_on(
         store,
         "resident",
         llm=OfflineLLM(announce=False),

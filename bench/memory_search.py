@@ -35,6 +35,7 @@ from mindspace.memory.records import Memory
 from mindspace.memory.semantic import MemoryDraft, SemanticMemory
 from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 from mindspace.testing.inspect import stored_records
 
 _VOCABULARY = (
@@ -62,13 +63,13 @@ def _percentiles(samples: list[float]) -> dict[str, float]:
 def _ingest(assistant: Assistant, texts: list[str], chunk: int = 5_000) -> float:
     start = time.perf_counter()
     for offset in range(0, len(texts), chunk):
-        with assistant.core.transaction() as unit:
+        with assistant._core.transaction() as unit:
             memory = SemanticMemory(
                 unit,
                 assistant.clock,
                 assistant.settings,
                 assistant.embedder,
-                assistant.core.memory_index,
+                assistant._core.memory_index,
             )
             memory.store_many([MemoryDraft(content=t) for t in texts[offset : offset + chunk]])
     return time.perf_counter() - start
@@ -77,7 +78,7 @@ def _ingest(assistant: Assistant, texts: list[str], chunk: int = 5_000) -> float
 async def _run_size(size: int, queries: int, workdir: Path) -> dict[str, Any]:
     embedder = HashingEmbedder(384)
     store = SqlStore.from_path(workdir / f"bench-{size}.db")
-    assistant = Assistant.open(
+    assistant = assistant_on(
         store,
         f"bench-{size}",
         llm=OfflineLLM(announce=False),
@@ -86,7 +87,7 @@ async def _run_size(size: int, queries: int, workdir: Path) -> dict[str, Any]:
     )
     texts = _texts(size, seed=size)
     build_seconds = _ingest(assistant, texts)
-    index = assistant.core.memory_index
+    index = assistant._core.memory_index
     load_start = time.perf_counter()
     index.ensure()
     index_build = time.perf_counter() - load_start
@@ -165,7 +166,7 @@ def _ingestion(workdir: Path, count: int) -> dict[str, Any]:
             results[name] = "not installed"
             continue
         store = SqlStore.from_path(workdir / f"ingest-{name}.db")
-        assistant = Assistant.open(
+        assistant = assistant_on(
             store, "ingest", llm=OfflineLLM(announce=False), clock=ManualClock(), embedder=embedder
         )
         seconds = _ingest(assistant, _texts(count, seed=3), chunk=500)

@@ -47,6 +47,7 @@ from mindspace.llm.port import LLMResponse, Message, ToolSchema
 from mindspace.memory.records import Memory, MemoryLinks
 from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 
 DAY_START = datetime(2025, 12, 6, 8, 0, tzinfo=UTC)
 PEOPLE = ("Alice", "Bob", "Carol", "Dave", "Erin", "Frank", "Grace", "Heidi")
@@ -95,10 +96,10 @@ def write_day(assistant: Assistant, day: int, count: int) -> None:
     """``count`` entries over the day's 12 hours, in commits of 500 (as a busy day's)."""
     start = DAY_START + timedelta(days=day)
     step = timedelta(hours=12) / max(1, count)
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         first = unit.doc(JournalMeta).entry_count + 1
     for chunk in range(0, count, 500):
-        with assistant.core.transaction() as unit:
+        with assistant._core.transaction() as unit:
             for n in range(chunk, min(count, chunk + 500)):
                 entry_id = first + n
                 who = PEOPLE[n % len(PEOPLE)]
@@ -131,16 +132,18 @@ def write_day(assistant: Assistant, day: int, count: int) -> None:
 
 def backlog(assistant: Assistant) -> dict[str, int]:
     """What is left of the night's work, counted from the records."""
-    unit = assistant.core.read()
+    unit = assistant._core.read()
     entries = [e for e in unit.all(JournalEntry) if not e.is_synthesis]
     memory_ids = [
         str(r["id"])
-        for r in assistant.core.store.scan(assistant.core.state.assistant_id, Memory.kind, ("id",))
+        for r in assistant._core.store.scan(
+            assistant._core.state.assistant_id, Memory.kind, ("id",)
+        )
     ]
     linked = {
         str(r["memory_id"])
-        for r in assistant.core.store.scan(
-            assistant.core.state.assistant_id, MemoryLinks.kind, ("memory_id",)
+        for r in assistant._core.store.scan(
+            assistant._core.state.assistant_id, MemoryLinks.kind, ("memory_id",)
         )
     }
     return {
@@ -177,7 +180,7 @@ async def night(assistant: Assistant, clock: ManualClock, llm: CountingLLM) -> d
         if ticks > 100_000:
             raise RuntimeError("the night never ended")
     calls = llm.calls - calls_before
-    state = assistant.core.read().doc(OperatingMode)
+    state = assistant._core.read().doc(OperatingMode)
     return {
         "ticks": ticks,
         "compacting_ticks": compacting_ticks,
@@ -199,12 +202,12 @@ async def run_size(count: int, days: int, workdir: Path, factor: int | None) -> 
     if factor is not None:  # an older tree has no such setting: it is ignored there
         settings = Settings(data_dir=workdir, embedder="hashing", sleep_catch_up_factor=factor)
     llm = CountingLLM()
-    assistant = Assistant.open(
+    assistant = assistant_on(
         store, "bench", llm=llm.llm, clock=clock, settings=settings, embedder=HashingEmbedder(256)
     )
     nights = []
     try:
-        with assistant.core.transaction() as unit:
+        with assistant._core.transaction() as unit:
             meta = unit.doc(JournalMeta)
             unit.put_doc(meta.model_copy(update={"max_entries": 10 * count * days + 1_000}))
         for day in range(days):

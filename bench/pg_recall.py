@@ -48,6 +48,7 @@ from mindspace.memory.records import Memory
 from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 from mindspace.storage.pg_memory import ensure_hnsw, hnsw_name
+from mindspace.testing.assistants import assistant_on
 from mindspace.testing.postgres import LocalPostgres
 
 DIM = 384
@@ -124,7 +125,7 @@ def _records(texts: list[str], vectors: npt.NDArray[np.float32], prefix: str) ->
 def _load(assistant: Assistant, records: list[Memory], chunk: int = 5_000) -> float:
     start = time.perf_counter()
     for at in range(0, len(records), chunk):
-        with assistant.core.transaction() as unit:
+        with assistant._core.transaction() as unit:
             unit.put_all(records[at : at + chunk])
     return time.perf_counter() - start
 
@@ -138,7 +139,7 @@ def _percentiles(samples: list[float]) -> dict[str, float]:
 
 
 def _open(store: SqlStore, key: str, embedder: LookupEmbedder) -> Assistant:
-    return Assistant.open(
+    return assistant_on(
         store, key, llm=OfflineLLM(announce=False), clock=ManualClock(), embedder=embedder
     )
 
@@ -159,7 +160,7 @@ async def _measure(
             tool[name].append(time.perf_counter() - t0)
             assert result["success"], result
             t0 = time.perf_counter()
-            assistant.core.memory_index.search(question, vector, limit=60)
+            assistant._core.memory_index.search(question, vector, limit=60)
             search[name].append(time.perf_counter() - t0)
     return {
         name: {
@@ -207,7 +208,7 @@ async def _run_size(size: int, queries: int, workdir: Path, pg: LocalPostgres) -
     sqlite.close()
 
     # recall@10 of the HNSW side against the exact top 10 over the same vectors.
-    index = on_pg.core.memory_index
+    index = on_pg._core.memory_index
     found = 0
     for vector in query_vectors:
         exact = np.argpartition(-(vectors @ vector), 10)[:10]

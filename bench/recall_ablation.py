@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 from mindspace.config import Settings
-from mindspace.engine.assistant import Assistant
 from mindspace.evaluation.locomo import Scoreboard
 from mindspace.evaluation.locomo_cache import cached_sample
 from mindspace.evaluation.locomo_data import load_samples, score_ranking
@@ -33,6 +32,7 @@ from mindspace.memory.semantic import SemanticMemory
 from mindspace.offline import OfflineLLM
 from mindspace.runtime import build_embedder
 from mindspace.storage.sql import SqlStore
+from mindspace.testing.assistants import assistant_on
 
 OFF: dict[str, dict[str, float]] = {
     "defaults": {},
@@ -68,7 +68,7 @@ def run(data: Path, cache: Path, only: set[str], route: str) -> dict[str, Any]:
             )
         store = SqlStore.from_path(entry.db)
         # Searching reads no clock; the cached assistant must exist (create=False).
-        assistant = Assistant.open(
+        assistant = assistant_on(
             store,
             sample.sample_id,
             llm=OfflineLLM(),
@@ -76,7 +76,7 @@ def run(data: Path, cache: Path, only: set[str], route: str) -> dict[str, Any]:
             settings=base,
             embedder=embedder,
         )
-        core = assistant.core
+        core = assistant._core
         questions = [q for q in sample.questions if q.evidence]
         plain = SemanticMemory(core.read(), core.clock, base, core.embedder, core.memory_index)
         vectors = [plain.embed_query(q.text) for q in questions]

@@ -34,6 +34,7 @@ from mindspace.embeddings import HashingEmbedder
 from mindspace.memory.semantic import MemoryDraft, SemanticMemory
 from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 
 WORDS = [
     "garden",
@@ -125,7 +126,7 @@ def _open(store: SqlStore, key: str, on: bool) -> Assistant:
         "memory_recall_continuation_discount": -1.0,
         "memory_recall_session_boost": 0.0,
     }
-    return Assistant.open(
+    return assistant_on(
         store,
         key,
         llm=OfflineLLM(announce=False),
@@ -151,15 +152,15 @@ async def _run_size(size: int, queries: int, workdir: Path) -> dict[str, Any]:
         store = SqlStore.from_path(workdir / f"rerank-{size}-{on}.db")
         assistant = _open(store, f"rerank-{size}", on)
         for start in range(0, size, 2_000):
-            with assistant.core.transaction() as unit:
+            with assistant._core.transaction() as unit:
                 SemanticMemory(
                     unit,
                     assistant.clock,
                     assistant.settings,
                     assistant.embedder,
-                    assistant.core.memory_index,
+                    assistant._core.memory_index,
                 ).store_many(drafts[start : start + 2_000])
-        assistant.core.memory_index.count()  # build the index before timing
+        assistant._core.memory_index.count()  # build the index before timing
         assistants[on] = assistant
     times: dict[bool, list[float]] = {False: [], True: []}
     for question in _queries(queries, rng):

@@ -32,7 +32,6 @@ from typing import Any
 
 from mindspace.clock import ManualClock
 from mindspace.config import Settings
-from mindspace.engine.assistant import Assistant
 from mindspace.evaluation.locomo import Scoreboard
 from mindspace.evaluation.locomo_data import load_samples, score_ranking
 from mindspace.memory.query import QueryRerank
@@ -40,6 +39,7 @@ from mindspace.memory.records import Memory
 from mindspace.offline import OfflineLLM
 from mindspace.runtime import build_embedder
 from mindspace.storage.sql import SqlStore
+from mindspace.testing.assistants import assistant_on
 
 Rows = list[tuple[int, dict[str, float]]]
 Combo = tuple[float, ...]
@@ -98,7 +98,7 @@ def main() -> int:
     started = time.perf_counter()
     for sample in samples:
         store = SqlStore.from_path(_db(args.cache_dir, sample.sample_id))
-        assistant = Assistant.open(
+        assistant = assistant_on(
             store,
             sample.sample_id,
             llm=OfflineLLM(announce=False),
@@ -106,7 +106,7 @@ def main() -> int:
             settings=base,
             embedder=embedder,
         )
-        core = assistant.core
+        core = assistant._core
         unit = core.read()
         questions = [q for q in sample.questions if q.evidence]
         vectors = embedder.embed([q.text for q in questions])

@@ -33,12 +33,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from mindspace import Assistant, ManualClock, Settings
+from mindspace import ManualClock, Settings
 from mindspace.journal import JournalBook, JournalEntry, score_pending_entries
 from mindspace.journal.importance import score_importance_heuristic
 from mindspace.llm.port import LLM, LLMResponse, Message, ToolSchema
 from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 
 NOW = datetime(2025, 12, 6, 10, 0, tzinfo=UTC)
 WORDS = (
@@ -110,20 +111,20 @@ async def run_size(count: int, batch_size: int, workdir: Path, latency_s: float)
     clock = ManualClock(NOW)
     settings = Settings(data_dir=workdir)
     llm = CountingLLM(OfflineLLM(announce=False), latency_s)
-    assistant = Assistant.open(store, "bench", llm=llm, clock=clock, settings=settings)
+    assistant = assistant_on(store, "bench", llm=llm, clock=clock, settings=settings)
     try:
-        with assistant.core.transaction() as unit:
+        with assistant._core.transaction() as unit:
             book = JournalBook(unit, clock, settings)
             book.set_max_entries(count + 100)
             for text in contents:
                 book.add(text)
         started = time.perf_counter()
-        with assistant.core.transaction() as unit:
+        with assistant._core.transaction() as unit:
             outcome = await score_pending_entries(
                 unit, llm, max_per_tick=count, batch_size=batch_size
             )
         wall_s = time.perf_counter() - started
-        entries = sorted(assistant.core.read().all(JournalEntry), key=lambda e: e.id)
+        entries = sorted(assistant._core.read().all(JournalEntry), key=lambda e: e.id)
     finally:
         store.close()
     scores_match = all(

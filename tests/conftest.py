@@ -18,6 +18,7 @@ import pytest
 from mindspace import Assistant, ManualClock, ScriptedLLM, Settings
 from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 from mindspace.testing.postgres import LocalPostgres
 
 START = datetime(2025, 12, 6, 10, 0, tzinfo=UTC)
@@ -98,7 +99,7 @@ def make_assistant(
         kwargs.setdefault("llm", OfflineLLM(announce=False))
         kwargs.setdefault("clock", clock)
         kwargs.setdefault("settings", settings)
-        return Assistant.open(store, key, **kwargs)
+        return assistant_on(store, key, **kwargs)
 
     return make
 

@@ -114,7 +114,8 @@ def test_the_copy_without_violations_keeps_every_contract(source_copy: Path) -> 
 # through ``assistant.views`` and writes through the facade's coroutines, which serialise
 # themselves (docs/architecture.md, "The engine's shape").
 _ENGINE_INTERNALS = re.compile(
-    r"\.core\b|(?<!reader)\.read\(\)|\.transaction\(|\.lock\b|\.state\.(begin|commit)\("
+    r"\._?core\b|\._(executor|ticker|approvals)\b|(?<!reader)\.read\(\)|\.transaction\(|\.lock\b"
+    r"|\.state\.(begin|commit)\("
 )
 
 
@@ -189,3 +190,63 @@ def test_the_old_domain_cycle_would_break_the_acyclic_contract(source_copy: Path
     assert done.returncode == 1, done.stdout[-4000:]
     assert "1 broken" in done.stdout
     assert ".context -> .memory" in done.stdout or ".workspace -> .context" in done.stdout
+
+
+# -- The composition root and the host surface (docs/architecture.md) -------------------
+VIOLATIONS.update(
+    {
+        "hosts-engine-surface": {
+            "mindspace/hosts/cli/violation.py": "from mindspace.engine.core import EngineCore\n"
+        },
+        "root-composes": {
+            "mindspace/hosts/http/violation.py": "from mindspace.adapters import build_llm\n"
+        },
+        "harnesses-no-storage": {
+            "mindspace/evaluation/violation.py": "from mindspace.storage.sql import SqlStore\n"
+        },
+        "hosts-no-store": {
+            "mindspace/hosts/evennia/violation.py": "from mindspace.state.port import Store\n"
+        },
+    }
+)
+
+
+@pytest.mark.parametrize(
+    "contract", ["hosts-engine-surface", "root-composes", "harnesses-no-storage", "hosts-no-store"]
+)
+def test_a_violation_of_the_composition_contracts_breaks_them(
+    source_copy: Path, contract: str
+) -> None:
+    test_a_violating_import_breaks_the_contract(source_copy, contract)
+
+
+def test_the_surface_contract_lets_hosts_import_the_surface(source_copy: Path) -> None:
+    added = source_copy / "mindspace/hosts/cli/surface_user.py"
+    added.write_text("from mindspace.engine import Assistant, TickResult\n")
+    try:
+        done = _lint(source_copy, "hosts-engine-surface")
+    finally:
+        added.unlink()
+    assert done.returncode == 0, done.stdout[-4000:]
+
+
+def test_the_facade_keeps_its_parts_private() -> None:
+    from mindspace.engine import Assistant
+
+    public = {name for name in vars(Assistant) if not name.startswith("_")}
+    assert not public & {"core", "executor", "ticker", "approvals"}
+    assert _ENGINE_INTERNALS.search("    queue = assistant._ticker.queue")
+    assert _ENGINE_INTERNALS.search("    assistant._executor.run(unit, name, args)")
+
+
+def test_one_place_builds_an_assistant() -> None:
+    builds = re.compile(r"Assistant\.open\(|(?<![\w.])Assistant\(")
+    found = [
+        f"{path.relative_to(SRC)}:{number}"
+        for path in sorted((SRC / "mindspace").rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if builds.search(line) and not line.lstrip().startswith(("#", ">>>"))
+    ]
+    # `class CreateAssistant(` or `CmdAssistant(` name other things; a build is the call.
+    assert len(found) == 1, found
+    assert found[0].startswith("mindspace/runtime.py:"), found

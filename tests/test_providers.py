@@ -120,8 +120,8 @@ def test_a_plugin_embedder_and_store_are_selected_by_name(plugin_dir: Path, tmp_
         assistant = open_assistant("npc", settings=Settings())
         print(json.dumps({
             "embedder": assistant.embedder.name,
-            "store": type(assistant.core.store).__name__,
-            "assistants": [info.key for info in assistant.core.store.list_assistants()],
+            "store": type(assistant._core.store).__name__,
+            "assistants": [info.key for info in assistant._core.store.list_assistants()],
         }))
         """,
         MINDSPACE_EMBEDDER="acme-hash",

@@ -4,11 +4,12 @@ The public names below are imported on first use (PEP 562), so ``import mindspac
 ``mindspace --help`` do not load the engine, SQLAlchemy or a model SDK until they are
 needed; ``from mindspace import open_assistant, Assistant`` works as usual.
 
-What an integrator needs: the assistant and how to open one (:func:`open_assistant`,
-:func:`open_store`, :class:`Settings`), the ports to implement (:class:`LLM`,
-:class:`Embedder`, :class:`Store`, :class:`World`, :class:`Clock`, :class:`Tool`), the
-errors to catch (all derive from :class:`MindspaceError`), and models for tests
-(:class:`ScriptedLLM`, :class:`FunctionLLM`, :class:`OfflineLLM`).
+What an integrator needs: the assistant and how to open one (:class:`Runtime`, the
+composition root, or :func:`open_assistant`; :func:`open_store`, :class:`Settings`), the
+ports to implement (:class:`LLM`, :class:`Embedder`, :class:`Store`, :class:`World`,
+:class:`Clock`, :class:`Tool`), the errors to catch (all derive from
+:class:`MindspaceError`), and models for tests (:class:`ScriptedLLM`,
+:class:`FunctionLLM`, :class:`OfflineLLM`).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     from mindspace.llm import FunctionLLM, ScriptedLLM
     from mindspace.llm.port import LLM
     from mindspace.offline import OfflineLLM
-    from mindspace.runtime import open_assistant, open_store
+    from mindspace.runtime import Runtime, open_assistant, open_store
     from mindspace.state.port import Store
     from mindspace.tools import Tool, ToolCategory
 
@@ -58,6 +59,7 @@ __all__ = [
     "MindspaceError",
     "OfflineLLM",
     "RecordNotFoundError",
+    "Runtime",
     "ScriptedLLM",
     "Settings",
     "StorageError",
@@ -91,6 +93,7 @@ _EXPORTS: dict[str, str] = {
     "MindspaceError": "mindspace.errors",
     "OfflineLLM": "mindspace.offline",
     "RecordNotFoundError": "mindspace.errors",
+    "Runtime": "mindspace.runtime",
     "ScriptedLLM": "mindspace.llm",
     "Settings": "mindspace.config",
     "StorageError": "mindspace.errors",

@@ -1,55 +1,61 @@
-"""The composition root: builds stores, models and assistants from settings.
+"""The composition root: one object that builds stores, models and assistants from settings.
 
-This is the only module that names adapters. The core never imports them, and hosts
-(the CLI, the HTTP server, Evennia) call these functions instead of wiring adapters
-themselves (tests/test_architecture.py checks both). Each adapter is a named provider
-in a :class:`~mindspace.providers.Registry`; third-party packages add providers through
-entry points (see :mod:`mindspace.providers`). The adapters' modules (SQLAlchemy, the
-openai SDK, the MiniLM model) are imported when one is built, not when this module is,
-so that a process that never talks to a model never pays for loading its SDK.
+:class:`Runtime` is the only place an :class:`~mindspace.engine.Assistant` is built
+outside tests. It owns the store and chooses every adapter an assistant runs on: the
+model, the embedder, the tracer and the search indexes (the store's own vector search
+when it has one, PostgreSQL's; else the embedded indexes). Hosts (the CLI, the HTTP
+server, Evennia, the MCP server), the worker fleet, the demo and the evaluation
+harnesses get assistants from a runtime and never hold a store. The built-in adapters
+are named providers (:mod:`mindspace.adapters`); the core never imports them
+(tests/test_architecture.py checks both). See docs/architecture.md, "The composition
+root and the host surface".
 """
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
-import os
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, TextIO
 
+from mindspace.adapters import (
+    EMBEDDERS,
+    LLMS,
+    STORES,
+    EndpointLLM,
+    build_embedder,
+    build_llm,
+    probe_llm,
+)
 from mindspace.config import Settings, database_url
 from mindspace.engine.assistant import Assistant
+from mindspace.engine.indexes import IndexFactory, SearchIndexes, embedded_indexes
 from mindspace.errors import ConfigError
-from mindspace.llm.port import LLM
-from mindspace.llm.providers.anthropic_wire import ANTHROPIC_BASE_URL
-from mindspace.providers import (
-    EMBEDDER_GROUP,
-    LLM_GROUP,
-    STORE_GROUP,
-    EmbedderFactory,
-    LLMFactory,
-    Registry,
-    StoreFactory,
-)
+from mindspace.llm.port import LLM, close_llm
+from mindspace.state.semantic import SemanticStore
 from mindspace.telemetry import (
     build_tracer,
     instrument_llm,
     metrics_page,
     use_telemetry,
 )
+from mindspace.tracing import Tracer
 
 if TYPE_CHECKING:
     from mindspace.clock import Clock
     from mindspace.embeddings.port import Embedder
-    from mindspace.llm.providers.anthropic_messages import AnthropicLLM
     from mindspace.state.port import Store
+    from mindspace.state.unit import StateCache
+    from mindspace.tools.registry import ToolRegistry
+    from mindspace.transfer import ExportSummary, ImportSummary
+    from mindspace.transfer.exporter import Progress
 
 __all__ = [
     "EMBEDDERS",
+    "FROM_SETTINGS",
     "LLMS",
     "STORES",
     "EndpointLLM",
+    "FromSettings",
+    "Runtime",
     "build_embedder",
     "build_llm",
     "build_tracer",
@@ -65,163 +71,6 @@ __all__ = [
     "shown_url",
     "use_telemetry",
 ]
-
-LLMS: Registry[LLMFactory] = Registry("LLM provider", LLM_GROUP, "MINDSPACE_LLM_PROVIDER")
-"""LLM providers by name (``MINDSPACE_LLM_PROVIDER``): ``offline``, ``openai``, ``anthropic``,
-plugins."""
-
-EMBEDDERS: Registry[EmbedderFactory] = Registry("embedder", EMBEDDER_GROUP, "MINDSPACE_EMBEDDER")
-"""Embedders by name (``MINDSPACE_EMBEDDER``): ``minilm``, ``hashing``, ``openai``, ``none``."""
-
-STORES: Registry[StoreFactory] = Registry(
-    "store", STORE_GROUP, "the database URL's scheme (MINDSPACE_DATABASE_URL or --db)"
-)
-"""Stores by URL scheme: ``sqlite`` and ``postgresql`` (SQL on SQLAlchemy), plugins."""
-
-
-# -- built-in providers: each imports its adapter when it builds one -----------------------
-
-
-def _offline_llm(settings: Settings) -> LLM:
-    from mindspace.offline import OfflineLLM
-
-    return OfflineLLM()
-
-
-def _openai_llm(settings: Settings) -> LLM:
-    if not settings.llm_base_url:
-        raise ConfigError(
-            "The LLM provider is 'openai' but MINDSPACE_LLM_BASE_URL is not set; set it "
-            "to the endpoint's chat-completions base URL (e.g. 'http://127.0.0.1:11434/v1')."
-        )
-    if not settings.llm_model:
-        raise ConfigError(
-            f"MINDSPACE_LLM_BASE_URL is set to {settings.llm_base_url!r} but "
-            "MINDSPACE_LLM_MODEL is not; set the model name the endpoint serves."
-        )
-    # Imported here so that commands which never call a model do not load the openai SDK.
-    from mindspace.llm.providers.openai_compat import OpenAICompatibleLLM
-
-    key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
-    return OpenAICompatibleLLM(
-        base_url=str(settings.llm_base_url),
-        model=settings.llm_model,
-        api_key=key,
-        timeout=settings.llm_timeout,
-        connect_timeout=settings.llm_connect_timeout,
-        max_retries=settings.llm_max_retries,
-        tool_choice=settings.llm_tool_choice,
-    )
-
-
-def _anthropic_adapter() -> type[AnthropicLLM]:
-    """The Anthropic adapter's class; ``ConfigError`` naming the extra when the SDK is missing.
-
-    Imported here: only a process that talks to Claude loads the anthropic SDK.
-    """
-    try:
-        from mindspace.llm.providers.anthropic_messages import AnthropicLLM
-    except ModuleNotFoundError as exc:
-        if exc.name != "anthropic":
-            raise
-        raise ConfigError(
-            "The LLM provider is 'anthropic' but the anthropic SDK is not installed; "
-            "install it with: pip install -e '.[anthropic]' in a mindspace clone"
-        ) from exc
-    return AnthropicLLM
-
-
-def _anthropic_llm(settings: Settings) -> LLM:
-    if not settings.llm_model:
-        raise ConfigError(
-            "The LLM provider is 'anthropic' but MINDSPACE_LLM_MODEL is not set; set it "
-            "to a Claude model name (e.g. 'claude-sonnet-4-5')."
-        )
-    secret = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
-    key = secret or os.environ.get("ANTHROPIC_API_KEY")
-    if not key:
-        raise ConfigError(
-            "The LLM provider is 'anthropic' but no API key is set; set "
-            "MINDSPACE_LLM_API_KEY (or ANTHROPIC_API_KEY), any value for a local server."
-        )
-    return _anthropic_adapter()(
-        model=settings.llm_model,
-        api_key=key,
-        base_url=settings.llm_base_url or ANTHROPIC_BASE_URL,
-        timeout=settings.llm_timeout,
-        connect_timeout=settings.llm_connect_timeout,
-        max_retries=settings.llm_max_retries,
-        tool_choice=settings.llm_tool_choice,
-        default_max_tokens=settings.llm_max_tokens,
-    )
-
-
-def _minilm_embedder(settings: Settings) -> Embedder:
-    from mindspace.embeddings.minilm import MiniLMEmbedder  # loads NumPy model code
-
-    return MiniLMEmbedder()
-
-
-def _hashing_embedder(settings: Settings) -> Embedder:
-    from mindspace.embeddings.hashing import HashingEmbedder
-
-    return HashingEmbedder()
-
-
-def _no_embedder(settings: Settings) -> Embedder | None:
-    return None
-
-
-def _openai_embedder(settings: Settings) -> Embedder:
-    base_url, model = settings.embedding_base_url, settings.embedding_model
-    if base_url is None or model is None:
-        missing = [
-            name
-            for name, value in (
-                ("MINDSPACE_EMBEDDING_BASE_URL", base_url),
-                ("MINDSPACE_EMBEDDING_MODEL", model),
-            )
-            if value is None
-        ]
-        raise ConfigError(
-            f"MINDSPACE_EMBEDDER is 'openai' but {' and '.join(missing)} "
-            f"{'is' if len(missing) == 1 else 'are'} not set. Set "
-            "MINDSPACE_EMBEDDING_BASE_URL (e.g. 'http://127.0.0.1:11434/v1') and "
-            "MINDSPACE_EMBEDDING_MODEL, or use MINDSPACE_EMBEDDER='minilm'."
-        )
-    # Imported here: the openai SDK costs ~0.5 s to import and most runs never need it.
-    from mindspace.embeddings.openai_compat import OpenAICompatibleEmbedder
-
-    key = settings.embedding_api_key
-    return OpenAICompatibleEmbedder(
-        base_url=base_url,
-        model=model,
-        api_key=key.get_secret_value() if key is not None else None,
-    )
-
-
-def _sql_store(url: str, settings: Settings, create: bool) -> Store:
-    from mindspace.storage.sql import SemanticFactory, SqlStore  # loads SQLAlchemy
-
-    semantic: SemanticFactory | None = None
-    if settings.semantic_backend == "mem0":
-        from mindspace.storage.mem0_semantic import mem0_semantic  # loads Mem0 on first use
-
-        # One set of Qdrant collections per database when several share MINDSPACE_MEM0_PATH.
-        namespace = "mindspace_" + hashlib.sha256(url.encode()).hexdigest()[:12]
-        semantic = mem0_semantic(settings, lambda: build_embedder(settings), namespace=namespace)
-    return SqlStore(url, create=create, semantic=semantic)
-
-
-LLMS.register("offline", _offline_llm)
-LLMS.register("openai", _openai_llm)
-LLMS.register("anthropic", _anthropic_llm)
-EMBEDDERS.register("minilm", _minilm_embedder)
-EMBEDDERS.register("hashing", _hashing_embedder)
-EMBEDDERS.register("openai", _openai_embedder)
-EMBEDDERS.register("none", _no_embedder)
-STORES.register("sqlite", _sql_store)
-STORES.register("postgresql", _sql_store)
 
 
 # -- what hosts call -----------------------------------------------------------------------
@@ -267,21 +116,11 @@ def shown_url(url: str) -> str:
         return url
 
 
-def build_embedder(settings: Settings) -> Embedder | None:
-    """The embedder ``MINDSPACE_EMBEDDER`` names, or None when it is ``'none'``.
-
-    Raises:
-        ConfigError: no embedder has that name, a required setting is missing, or the
-            model package is not installed.
-    """
-    return EMBEDDERS.get(settings.embedder)(settings)
-
-
 def offline_llm(*, scenario: str | None = None, announce: bool = False) -> LLM:
     """The offline model (no endpoint), optionally with a scenario's own lines.
 
     Args:
-        scenario: ``"tavern"`` adds the demo's tavern wording (``mindspace.testing.tavern``).
+        scenario: ``"tavern"`` adds the demo's tavern wording (``mindspace.offline.tavern``).
         announce: Log the offline notice when it starts.
 
     Raises:
@@ -293,7 +132,7 @@ def offline_llm(*, scenario: str | None = None, announce: bool = False) -> LLM:
         return OfflineLLM(announce=announce)
     if scenario != "tavern":
         raise ConfigError(f"Unknown offline scenario {scenario!r}; the demo's is 'tavern'.")
-    from mindspace.testing.tavern import TAVERN_SKILLS
+    from mindspace.offline.tavern import TAVERN_SKILLS
 
     return OfflineLLM(TAVERN_SKILLS, announce=announce)
 
@@ -313,76 +152,250 @@ def is_offline(llm: LLM) -> bool:
     return isinstance(unwrap_llm(llm), OfflineLLM)
 
 
-class EndpointLLM(LLM, Protocol):
-    """An LLM on an HTTP endpoint that can list its models and close its connections."""
-
-    async def list_models(self) -> list[dict[str, Any]]:
-        """The endpoint's ``/models`` entries."""
-        ...
-
-    async def aclose(self) -> None:
-        """Close the client's keep-alive connections."""
-        ...
+class FromSettings:
+    """The type of :data:`FROM_SETTINGS`."""
 
 
-def probe_llm(
-    settings: Settings,
-    *,
-    base_url: str,
-    model: str,
-    api_key: str | None,
-    tool_choice: Literal["auto", "omit"],
-    sleep: Callable[[float], Awaitable[None]] | None = None,
-    provider: Literal["openai", "anthropic"] = "openai",
-) -> EndpointLLM:
-    """A client for ``mindspace doctor``'s probes (settings' timeouts).
+FROM_SETTINGS = FromSettings()
+"""Build this adapter from the settings when first needed (a :class:`Runtime` default)."""
+
+
+class Runtime:
+    """The composition root: one store, and the adapters its assistants run on.
+
+    Build one with :meth:`from_settings` (hosts) or from a store you hold (tests, bench
+    scripts); then :meth:`open` assistants, list them with :meth:`keys`, export and
+    import them, and :meth:`close` (or :meth:`aclose`) it when done.
 
     Args:
-        settings: Timeouts and retries.
-        base_url: The endpoint to probe.
-        model: The model name.
-        api_key: The key, if the endpoint needs one.
-        tool_choice: Whether requests with tools carry ``tool_choice: "auto"``.
-        sleep: How retries wait (the doctor counts them).
-        provider: ``openai`` (chat completions) or ``anthropic`` (the Messages API).
-
-    Raises:
-        ConfigError: the provider is ``anthropic`` and its SDK is not installed.
+        settings: Runtime settings of every assistant it opens.
+        store: Where the assistants live; the runtime owns it unless ``owns_store`` is
+            False.
+        llm: The model every assistant uses, as given (by default the one the settings
+            name, built on first use and traced when telemetry is on).
+        embedder: The embedder; None for none (lexical search only). By default the one
+            ``MINDSPACE_EMBEDDER`` names, built on first use.
+        clock: The time source (the system clock by default).
+        tools: The tools every assistant has (the built-in ones by default).
+        tracer: Where spans go (by default the one the settings configure: none unless
+            telemetry is on).
+        owns_store: Close the store when the runtime closes.
     """
-    if provider == "anthropic":
-        return _anthropic_adapter()(
-            model=model,
-            api_key=api_key or "",
-            base_url=base_url,
-            timeout=settings.llm_timeout,
-            connect_timeout=settings.llm_connect_timeout,
-            max_retries=settings.llm_max_retries,
-            tool_choice=tool_choice,
-            sleep=sleep or asyncio.sleep,
+
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        *,
+        llm: LLM | None = None,
+        embedder: Embedder | FromSettings | None = FROM_SETTINGS,
+        clock: Clock | None = None,
+        tools: ToolRegistry | None = None,
+        tracer: Tracer | None = None,
+        owns_store: bool = True,
+    ) -> None:
+        self.settings = settings
+        self._store = store
+        self._llm = llm
+        self._embedder = embedder
+        self.clock = clock
+        self.tools = tools
+        self._tracer = tracer
+        self._owns_store = owns_store
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: Settings | None = None,
+        db: str | Path | None = None,
+        *,
+        create: bool = True,
+        llm: LLM | None = None,
+        embedder: Embedder | None = None,
+        clock: Clock | None = None,
+        tools: ToolRegistry | None = None,
+    ) -> Runtime:
+        """A runtime on the database ``db`` (or the settings' one), adapters from settings.
+
+        The model and the embedder are built on first use unless passed (a command that
+        only lists or exports assistants never loads them); ``embedder=None`` means the
+        one the settings name. A model passed in is traced like a built one. With ``create=False`` a
+        missing SQLite file raises StorageError instead of being created.
+
+        Raises:
+            ConfigError: the URL is malformed or no store provider serves its scheme.
+            StorageError: the database cannot be opened.
+        """
+        settings = settings or Settings()
+        store = open_store(settings, db, create=create)
+        return cls(
+            settings,
+            store,
+            llm=instrument_llm(llm, settings) if llm is not None else None,
+            embedder=embedder if embedder is not None else FROM_SETTINGS,
+            clock=clock,
+            tools=tools,
         )
-    from mindspace.llm.providers.openai_compat import OpenAICompatibleLLM
 
-    return OpenAICompatibleLLM(
-        base_url=base_url,
-        model=model,
-        api_key=api_key,
-        timeout=settings.llm_timeout,
-        connect_timeout=settings.llm_connect_timeout,
-        max_retries=settings.llm_max_retries,
-        tool_choice=tool_choice,
-        sleep=sleep or asyncio.sleep,
-    )
+    # -- the adapters it chose ---------------------------------------------------------
+    @property
+    def llm(self) -> LLM:
+        """The model (``MINDSPACE_LLM_PROVIDER``'s, traced when telemetry is on).
 
+        Raises:
+            ConfigError: no provider has that name, or its settings are incomplete.
+        """
+        if self._llm is None:
+            self._llm = build_llm(self.settings)
+        return self._llm
 
-def build_llm(settings: Settings) -> LLM:
-    """The LLM ``MINDSPACE_LLM_PROVIDER`` names (by default: the OpenAI-compatible
-    endpoint when ``MINDSPACE_LLM_BASE_URL`` is set, else the offline model), its calls
-    traced when OpenTelemetry is on (``MINDSPACE_OTEL``).
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedder (None: lexical search only).
 
-    Raises:
-        ConfigError: no provider has that name, or its settings are incomplete.
-    """
-    return instrument_llm(LLMS.get(settings.resolved_llm_provider)(settings), settings)
+        Raises:
+            ConfigError: no embedder has that name, or a required setting is missing.
+        """
+        if isinstance(self._embedder, FromSettings):
+            self._embedder = build_embedder(self.settings)
+        return self._embedder
+
+    @property
+    def tracer(self) -> Tracer:
+        """Where the assistants' spans go (none unless telemetry is on)."""
+        if self._tracer is None:
+            self._tracer = build_tracer(self.settings)
+        return self._tracer
+
+    def prepare(self) -> Runtime:
+        """Build the model and the embedder now; returns the runtime.
+
+        For a server: a bad setting then stops its start instead of failing the first
+        assistant it opens. On an error the runtime is closed.
+
+        Raises:
+            ConfigError: a provider the settings name cannot be built.
+        """
+        try:
+            _ = (self.llm, self.embedder)
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    # -- assistants --------------------------------------------------------------------
+    def open(
+        self,
+        key: str | None = None,
+        *,
+        create: bool = True,
+        self_names: tuple[str, ...] = (),
+        settings: Settings | None = None,
+    ) -> Assistant:
+        """Open the assistant ``key`` (the settings' default key when None).
+
+        Args:
+            key: The assistant's key.
+            create: Create it when absent (else AssistantNotFoundError).
+            self_names: Names the assistant goes by, for the persona guard.
+            settings: This assistant's own settings (a game character's): its model,
+                embedder and tracer are then built from them, on the same store.
+
+        Raises:
+            AssistantNotFoundError: absent and ``create`` is False.
+            ConfigError: a provider the settings name cannot be built.
+            ValueError: a malformed key (the store rejects it).
+        """
+        own = settings is not None and settings is not self.settings
+        chosen = settings if settings is not None and own else self.settings
+        return Assistant.open(
+            self._store,
+            key or chosen.assistant_key,
+            create=create,
+            llm=build_llm(chosen) if own else self.llm,
+            clock=self.clock,
+            settings=chosen,
+            tools=self.tools,
+            self_names=self_names,
+            embedder=build_embedder(chosen) if own else self.embedder,
+            tracer=build_tracer(chosen) if own else self.tracer,
+            indexes=_indexes_of(self._store),
+        )
+
+    def keys(self) -> list[str]:
+        """Keys of every assistant in the store, sorted."""
+        return [info.key for info in self._store.list_assistants()]
+
+    def export_assistant(
+        self,
+        key: str,
+        to: TextIO | Path,
+        *,
+        progress: Progress | None = None,
+        progress_every: int = 10_000,
+    ) -> ExportSummary:
+        """Export ``key`` as JSON lines to a stream or a path (docs/export.md).
+
+        A path is never replaced by a partial file (see
+        :func:`mindspace.transfer.export_to_path`).
+
+        Raises:
+            AssistantNotFoundError: no such assistant.
+            TransferError: the path cannot be written.
+        """
+        from mindspace.transfer import export_assistant, export_to_path
+
+        if isinstance(to, Path):
+            return export_to_path(
+                self._store, key, to, progress=progress, progress_every=progress_every
+            )
+        return export_assistant(
+            self._store, key, to, progress=progress, progress_every=progress_every
+        )
+
+    def import_assistant(
+        self,
+        path: Path,
+        *,
+        key: str | None = None,
+        replace: bool = False,
+        progress: Progress | None = None,
+        progress_every: int = 10_000,
+    ) -> ImportSummary:
+        """Import the export at ``path``, all or nothing, under ``key`` (its own by default).
+
+        Raises:
+            AlreadyExistsError: the key is taken and ``replace`` is False.
+            TransferError: the file is not a valid export (nothing was written).
+        """
+        from mindspace.transfer import import_assistant
+
+        return import_assistant(
+            self._store,
+            path,
+            key=key,
+            replace=replace,
+            progress=progress,
+            progress_every=progress_every,
+            settings=self.settings,
+        )
+
+    # -- closing -----------------------------------------------------------------------
+    def close(self) -> None:
+        """Close the store if the runtime owns it (blocking; on a loop, :meth:`aclose`)."""
+        if self._owns_store:
+            self._store.close()
+
+    async def aclose(self) -> None:
+        """Close the model's connections, then the store if the runtime owns it."""
+        if self._llm is not None:
+            await close_llm(self._llm)
+        if self._owns_store:
+            closing = getattr(self._store, "aclose", None)
+            if closing is not None:
+                await closing()
+            else:
+                self._store.close()
 
 
 def open_assistant(
@@ -397,27 +410,34 @@ def open_assistant(
 ) -> Assistant:
     """Open (or create) an assistant with everything built from settings.
 
-    The embedder is the one ``MINDSPACE_EMBEDDER`` names (the offline MiniLM model by
-    default) unless one is passed. With ``create=False`` nothing is created: neither the
-    database file nor the assistant. When OpenTelemetry is on (``MINDSPACE_OTEL=1``,
-    or :func:`use_telemetry`), its ticks, model and tool calls are traced.
+    A shorthand for ``Runtime.from_settings(...).open(key)`` whose store stays open for
+    the life of the process (scripts and tests). The embedder is the one
+    ``MINDSPACE_EMBEDDER`` names (the offline MiniLM model by default) unless one is
+    passed. With ``create=False`` nothing is created: neither the database file nor the
+    assistant. When OpenTelemetry is on (``MINDSPACE_OTEL=1``, or :func:`use_telemetry`),
+    its ticks, model and tool calls are traced.
 
     Raises:
         StorageError: ``create`` is False and the SQLite file does not exist.
         AssistantNotFoundError: ``create`` is False and there is no such assistant.
     """
-    settings = settings or Settings()
-    store = open_store(settings, db, create=create)
-    return Assistant.open(
-        store,
-        key or settings.assistant_key,
-        create=create,
-        llm=instrument_llm(llm or build_llm(settings), settings),
-        clock=clock,
-        settings=settings,
-        embedder=embedder if embedder is not None else build_embedder(settings),
-        tracer=build_tracer(settings),
+    runtime = Runtime.from_settings(
+        settings, db, create=create, llm=llm, embedder=embedder, clock=clock
     )
+    return runtime.open(key, create=create)
+
+
+def _indexes_of(store: Store) -> IndexFactory:
+    """The store's own memory and journal search when it has one, else the embedded ones."""
+    if not isinstance(store, SemanticStore):
+        return embedded_indexes
+    semantic: SemanticStore = store
+
+    def store_indexes(state: StateCache, embedder: str | None) -> SearchIndexes:
+        journal = semantic.journal_index(state, embedder) if embedder is not None else None
+        return SearchIndexes(semantic.semantic_index(state, embedder), journal)
+
+    return store_indexes
 
 
 def _url_of(settings: Settings, db: str | Path | None) -> str:

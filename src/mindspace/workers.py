@@ -14,13 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mindspace.config import Settings, database_url
-from mindspace.engine.assistant import Assistant
+from mindspace.engine import Assistant
 from mindspace.errors import ConfigError
-from mindspace.runtime import build_embedder, build_llm, build_tracer, open_store
+from mindspace.runtime import Runtime
 
 if TYPE_CHECKING:
     from mindspace.engine.scheduler import TickDispatch, TickSource
-    from mindspace.state.port import Store
 
 __all__ = ["queue_ticks", "require_queue_database", "run_worker"]
 
@@ -29,31 +28,20 @@ def _url_of(settings: Settings, db: str | Path | None) -> str:
     return settings.resolved_database_url() if db is None else database_url(db)
 
 
-class _StoreAssistants:
-    """A worker's assistants: one store, model and embedder shared by all of them."""
+class _RuntimeAssistants:
+    """A worker's assistants: one composition root, its model and embedder shared by all."""
 
-    def __init__(self, store: Store, settings: Settings) -> None:
-        self.store = store
-        self.settings = settings
-        self.llm = build_llm(settings)
-        self.embedder = build_embedder(settings)
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime.prepare()
 
     def keys(self) -> list[str]:
-        return [info.key for info in self.store.list_assistants()]
+        return self.runtime.keys()
 
     def open(self, key: str) -> Assistant:
-        return Assistant.open(
-            self.store,
-            key,
-            create=False,
-            llm=self.llm,
-            settings=self.settings,
-            embedder=self.embedder,
-            tracer=build_tracer(self.settings),
-        )
+        return self.runtime.open(key, create=False)
 
     def close(self) -> None:
-        self.store.close()
+        self.runtime.close()
 
 
 def _fleet_module() -> Any:
@@ -97,8 +85,8 @@ def run_worker(
         awake_rate=settings.tick_rate_awake,
     )
 
-    def open_source() -> _StoreAssistants:
-        return _StoreAssistants(open_store(settings, url), settings)
+    def open_source() -> _RuntimeAssistants:
+        return _RuntimeAssistants(Runtime.from_settings(settings, url))
 
     ticks: int = asyncio.run(fleet.run_worker(url, open_source, options))
     return ticks

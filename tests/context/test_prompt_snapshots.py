@@ -77,7 +77,7 @@ async def lived_in(
 @pytest.mark.parametrize("context_type", sorted(DEFAULT_CONTEXT_CONFIGS))
 async def test_assembled_prompt_snapshot(lived_in: Assistant, context_type: str) -> None:
     config = get_context_config(context_type)
-    unit = lived_in.core.read()
+    unit = lived_in._core.read()
     event = lived_in.enqueue_event(
         "Could you also find me a room?", source_entity="Alice", location="Common room"
     )
@@ -91,7 +91,7 @@ async def test_assembled_prompt_snapshot(lived_in: Assistant, context_type: str)
         event=event if context_type.startswith("tick_event") else None,
         task=None if context_type == "tick_event" else f"Task for the {context_type} context.",
     )
-    prompt = await lived_in.core.prompt_builder.build(inputs)
+    prompt = await lived_in._core.prompt_builder.build(inputs)
     pattern = select_execution_pattern({"max_iterations_per_tick": 5}, config)
     tools = [t.name for t in offered_tools(lived_in.tools, config, pattern)]
     report = "\n".join(f"{c.id:>5} {c.key:<22} {c.tokens:>5} tokens" for c in prompt.components)

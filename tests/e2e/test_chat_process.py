@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from mindspace.engine.assistant import Assistant
 from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 from mindspace.testing import ChatCompletionsServer, Step
+from mindspace.testing.assistants import assistant_on
 
 TURNS = 10
 
@@ -209,7 +209,7 @@ SLEEP_RUN = (sys.executable, "-m", "mindspace.hosts.cli.app", "sleep", "--run")
 def test_sleep_run_spends_the_night_on_one_kept_alive_connection(tmp_path: Path) -> None:
     db = tmp_path / "night.db"
     store = SqlStore.from_path(db)
-    assistant = Assistant.open(store, "barkeep", llm=OfflineLLM(announce=False))
+    assistant = assistant_on(store, "barkeep", llm=OfflineLLM(announce=False))
     texts = [f"Alice traded {n} bolts of cloth for salt at the north gate" for n in range(6)]
 
     async def write() -> None:

@@ -252,7 +252,7 @@ def test_demo_runs_and_leaves_its_workspace(cli: Cli, cli_db: Path, tmp_path: Pa
         assert desk.active_key() == "build_tavern"
         facts = assistant.views.session_memory().key_facts
         assert "Alice prefers dark ale by the fire" in facts
-        unit = assistant.core.read()
+        unit = assistant._core.read()
         alice = unit.get(EntityProfile, "Alice")
         assert alice is not None
         assert alice.attributes["preference"] == "dark ale by the fire"
@@ -268,8 +268,8 @@ def test_demo_runs_and_leaves_its_workspace(cli: Cli, cli_db: Path, tmp_path: Pa
         assert any(links.linked_to for links in stored_records(assistant, MemoryLinks))
         assert assistant.views.mode().mode == "awake"  # the urgent whisper woke it
     finally:
-        if isinstance(assistant.core.store, SqlStore):
-            assistant.core.store.close()
+        if isinstance(assistant._core.store, SqlStore):
+            assistant._core.store.close()
 
     shown = cli("goals", "--all", "--assistant", "barkeep")
     assert "Build a tavern with a bar" in shown.stdout

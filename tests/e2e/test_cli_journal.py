@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from mindspace import Assistant, ManualClock, Settings
+from mindspace import ManualClock, Settings
 from mindspace.journal import JournalBook
 from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 
 Cli = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -55,14 +56,14 @@ def cli(tmp_path: Path, db: Path) -> Cli:
 def _old_entry(db: Path, tmp_path: Path) -> None:
     """An entry written in 2020 (a manual clock), so day filters leave it out."""
     store = SqlStore.from_path(db)
-    assistant = Assistant.open(
+    assistant = assistant_on(
         store,
         "default",
         llm=OfflineLLM(announce=False),
         clock=ManualClock(datetime(2020, 1, 1, 9, 30, tzinfo=UTC)),
         settings=Settings(data_dir=tmp_path),
     )
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         JournalBook(unit, assistant.clock, assistant.settings).add(
             "An old rumour about the silver mine", tags=["rumour"], source_type="environmental"
         )

@@ -23,6 +23,7 @@ from mindspace.journal.records import JournalEntry
 from mindspace.memory.records import EntityProfile, Memory
 from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 from mindspace.testing.inspect import stored_records
 
 Cli = Callable[..., subprocess.CompletedProcess[str]]
@@ -75,7 +76,7 @@ def _opened(db: Path, tmp_path: Path) -> Iterator[Assistant]:
     """The default assistant on the test's database, through the Python API."""
     store = SqlStore.from_path(db)
     try:
-        yield Assistant.open(
+        yield assistant_on(
             store,
             "default",
             llm=OfflineLLM(announce=False),
@@ -159,7 +160,7 @@ def test_sleep_run_consolidates_the_whole_journal_then_wake(
     assert "is still asleep (dreaming) until " in out  # and says until when
 
     with _opened(db, tmp_path) as assistant:
-        unit = assistant.core.read()
+        unit = assistant._core.read()
         entries = [e for e in unit.all(JournalEntry) if not e.is_synthesis]
         assert sorted(e.id for e in entries) == entry_ids
         assert all(e.consolidated for e in entries)
@@ -212,7 +213,7 @@ def test_sleep_without_run_and_a_tick_limit(cli: Cli, db: Path, tmp_path: Path) 
     assert "Stopped after 2 ticks (--ticks 2) in the compacting phase" in partial
     assert "not reached (dreaming comes after compacting)" in partial
     with _opened(db, tmp_path) as assistant:
-        entries = assistant.core.read().all(JournalEntry)
+        entries = assistant._core.read().all(JournalEntry)
         consolidated = sum(1 for e in entries if e.consolidated)
         assert 0 < consolidated < count
         assert f"{count - consolidated} journal entries still to consolidate" in partial
@@ -237,7 +238,7 @@ def test_an_urgent_event_wakes_a_light_sleeper_after_compacting(
     assert "The night is done" not in out
     with _opened(db, tmp_path) as assistant:
         assert assistant.views.mode().mode == "awake"
-        assert all(e.consolidated for e in assistant.core.read().all(JournalEntry))
+        assert all(e.consolidated for e in assistant._core.read().all(JournalEntry))
 
 
 def test_a_deep_sleeper_sleeps_through_an_urgent_event(cli: Cli, db: Path, tmp_path: Path) -> None:
@@ -271,7 +272,7 @@ def test_a_failing_llm_is_reported_and_the_night_still_ends(
     assert "Alice: Cannot reach the LLM" in out
     assert "The night is done" in out
     with _opened(db, tmp_path) as assistant:
-        entries = assistant.core.read().all(JournalEntry)
+        entries = assistant._core.read().all(JournalEntry)
         assert all(e.consolidated and e.importance_method == "heuristic" for e in entries)
 
 
@@ -358,7 +359,7 @@ def test_memories_show_restated_and_replaced_facts(cli: Cli, db: Path, tmp_path:
     again = _tool(cli, "store_memory", {"content": "Alice lives in the old town."})
     assert (again["action"], again["memory_id"]) == ("restated", first["memory_id"])
     newer = _tool(cli, "store_memory", {"content": "Alice moved to the harbour district"})
-    with _opened(db, tmp_path) as assistant, assistant.core.transaction() as unit:
+    with _opened(db, tmp_path) as assistant, assistant._core.transaction() as unit:
         # What the reconcile step does with a replaced fact (here set by hand: the hashing
         # embedder does not see "lives in" and "moved to" as close as MiniLM does).
         old = unit.get(Memory, first["memory_id"])

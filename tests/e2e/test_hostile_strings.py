@@ -32,6 +32,7 @@ from mindspace.hosts.mcp.jsonrpc import screen
 from mindspace.llm import LLMResponse
 from mindspace.llm.port import Message, ToolCall, ToolSchema
 from mindspace.llm.scripted import FunctionLLM
+from mindspace.runtime import Runtime
 from mindspace.storage import SqlStore
 from mindspace.transfer import TransferError, export_assistant, import_assistant
 
@@ -82,11 +83,14 @@ async def world(
     store = SqlStore(backend_url)
     said = Said()
     hub = AssistantHub(
-        store,
-        Settings(data_dir=tmp_path),
-        llm=FunctionLLM(said.respond),
-        clock=ManualClock(),
-        embedder=HashingEmbedder(64),
+        Runtime(
+            Settings(data_dir=tmp_path),
+            store,
+            llm=FunctionLLM(said.respond),
+            clock=ManualClock(),
+            embedder=HashingEmbedder(64),
+            owns_store=False,
+        )
     )
     hub.create(KEY)
     server = ServerSettings(api_token=None, api_tokens=None, api_max_body_bytes=2_000_000)

@@ -90,7 +90,7 @@ async def test_edits_wait_for_approval_then_apply_and_are_in_the_history(
         ("update", "memory", "Mira"),
     ]
     # The model asked for none of these: no approval event is queued for it.
-    assert [e for e in a.core.queue.open(10) if e.type == "approval"] == []
+    assert [e for e in a._core.queue.open(10) if e.type == "approval"] == []
 
     # Approving an edit whose memory is gone fails cleanly and changes nothing.
     async with _client(a) as client:

@@ -32,8 +32,10 @@ from mindspace.journal.records import JournalEntry
 from mindspace.llm.providers.openai_compat import OpenAICompatibleLLM
 from mindspace.memory.records import Memory
 from mindspace.offline import OfflineLLM
+from mindspace.runtime import Runtime
 from mindspace.storage import SqlStore
 from mindspace.testing import ChatCompletionsServer, Quirk, Step
+from mindspace.testing.assistants import assistant_on
 from mindspace.testing.inspect import stored_records
 from mindspace.workspace.records import Goal
 
@@ -114,7 +116,7 @@ def _failed_cleanly(server: ChatCompletionsServer) -> bool:
 
 
 def _stored(db: Path) -> Assistant:
-    return Assistant.open(
+    return assistant_on(
         SqlStore.from_path(db), "barkeep", create=False, llm=OfflineLLM(announce=False)
     )
 
@@ -136,19 +138,19 @@ def test_the_chat_repl(tmp_path: Path, server: ChatCompletionsServer) -> None:
     output = done.stdout + done.stderr
     assert done.returncode == 0, output
     assert "Traceback" not in output
-    events = _stored(db).core.read().all(Event)
+    events = _stored(db)._core.read().all(Event)
     assert len(events) == 2
     if _failed_cleanly(server):
         assert output.count("error: LLMResponseError") == 2, output
         assert "not json {" in output  # the excerpt of what the server sent
         assert {e.status for e in events} == {"failed"}
-        assert _stored(db).core.read().all(Goal) == []
+        assert _stored(db)._core.read().all(Goal) == []
         return
     assert output.count(f"barkeep says to Alice: {REPLY}") == 2, output
     assert '"name"' not in output
     assert "tool_call" not in output
     assert {e.status for e in events} == {"done"}
-    goals = sorted(g.description for g in _stored(db).core.read().all(Goal))
+    goals = sorted(g.description for g in _stored(db)._core.read().all(Goal))
     assert goals == sorted(f"Help Alice: {line}" for line in LINES)
     assert server.connections < len(server.requests)  # the client kept its connection
 
@@ -156,7 +158,9 @@ def test_the_chat_repl(tmp_path: Path, server: ChatCompletionsServer) -> None:
 async def test_an_http_event(tmp_path: Path, server: ChatCompletionsServer) -> None:
     store = SqlStore.from_path(tmp_path / "http.db")
     llm = OpenAICompatibleLLM(base_url=server.url, model="scripted", backoff=0.01)
-    hub = AssistantHub(store, Settings(), llm=llm, embedder=HashingEmbedder(256))
+    hub = AssistantHub(
+        Runtime(Settings(), store, llm=llm, embedder=HashingEmbedder(256), owns_store=False)
+    )
     open_api = ServerSettings(api_token=None, api_tokens=None)
     app = create_app(hub, server=open_api, background_ticks=False)
     base = "/v1/assistants/barkeep"
@@ -208,7 +212,7 @@ def test_a_sleep_night(tmp_path: Path, server: ChatCompletionsServer) -> None:
     output = done.stdout + done.stderr
     assert "Traceback" not in output
     opened = _stored(db)
-    after = opened.core.read()
+    after = opened._core.read()
     stored_entries = after.all(JournalEntry)
     assert sorted(e.content for e in stored_entries) == sorted(entries)  # nothing is lost
     assert done.returncode == 0, output
@@ -225,7 +229,7 @@ def test_a_sleep_night(tmp_path: Path, server: ChatCompletionsServer) -> None:
 
 
 def _stored_new(store: SqlStore) -> Assistant:
-    return Assistant.open(
+    return assistant_on(
         store,
         "barkeep",
         llm=OfflineLLM(announce=False),

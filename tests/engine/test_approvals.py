@@ -42,7 +42,7 @@ def _setup(
     registry = default_registry()
     registry.register(tool)
     assistant = make_assistant(llm=llm, tools=registry)
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         asked = request_approval(unit, assistant.clock, "demolish", {"command": "old mill"})
     assert asked["status"] == "awaiting_approval"
     return assistant, asked["approval_id"]

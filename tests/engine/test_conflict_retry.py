@@ -17,6 +17,7 @@ from mindspace.llm import FunctionLLM
 from mindspace.llm.port import Message, ToolSchema
 from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 from mindspace.tools.base import ToolContext
 from mindspace.tools.goals import AddGoal, AddGoalArgs
 
@@ -49,7 +50,7 @@ def other_store(db_path: Path) -> Iterator[SqlStore]:
 def _open(store: SqlStore, clock: ManualClock, settings: Settings, tool: HeldAddGoal) -> Assistant:
     tools = assistant_tools()
     tools.register(tool)
-    return Assistant.open(
+    return assistant_on(
         store,
         "barkeep",
         llm=OfflineLLM(announce=False),
@@ -64,7 +65,7 @@ async def _race(
 ) -> tuple[Assistant, Assistant, HeldAddGoal, asyncio.Task[dict[str, Any]]]:
     tool = HeldAddGoal()
     mine = _open(store, clock, settings, tool)
-    theirs = Assistant.open(
+    theirs = assistant_on(
         other_store, "barkeep", llm=OfflineLLM(announce=False), clock=clock, settings=settings
     )
     call = asyncio.create_task(mine.call_tool("held_add_goal", {"description": "Wash the mugs"}))
@@ -126,8 +127,8 @@ async def test_a_tick_that_loses_its_commit_is_redone_at_once(
     store: SqlStore, other_store: SqlStore, clock: ManualClock, settings: Settings
 ) -> None:
     model = HeldModel()
-    mine = Assistant.open(store, "barkeep", llm=FunctionLLM(model), clock=clock, settings=settings)
-    theirs = Assistant.open(
+    mine = assistant_on(store, "barkeep", llm=FunctionLLM(model), clock=clock, settings=settings)
+    theirs = assistant_on(
         other_store, "barkeep", llm=OfflineLLM(announce=False), clock=clock, settings=settings
     )
     event = mine.enqueue_event("An ale, please", source_entity="Alice")

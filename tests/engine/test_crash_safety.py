@@ -19,11 +19,13 @@ WORKER = textwrap.dedent(
     import asyncio, sys
     from mindspace import Assistant
     from mindspace.llm.providers.openai_compat import OpenAICompatibleLLM
+    from mindspace.testing.assistants import assistant_on
+    from mindspace.llm.providers.openai_compat import OpenAICompatibleLLM
     from mindspace.storage import SqlStore
 
     async def main() -> None:
         llm = OpenAICompatibleLLM(base_url=sys.argv[2], model="scripted", max_retries=0)
-        assistant = Assistant.open(SqlStore.from_path(sys.argv[1]), "npc", llm=llm)
+        assistant = assistant_on(SqlStore.from_path(sys.argv[1]), "npc", llm=llm)
         while True:
             result = await assistant.tick()
             print("tick", result.kind, result.status, flush=True)
@@ -99,7 +101,7 @@ async def test_sigkill_mid_tick_then_restart_completes_the_event_once(
     assert [g.description for g in observer.views.goals().all()] == ["Buy ten barrels of ale"]
     assert [p.key for p in observer.views.projects().all()] == ["cellar"]
     assert observer.views.session_memory().key_facts == ("The cellar holds twenty barrels",)
-    roles = [m.role for m in history_messages(observer.core.read(), "Cook")]
+    roles = [m.role for m in history_messages(observer._core.read(), "Cook")]
     assert roles == ["user", "assistant", "tool", "tool", "tool", "assistant"]
 
 
@@ -108,7 +110,7 @@ async def test_an_event_that_keeps_crashing_is_given_up_with_a_reason(
 ) -> None:
     assistant = make_assistant("npc")
     event = assistant.enqueue_event("Poison", source_entity="Mallory")
-    queue = assistant.ticker.queue
+    queue = assistant._ticker.queue
     queue.mark(event, attempts=3, status="processing")  # as three crashed runs leave it
     result = await assistant.tick()
     assert result.status == "failed"

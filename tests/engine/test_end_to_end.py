@@ -70,11 +70,11 @@ async def test_an_event_runs_tools_and_replies_over_http(
     fresh = make_assistant("tavern-npc")
     assert [p.key for p in fresh.views.projects().all()] == ["alice_tavern"]
     assert [g.description for g in fresh.views.goals().all()] == ["Build Alice's tavern"]
-    history = history_messages(fresh.core.read(), "Alice")
+    history = history_messages(fresh._core.read(), "Alice")
     assert [m.role for m in history] == ["user", "assistant", "tool", "tool", "assistant"]
     assert history[0].content == "Can you help me build a tavern?"
     assert history[-1].content == result.reply
-    assert history_messages(fresh.core.read(), "Bob") == ()
+    assert history_messages(fresh._core.read(), "Bob") == ()
 
 
 async def test_history_is_sent_back_on_the_next_event(

@@ -48,7 +48,7 @@ async def test_ambient_messages_fill_a_bounded_context_buffer(
     result = await assistant.tick()
     assert result.kind == "idle"
     assert result.ambient_buffered == 5
-    buffered = [m.text for m in assistant.core.read().doc(ContextBuffer).messages]
+    buffered = [m.text for m in assistant._core.read().doc(ContextBuffer).messages]
     assert buffered == ["chatter 2", "chatter 3", "chatter 4"]
 
     scripted.enqueue("Hello!")

@@ -56,7 +56,7 @@ async def test_five_unknown_tool_calls_give_the_speaker_the_fallback_reply(
     assert "5 failed tool calls" in stored.error
     # The fallback is ours, not the model's: it is not put in the model's history.
     said = [
-        m.content for m in assistant.core.read().all(ConversationMessage) if m.role == "assistant"
+        m.content for m in assistant._core.read().all(ConversationMessage) if m.role == "assistant"
     ]
     assert settings.fallback_reply not in said
     assert assistant.views.status()["tool_use_health"]["fallback_replies"] == 1

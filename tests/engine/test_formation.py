@@ -19,6 +19,7 @@ from mindspace.llm.providers.openai_compat import OpenAICompatibleLLM
 from mindspace.memory.records import Memory
 from mindspace.storage import SqlStore
 from mindspace.testing import ChatCompletionsServer
+from mindspace.testing.assistants import assistant_on
 from mindspace.testing.scripted_server import Step
 
 PROSE = "Oh, how lovely! Tell me more about that, I am always happy to listen."
@@ -66,7 +67,7 @@ def _open(
     url: str, llm: OpenAICompatibleLLM, clock: ManualClock, settings: Settings, embedder: Any
 ) -> tuple[SqlStore, Assistant]:
     store = SqlStore(url)
-    assistant = Assistant.open(
+    assistant = assistant_on(
         store, "keeper", llm=llm, clock=clock, settings=settings, embedder=embedder
     )
     return store, assistant
@@ -202,7 +203,7 @@ async def test_a_ten_thousand_character_message_is_kept_in_parts(
     assistant.enqueue_event(text, source_entity="Dave")
     result = await assistant.tick()
     assert result.status == "done", result.error
-    read = assistant.core.read()
+    read = assistant._core.read()
     parts = [read.get(Memory, memory_id) for memory_id in result.formed]
     assert len(parts) == 3  # the memory limit is 4,000 characters
     assert all(p is not None and len(p.content) <= settings.max_memory_chars for p in parts)
@@ -223,7 +224,7 @@ async def test_a_hosts_ref_is_kept_when_it_fits(keeper: Assistant) -> None:
         keeper.enqueue_event(said, source_entity="Dave", metadata={"ref": ref})
         result = await keeper.tick()
         assert result.status == "done", result.error
-        memory = keeper.core.read().get(Memory, result.formed[0])
+        memory = keeper._core.read().get(Memory, result.formed[0])
         assert memory is not None
         refs.append(memory.ref)
     # Too long for a memory's ref: the event's id points at the same message.

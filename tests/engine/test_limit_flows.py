@@ -53,7 +53,7 @@ def _squeezed(text: str) -> str:
 
 
 def _memory(assistant: Assistant, unit: Unit) -> SemanticMemory:
-    core = assistant.core
+    core = assistant._core
     return SemanticMemory(unit, core.clock, core.settings, core.embedder, core.memory_index)
 
 
@@ -61,7 +61,7 @@ async def journal_entry_to_memory(make: Callable[..., Assistant], clock: ManualC
     assistant = make("flows", embedder=HashingEmbedder(64))
     settings = assistant.settings
     entry = _text(LIMITS["journal_entry"].max_chars(settings))
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         added = JournalBook(unit, clock, settings).add(entry, importance=5).entry
         result = await run_sleep_consolidation(
             unit, clock, settings, _memory(assistant, unit), scoring_failed=True
@@ -93,8 +93,8 @@ class Miner:
 
 async def _mine(assistant: Assistant, clock: ManualClock, text: str) -> None:
     said = [Utterance(1, "Dana", "user", text, format_time(clock.now()))]
-    with assistant.core.transaction() as unit:
-        core = assistant.core
+    with assistant._core.transaction() as unit:
+        core = assistant._core
         result = await mine_conversations(
             unit, core.settings, core.llm, core.guard, _memory(assistant, unit), said
         )
@@ -143,7 +143,7 @@ async def event_to_raw_observation(make: Callable[..., Assistant], clock: Manual
     message = _text(MAX_EVENT_CHARS)
     assistant.enqueue_event(message, source_entity="Dana")
     assert (await assistant.tick()).status == "done"
-    state = assistant.core.read()
+    state = assistant._core.read()
     profile = state.get(EntityProfile, "Dana")
     assert profile is not None
     limit = LIMITS["raw_observation"].max_chars(assistant.settings)
@@ -159,7 +159,7 @@ async def journal_entry_to_memory_context(
     assistant = make("flows", embedder=HashingEmbedder(64))
     settings = assistant.settings
     longest = LIMITS["journal_entry"].max_chars(settings)
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         book = JournalBook(unit, clock, settings)
         for word in ("before", "middle", "after"):
             book.add(_text(longest, word), importance=5)
@@ -185,13 +185,13 @@ async def observation_to_attribute_value(
         return json.dumps({"ledger": observation})
 
     assistant = make("flows", llm=FunctionLLM(answer), embedder=HashingEmbedder(64))
-    with assistant.core.transaction() as unit:
-        EntityBook(unit, clock, settings, assistant.core.guard).observe("Dana", observation)
+    with assistant._core.transaction() as unit:
+        EntityBook(unit, clock, settings, assistant._core.guard).observe("Dana", observation)
         report = await run_entity_consolidation_batch(
-            unit, clock, settings, assistant.core.llm, assistant.core.guard
+            unit, clock, settings, assistant._core.llm, assistant._core.guard
         )
     assert report["skipped"] == {}
-    profile = assistant.core.read().get(EntityProfile, "Dana")
+    profile = assistant._core.read().get(EntityProfile, "Dana")
     assert profile is not None
     value = profile.attributes["ledger"]
     assert len(value) <= LIMITS["attribute_value"].max_chars(settings)

@@ -17,6 +17,7 @@ from mindspace.errors import InvalidInputError
 from mindspace.llm import LLMResponse
 from mindspace.llm.port import ToolCall
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 
 
 @pytest.fixture
@@ -24,7 +25,7 @@ def on_backend(
     backend_url: str, clock: ManualClock, settings: Settings, scripted: ScriptedLLM
 ) -> Iterator[Assistant]:
     store = SqlStore(backend_url)
-    yield Assistant.open(store, "barkeep", llm=scripted, clock=clock, settings=settings)
+    yield assistant_on(store, "barkeep", llm=scripted, clock=clock, settings=settings)
     store.close()
 
 
@@ -43,7 +44,7 @@ async def test_a_reply_with_a_lone_surrogate_and_nul_is_delivered_with_a_note(
     assert stored is not None
     assert (stored.status, stored.reply) == ("done", "Evening \ufffd, Alice\ufffd!")
     replies = [
-        m.content for m in on_backend.core.read().all(ConversationMessage) if m.role == "assistant"
+        m.content for m in on_backend._core.read().all(ConversationMessage) if m.role == "assistant"
     ]
     assert replies == ["Evening \ufffd, Alice\ufffd!"]
 

@@ -24,7 +24,7 @@ async def test_ten_identical_add_goal_calls_in_one_tick_leave_one_goal(
     assistant.enqueue_event("Restock the cellar please", source_entity="Alice")
     result = await assistant.tick()
 
-    goals = assistant.core.read().all(Goal)
+    goals = assistant._core.read().all(Goal)
     assert [g.description for g in goals] == ["Restock the cellar"]
     assert result.reply == "It's on my list."
     assert result.loop is not None
@@ -56,7 +56,7 @@ async def test_the_same_arguments_in_another_order_are_the_same_call(
     scripted.enqueue("Noted.")
     assistant.enqueue_event("Fix the gate, it's urgent", source_entity="Alice")
     await assistant.tick()
-    assert len(assistant.core.read().all(Goal)) == 1
+    assert len(assistant._core.read().all(Goal)) == 1
 
 
 async def test_different_arguments_and_a_new_tick_run_again(
@@ -74,4 +74,4 @@ async def test_different_arguments_and_a_new_tick_run_again(
     result = await assistant.tick()
     assert result.loop is not None
     assert result.loop.repeated_calls == 0
-    assert len(assistant.core.read().all(Goal)) == 3
+    assert len(assistant._core.read().all(Goal)) == 3

@@ -13,7 +13,7 @@ from mindspace.llm import LLMResponse
 def _stored_replies(assistant: Assistant) -> list[str]:
     return [
         m.content or ""
-        for m in assistant.core.read().all(ConversationMessage)
+        for m in assistant._core.read().all(ConversationMessage)
         if m.role == "assistant" and m.content
     ]
 

@@ -207,7 +207,7 @@ async def test_whatever_the_model_answers_the_pattern_is_never_looser(
     assistant = make_assistant(f"npc{next(_keys)}", llm=scripted, settings=assessing)
     config = get_context_config("tick_event")
     # Layers 1-2 with the runtime's signals: what the tick may do without an assessment.
-    base = assistant.ticker.sessions.compose(assistant.core.read(), config, None)
+    base = assistant._ticker.sessions.compose(assistant._core.read(), config, None)
     scripted.enqueue(answer)
     scripted.enqueue("Noted.")
     assistant.enqueue_event("Hello", source_entity="Alice")

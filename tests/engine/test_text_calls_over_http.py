@@ -23,7 +23,7 @@ async def test_a_model_that_writes_tool_calls_as_text_still_gets_things_done(
     )
     result = await http_assistant.tick()
 
-    assert [g.description for g in http_assistant.core.read().all(Goal)] == ["Restock the cellar"]
+    assert [g.description for g in http_assistant._core.read().all(Goal)] == ["Restock the cellar"]
     assert result.reply == "It's on my list, Alice."
     # The second request carried the call as a native call and its result under the same id.
     messages = chat_server.requests[1]["messages"]
@@ -46,7 +46,7 @@ async def test_a_truncated_text_call_over_http_is_never_the_reply(
     )
     result = await http_assistant.tick()
     assert result.reply == "Sorry, say that again?"
-    assert http_assistant.core.read().all(Goal) == []
+    assert http_assistant._core.read().all(Goal) == []
     tool_turn = next(m for m in chat_server.requests[1]["messages"] if m["role"] == "tool")
     assert "cut off" in json.loads(tool_turn["content"])["error"]
 

@@ -41,7 +41,7 @@ async def test_each_text_form_runs_the_tool_and_is_never_the_reply(
     assistant.enqueue_event("Please restock the cellar", source_entity="Alice")
     result = await assistant.tick()
 
-    assert [g.description for g in assistant.core.read().all(Goal)] == ["Restock the cellar"]
+    assert [g.description for g in assistant._core.read().all(Goal)] == ["Restock the cellar"]
     assert result.reply == "It's on my list."
     assert result.loop is not None
     assert result.loop.calls_from_text == 1
@@ -54,7 +54,7 @@ async def test_each_text_form_runs_the_tool_and_is_never_the_reply(
     assert tool_answer.tool_call_id == call_message.tool_calls[0].id
     assert json.loads(tool_answer.content or "{}")["success"] is True
     # Nothing of the call's text is kept as something the assistant said.
-    history = [m.content or "" for m in assistant.core.read().all(ConversationMessage)]
+    history = [m.content or "" for m in assistant._core.read().all(ConversationMessage)]
     assert not any('"add_goal"' in text for text in history)
 
 
@@ -73,7 +73,7 @@ async def test_several_calls_in_one_text_all_run(
     scripted.enqueue("Both are on my list.")
     assistant.enqueue_event("Fix the gate and sweep", source_entity="Alice")
     result = await assistant.tick()
-    goals = sorted(g.description for g in assistant.core.read().all(Goal))
+    goals = sorted(g.description for g in assistant._core.read().all(Goal))
     assert goals == ["Fix the gate", "Sweep the floor"]
     assert result.reply == "Both are on my list."
 
@@ -128,7 +128,7 @@ async def test_a_broken_or_unknown_text_call_fails_and_is_never_shown(
     result = await assistant.tick()
 
     assert result.reply == "Sorry, I could not do that."
-    assert assistant.core.read().all(Goal) == []
+    assert assistant._core.read().all(Goal) == []
     assert result.loop is not None
     assert result.loop.invalid_calls == 1
     assert result.loop.valid_calls == 0
@@ -148,7 +148,7 @@ async def test_a_text_call_to_a_tool_not_offered_here_is_refused(
     scripted.enqueue(json.dumps({"name": "add_goal", "arguments": GOAL}))
     scripted.enqueue("Reflected.")
     await assistant.run_context("reflection", task="Reflect on the day.")
-    assert assistant.core.read().all(Goal) == []
+    assert assistant._core.read().all(Goal) == []
     answer = next(m for m in scripted.history[1].messages if m.role == "tool")
     assert "not available in this context" in (answer.content or "")
 

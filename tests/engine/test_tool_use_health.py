@@ -150,7 +150,7 @@ async def test_tool_definitions_come_off_the_history_budget(
     assistant = make_assistant(
         llm=scripted, settings=settings.model_copy(update={"context_token_budget": budget})
     )
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         for n in range(200):
             unit.put(
                 ConversationMessage(

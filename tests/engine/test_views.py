@@ -28,13 +28,13 @@ async def lived_in(assistant: Assistant, clock: ManualClock) -> Assistant:
     await assistant.call_tool("store_memory", {"content": "Alice likes dark ale"})
     await assistant.call_tool("store_memory", {"content": "The cellar floods in spring"})
     assistant.enqueue_event("A room, please", source_entity="Alice")
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         request_approval(unit, assistant.clock, "demolish", {"command": "old mill"})
     return assistant
 
 
 def _revision(assistant: Assistant) -> int:
-    return assistant.core.store.revision(assistant.info.id)
+    return assistant._core.store.revision(assistant.info.id)
 
 
 async def test_status_is_what_get_system_status_shows_but_the_call_it_counts(
@@ -49,7 +49,7 @@ async def test_status_is_what_get_system_status_shows_but_the_call_it_counts(
     assert shown_metrics["successful_calls"] == told_metrics["successful_calls"] + 1
     assert shown_metrics["failed_calls"] == told_metrics["failed_calls"]
     # The view adds the night's work left: here the journal entries waiting for a night.
-    entries = [e for e in lived_in.core.read().all(JournalEntry) if not e.is_synthesis]
+    entries = [e for e in lived_in._core.read().all(JournalEntry) if not e.is_synthesis]
     backlog = shown.pop("night_backlog")
     assert backlog["unconsolidated"] == sum(1 for e in entries if not e.consolidated) > 0
     assert backlog["unscored"] == sum(1 for e in entries if e.importance_method == "heuristic")

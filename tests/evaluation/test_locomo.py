@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from mindspace import Assistant
 from mindspace.config import Settings
 from mindspace.embeddings import HashingEmbedder
 from mindspace.evaluation.locomo import run_locomo
@@ -21,6 +20,7 @@ from mindspace.evaluation.locomo_data import (
 from mindspace.memory.records import Memory, MemoryLinks
 from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 
 KNOWN = {"D1:1", "D1:2", "D8:6", "D9:17", "D11:26"}
 
@@ -280,8 +280,8 @@ async def test_a_cache_dir_reuses_an_ingestion_only_while_its_key_matches(
     [db] = cache.glob("conv-test-*.db")
     store = SqlStore.from_path(db)
     try:
-        assistant = Assistant.open(store, "conv-test", llm=OfflineLLM(announce=False))
-        reader = assistant.core.read()
+        assistant = assistant_on(store, "conv-test", llm=OfflineLLM(announce=False))
+        reader = assistant._core.read()
         ids = [f"mem_{n}" for n in range(1, 6)]
         assert set(reader.get_many(Memory, ids)) == set(reader.get_many(MemoryLinks, ids))
         assert reader.get_many(MemoryLinks, ids)

@@ -71,7 +71,7 @@ class TestAssistantCharacter(AssistantTestMixin, BaseEvenniaTest):
         assert event.content == "lovely weather today, Char2"
         assert event.metadata["present"] == ["Char", "Char2"]
         wait(self.assistant.mindspace.call(lambda a: a.tick()))
-        buffer = self.on_loop(lambda a: a.core.read().doc(ContextBuffer))
+        buffer = self.on_loop(lambda a: a._core.read().doc(ContextBuffer))
         assert [m.text for m in buffer.messages] == ["lovely weather today, Char2"]
         assert self.llm.requests == []  # ambient speech costs no LLM call
 

@@ -27,10 +27,11 @@ from typing import Any
 import psycopg
 import pytest
 
-from mindspace import Assistant, Settings
+from mindspace import Settings
 from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 from mindspace.testing import ChatCompletionsServer
+from mindspace.testing.assistants import assistant_on
 from mindspace.testing.chat_server import Step
 from mindspace.testing.postgres import LocalPostgres
 
@@ -174,9 +175,7 @@ def seed(url: str, settings: Settings, events: dict[str, int]) -> dict[str, list
     try:
         ids: dict[str, list[str]] = {}
         for key, count in events.items():
-            assistant = Assistant.open(
-                store, key, llm=OfflineLLM(announce=False), settings=settings
-            )
+            assistant = assistant_on(store, key, llm=OfflineLLM(announce=False), settings=settings)
             ids[key] = [
                 assistant.enqueue_event(f"[{key}] message {n}", source_entity="Bob").id
                 for n in range(count)
@@ -190,7 +189,7 @@ def add_goal(url: str, settings: Settings, key: str) -> None:
     """Give ``key`` an active goal (so it is not idle)."""
     store = SqlStore(url)
     try:
-        assistant = Assistant.open(store, key, llm=OfflineLLM(announce=False), settings=settings)
+        assistant = assistant_on(store, key, llm=OfflineLLM(announce=False), settings=settings)
         asyncio.run(assistant.call_tool("add_goal", {"description": "Keep the fire going"}))
     finally:
         store.close()

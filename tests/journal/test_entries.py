@@ -93,7 +93,7 @@ async def test_ids_count_up_and_survive_a_restart(
     again = make_assistant()
     result = await again.call_tool("add_journal_entry", {"content": "Ice on the river"})
     assert result["entry_id"] == 3
-    book = JournalBook(again.core.read(), again.clock, again.settings)
+    book = JournalBook(again._core.read(), again.clock, again.settings)
     assert [e.id for e in book.entries()] == [1, 2, 3]
     assert book.meta().entry_count == 3
     view = book.view()
@@ -143,7 +143,7 @@ async def test_the_quoted_value_and_next_step_for_a_bad_source_type(assistant: A
 
 
 def test_the_book_refuses_bad_values_from_python_callers(assistant: Assistant) -> None:
-    book = JournalBook(assistant.core.read(), assistant.clock, assistant.settings)
+    book = JournalBook(assistant._core.read(), assistant.clock, assistant.settings)
     with pytest.raises(InvalidArgumentsError, match="'rumour'"):
         book.add("Alice arrived", source_type="rumour")
     with pytest.raises(InvalidArgumentsError, match=r"got 1\.5"):
@@ -161,7 +161,7 @@ async def _add_many(assistant: Assistant, clock: ManualClock, count: int) -> Non
 async def test_auto_pruning_drops_the_oldest_and_keeps_synthesis_entries(
     assistant: Assistant, clock: ManualClock
 ) -> None:
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         JournalBook(unit, clock, assistant.settings).set_max_entries(5)
     await _add_many(assistant, clock, 2)  # ids 1, 2
     review = await assistant.call_tool("review_journal", {"synthesis": "The town is quiet"})
@@ -175,10 +175,10 @@ async def test_auto_pruning_drops_the_oldest_and_keeps_synthesis_entries(
     result = await assistant.call_tool("add_journal_entry", {"content": "Eighth entry"})
     assert result["pruned_entry_ids"] == [4]  # 3 is a synthesis entry and is kept
     assert result["total_entries"] == 5
-    book = JournalBook(assistant.core.read(), clock, assistant.settings)
+    book = JournalBook(assistant._core.read(), clock, assistant.settings)
     assert [e.id for e in book.entries()] == [3, 5, 6, 7, 8]
     assert book.meta().entry_count == 8
-    window = assistant.core.read().doc(ReflectionState).entries_since_reflection
+    window = assistant._core.read().doc(ReflectionState).entries_since_reflection
     assert window == (3, 5, 6, 7, 8)
 
 
@@ -219,16 +219,16 @@ async def test_consolidation_flags_give_the_spec_id_list(
     assistant: Assistant, clock: ManualClock
 ) -> None:
     await _add_many(assistant, clock, 4)
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         book = JournalBook(unit, clock, assistant.settings)
         book.mark_consolidated([1, 2])
         book.mark_consolidated([2])  # already consolidated: unchanged
-    book = JournalBook(assistant.core.read(), clock, assistant.settings)
+    book = JournalBook(assistant._core.read(), clock, assistant.settings)
     assert book.consolidated_entry_ids() == [1, 2]
     assert book.view()["consolidated_entry_ids"] == [1, 2]
     first = book.get(1)
     assert first.consolidated_at == "2025-12-06T10:04:00Z"
-    assert assistant.core.read().doc(JournalMeta).entry_count == 4
+    assert assistant._core.read().doc(JournalMeta).entry_count == 4
 
 
 def test_overflow_drops_consolidated_entries_before_unconsolidated_ones() -> None:

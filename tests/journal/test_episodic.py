@@ -184,17 +184,17 @@ async def test_the_index_follows_commits_upgrades_prunes_and_other_processes(
     assert [i for i, _ in await ranked()] == [4, 1, 3, 2]
 
     # An importance upgrade is re-indexed in place after its commit.
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         entry = JournalBook(unit, clock, assistant.settings).get(2)
         unit.put(entry.model_copy(update={"importance": 10, "importance_method": "heuristic"}))
     scripted.enqueue("1")
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         await score_pending_entries(unit, scripted, max_per_tick=1)
     assert dict(await ranked())[2] == 0.1
 
     # Pruned entries disappear.
     clock.advance(days=31)
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         pruned = prune_low_importance_entries(unit, clock, assistant.settings)
     assert [e.id for e in pruned] == [1, 2, 3]
     assert [i for i, _ in await ranked()] == [4]
@@ -210,7 +210,7 @@ async def test_uncommitted_entries_are_scored_in_the_overlay(
 ) -> None:
     await assistant.call_tool("add_journal_entry", {"content": "bandits on the road"})
     await assistant.call_tool("search_episodic_memory", {"query": "bandits"})  # builds the index
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         book = JournalBook(unit, clock, assistant.settings)
         book.add("bandits caught at the bridge", importance=10)
         first = book.get(1)
@@ -218,5 +218,5 @@ async def test_uncommitted_entries_are_scored_in_the_overlay(
         hits = search_episodic_memory(unit, "bandits", clock.now())
         assert [(h.entry.id, h.importance) for h in hits] == [(2, 1.0), (1, 0.1)]
         unit.clear()  # nothing is committed
-    hits = search_episodic_memory(assistant.core.read(), "bandits", clock.now())
+    hits = search_episodic_memory(assistant._core.read(), "bandits", clock.now())
     assert [(h.entry.id, h.importance) for h in hits] == [(1, 0.6)]

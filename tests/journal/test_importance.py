@@ -148,7 +148,7 @@ async def test_pending_entries_are_upgraded_three_per_tick_one_call_each(
     for reply in ("3", "The score is 9", "9", "20", "twenty"):
         scripted.enqueue(reply)
 
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         # batch_size=1: the single-entry path, which a malformed batch falls back to.
         outcome = await score_pending_entries(unit, scripted, batch_size=1)
 
@@ -187,7 +187,7 @@ async def test_pending_entries_are_upgraded_three_per_tick_one_call_each(
     assert "'20' then 'twenty'" in str(notes[2])
     entries = {
         e.id: e
-        for e in JournalBook(assistant.core.read(), assistant.clock, assistant.settings).entries()
+        for e in JournalBook(assistant._core.read(), assistant.clock, assistant.settings).entries()
     }
     assert [(entries[i].importance, entries[i].importance_method) for i in range(1, 6)] == [
         (3, "llm"),
@@ -206,7 +206,7 @@ async def test_an_unusable_reply_keeps_the_heuristic_and_goes_to_the_back(
     await _journal(assistant, "One", "Two")
     scripted.enqueue("no idea")
     scripted.enqueue("still no idea")
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         first = await score_pending_entries(unit, scripted, max_per_tick=1)
     assert first.scored[0]["importance_method"] == "heuristic"
     assert first.scored[0]["structured"] == "fallback"
@@ -215,7 +215,7 @@ async def test_an_unusable_reply_keeps_the_heuristic_and_goes_to_the_back(
     assert first.remaining == 2
 
     scripted.enqueue("5")
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         second = await score_pending_entries(unit, scripted, max_per_tick=1)
     assert second.scored[0]["id"] == 2  # entry 1 failed once, so entry 2 goes first
 
@@ -227,19 +227,19 @@ async def test_a_failing_llm_stops_the_batch_and_changes_nothing_more(
     await _journal(assistant, "One", "Two")
     scripted.enqueue("4")
     scripted.enqueue_error(LLMConnectionError("connection refused"))
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         outcome = await score_pending_entries(unit, scripted, batch_size=1)
     assert [s["id"] for s in outcome.scored] == [1]
     assert outcome.error is not None
     assert "entry 2" in outcome.error
     assert outcome.remaining == 1
-    second = JournalBook(assistant.core.read(), assistant.clock, assistant.settings).get(2)
+    second = JournalBook(assistant._core.read(), assistant.clock, assistant.settings).get(2)
     assert (second.importance_method, second.scoring_attempts) == ("heuristic", 0)
 
 
 async def test_the_offline_model_rates_with_the_heuristic(assistant: Assistant) -> None:
     await _journal(assistant, "Player Alice revealed the secret of the quest")
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         outcome = await score_pending_entries(unit, assistant.llm)
     # offline: 5 base, no source modifier, player/revealed/secret/quest capped at +4 -> 9
     assert outcome.scored == [

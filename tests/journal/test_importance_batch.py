@@ -38,7 +38,7 @@ def _length_scores(messages: Sequence[Message]) -> list[int]:
 
 
 def _entries(assistant: Assistant) -> dict[int, tuple[int, str]]:
-    book = JournalBook(assistant.core.read(), assistant.clock, assistant.settings)
+    book = JournalBook(assistant._core.read(), assistant.clock, assistant.settings)
     return {e.id: (e.importance, e.importance_method) for e in book.entries()}
 
 
@@ -54,7 +54,7 @@ async def test_25_entries_in_batches_of_10_take_3_calls(
     contents = [f"Event text {'x' * (n % 7)}" for n in range(25)]
     await _journal(assistant, *contents)
 
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         outcome = await score_pending_entries(unit, llm, max_per_tick=25, batch_size=10)
 
     assert len(llm.history) == 3  # 10 + 10 + 5
@@ -79,7 +79,7 @@ async def test_a_malformed_batch_falls_back_to_one_call_per_entry(
     assistant = make_assistant(llm=llm)
     await _journal(assistant, "One", "Two", "Three")
 
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         outcome = await score_pending_entries(unit, llm, max_per_tick=3, batch_size=10)
 
     # The batch question and its one repair, then one question per entry.
@@ -112,7 +112,7 @@ async def test_a_wrong_length_list_is_repaired_or_falls_back(
     scripted.enqueue("8")
     scripted.enqueue("9")
 
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         outcome = await score_pending_entries(unit, scripted, max_per_tick=5, batch_size=3)
 
     assert scripted.pending == 0
@@ -156,7 +156,7 @@ async def test_a_failing_llm_during_a_batch_stops_and_changes_nothing(
     await _journal(assistant, "One", "Two", "Three")
     scripted.enqueue("[4, 5]")
     scripted.enqueue_error(LLMConnectionError("connection refused"))
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         outcome = await score_pending_entries(unit, scripted, max_per_tick=3, batch_size=2)
     assert outcome.scored[0]["batch"] is True
     assert [s["id"] for s in outcome.scored] == [1, 2]
@@ -172,7 +172,7 @@ async def test_a_failing_llm_on_a_batch_names_its_entries(
     assistant = make_assistant(llm=scripted)
     await _journal(assistant, "One", "Two", "Three")
     scripted.enqueue_error(LLMConnectionError("connection refused"))
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         outcome = await score_pending_entries(unit, scripted, max_per_tick=3)
     assert outcome.scored == []
     assert outcome.error is not None
@@ -203,7 +203,7 @@ async def test_the_offline_model_answers_the_batch_prompt(
 
     assistant = make_assistant()
     await _journal(assistant, *(f"{c} ({n})" for n in range(4) for c in contents))
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         outcome = await score_pending_entries(unit, assistant.llm, max_per_tick=12)
     assert outcome.llm_calls == 2  # 10 + 2 entries
     assert outcome.llm_scored == 12

@@ -20,11 +20,12 @@ from mindspace.journal.records import JournalEntry
 from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 from mindspace.testing import ChatCompletionsServer
+from mindspace.testing.assistants import assistant_on
 
 
 def _open(db: Path, tmp_path: Path) -> tuple[SqlStore, Assistant]:
     store = SqlStore.from_path(db)
-    assistant = Assistant.open(
+    assistant = assistant_on(
         store,
         "default",
         llm=OfflineLLM(announce=False),
@@ -117,7 +118,7 @@ def test_a_night_repairs_one_loose_score_and_keeps_the_heuristic_for_another(
 
     store, assistant = _open(db, tmp_path)
     try:
-        entries = {e.id: e for e in assistant.core.read().all(JournalEntry)}
+        entries = {e.id: e for e in assistant._core.read().all(JournalEntry)}
     finally:
         store.close()
     assert (entries[1].importance, entries[1].importance_method) == (8, "llm")

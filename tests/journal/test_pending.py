@@ -97,17 +97,17 @@ def test_the_index_matches_filtering_every_entry(
     rng = random.Random(seed)
     assistant = make_assistant(f"pending{seed}")
     other = make_assistant(f"pending{seed}")  # another process on the same store
-    cache = assistant.core.state
+    cache = assistant._core.state
     next_id = 1
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         for _ in range(40):
             next_id = mutate(rng, unit, next_id, clock)
-    assert_same_as_reference(assistant.core.read())  # builds the index
+    assert_same_as_reference(assistant._core.read())  # builds the index
     for _ in range(30):
         step = rng.random()
         if step < 0.6:
             # A unit of work with uncommitted writes (and a nested one), then committed.
-            with assistant.core.transaction() as unit:
+            with assistant._core.transaction() as unit:
                 for _ in range(rng.randint(1, 6)):
                     next_id = mutate(rng, unit, next_id, clock)
                 assert_same_as_reference(unit, rng.randint(0, 12))
@@ -118,7 +118,7 @@ def test_the_index_matches_filtering_every_entry(
         elif step < 0.8:
             # Another process writes: this one's cache catches up through the change
             # feed and the index applies those writes in place (no rebuild).
-            with other.core.transaction() as unit:
+            with other._core.transaction() as unit:
                 for _ in range(rng.randint(1, 4)):
                     next_id = mutate(rng, unit, next_id, clock)
         else:
@@ -127,7 +127,7 @@ def test_the_index_matches_filtering_every_entry(
             for _ in range(3):
                 next_id = mutate(rng, unit, next_id, clock)
             assert_same_as_reference(unit)
-        assert_same_as_reference(assistant.core.read(), rng.randint(1, 50))
+        assert_same_as_reference(assistant._core.read(), rng.randint(1, 50))
     assert pending_index(cache).rebuilds == 1
 
 
@@ -135,21 +135,21 @@ def test_a_commit_updates_the_index_without_rebuilding_it(
     make_assistant: Callable[..., Assistant], clock: ManualClock
 ) -> None:
     assistant = make_assistant()
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         unit.put_all(
             JournalEntry(id=n, timestamp=format_time(clock.now()), content=f"e{n}", importance=5)
             for n in range(1, 21)
         )
-    read = assistant.core.read()
+    read = assistant._core.read()
     assert [e.id for e in pending_entries(read, "scoring", 3).entries] == [1, 2, 3]
-    index = pending_index(assistant.core.state)
+    index = pending_index(assistant._core.state)
     built = index.rebuilds
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         first = unit.get(JournalEntry, "1")
         assert first is not None
         unit.put(first.model_copy(update={"scoring_attempts": 1}))
         unit.delete(JournalEntry, "2")
-    view = pending_entries(assistant.core.read(), "scoring", 3)
+    view = pending_entries(assistant._core.read(), "scoring", 3)
     assert [e.id for e in view.entries] == [3, 4, 5]
     assert view.total == 19
     assert index.rebuilds == built

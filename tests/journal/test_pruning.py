@@ -14,12 +14,12 @@ async def _add(assistant: Assistant, content: str, importance: int) -> int:
 
 
 def _prune(assistant: Assistant, clock: ManualClock) -> list[int]:
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         return [e.id for e in prune_low_importance_entries(unit, clock, assistant.settings)]
 
 
 def _ids(assistant: Assistant, clock: ManualClock) -> list[int]:
-    return [e.id for e in JournalBook(assistant.core.read(), clock, assistant.settings).entries()]
+    return [e.id for e in JournalBook(assistant._core.read(), clock, assistant.settings).entries()]
 
 
 async def test_the_30_day_boundary_29_days_kept_31_pruned(
@@ -50,4 +50,4 @@ async def test_at_most_10_per_call_oldest_first(assistant: Assistant, clock: Man
     assert _prune(assistant, clock) == list(range(1, 11))
     assert _prune(assistant, clock) == [11, 12]
     assert _prune(assistant, clock) == []
-    assert assistant.core.read().doc(ReflectionState).entries_since_reflection == ()
+    assert assistant._core.read().doc(ReflectionState).entries_since_reflection == ()

@@ -46,24 +46,24 @@ async def test_reflection_triggers_at_cumulative_importance_150(assistant: Assis
         "threshold": 150,
         "reflection_due": False,
     }
-    assert check_reflection_trigger(assistant.core.read()) is False
+    assert check_reflection_trigger(assistant._core.read()) is False
     result = await _add(assistant, "The last straw", 1)
     assert result["reflection"]["reflection_due"] is True
-    assert check_reflection_trigger(assistant.core.read()) is True
-    state = assistant.core.read().doc(ReflectionState)
+    assert check_reflection_trigger(assistant._core.read()) is True
+    state = assistant._core.read().doc(ReflectionState)
     assert state.entries_since_reflection == tuple(range(1, 17))
 
 
 async def test_reset_keeps_the_threshold_and_counts_reflections(
     assistant: Assistant, clock: ManualClock
 ) -> None:
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         set_reflection_threshold(unit, 20)
     await _add(assistant, "Alice crowned queen", 10)
     await _add(assistant, "Bob exiled", 10)
-    assert check_reflection_trigger(assistant.core.read())
+    assert check_reflection_trigger(assistant._core.read())
     clock.advance(hours=1)
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         first = reset_reflection_state(unit, clock)
     assert first.to_spec() == {
         "cumulative_importance": 0.0,
@@ -72,10 +72,10 @@ async def test_reset_keeps_the_threshold_and_counts_reflections(
         "reflection_count": 1,
         "entries_since_reflection": [],
     }
-    assert assistant.core.read().doc(JournalMeta).last_reflection == "2025-12-06T11:00:00Z"
-    assert not check_reflection_trigger(assistant.core.read())
+    assert assistant._core.read().doc(JournalMeta).last_reflection == "2025-12-06T11:00:00Z"
+    assert not check_reflection_trigger(assistant._core.read())
     await _add(assistant, "Carol returns", 10)
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         second = reset_reflection_state(unit, clock)
     assert (second.reflection_count, second.threshold) == (2, 20)
 
@@ -117,9 +117,9 @@ async def test_a_self_referential_insight_is_rejected_and_a_world_insight_kept(
             ]
         )
     )
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         outcome = await run_reflection(
-            unit, assistant.clock, assistant.settings, scripted, assistant.core.guard
+            unit, assistant.clock, assistant.settings, scripted, assistant._core.guard
         )
 
     report = outcome.to_dict()
@@ -144,12 +144,12 @@ async def test_a_self_referential_insight_is_rejected_and_a_world_insight_kept(
             "evidence_ids": ["journal_1", "journal_2"],  # journal_99 was never given
         }
     ]
-    stored = JournalBook(assistant.core.read(), assistant.clock, assistant.settings).get(4)
+    stored = JournalBook(assistant._core.read(), assistant.clock, assistant.settings).get(4)
     assert stored.importance == 8
     assert stored.importance_method == "manual"
     assert stored.tags == ("synthesis", "meta_learning")
     assert stored.is_synthesis
-    state = assistant.core.read().doc(ReflectionState)
+    state = assistant._core.read().doc(ReflectionState)
     assert (state.reflection_count, state.cumulative_importance) == (1, 0.0)
     assert state.entries_since_reflection == ()
 
@@ -179,9 +179,9 @@ async def test_evidence_comes_from_the_source_up_to_10_per_question(
     library = Library()
     scripted.enqueue(_questions())
     scripted.enqueue(json.dumps([{"insight": "Newcomers settle in fast", "evidence": ["mem_3"]}]))
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         outcome = await run_reflection(
-            unit, assistant.clock, assistant.settings, scripted, assistant.core.guard, library
+            unit, assistant.clock, assistant.settings, scripted, assistant._core.guard, library
         )
     assert [limit for _, limit in library.asked] == [10, 10, 10]
     assert all(len(items) == 10 for items in outcome.evidence.values())
@@ -200,16 +200,16 @@ async def test_journal_evidence_is_ranked_by_episodic_scoring(
     await _village(assistant)
     scripted.enqueue(json.dumps(["Who is the miller quarrelling with?"]))
     scripted.enqueue("[]")
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         outcome = await run_reflection(
-            unit, assistant.clock, assistant.settings, scripted, assistant.core.guard
+            unit, assistant.clock, assistant.settings, scripted, assistant._core.guard
         )
     evidence = outcome.evidence["Who is the miller quarrelling with?"]
     assert evidence[0].id == "journal_3"  # "miller" is the only content word that overlaps
     assert len(evidence) == 3
     assert outcome.stored == []
     assert outcome.success  # a reflection with no accepted insight still resets
-    assert assistant.core.read().doc(ReflectionState).reflection_count == 1
+    assert assistant._core.read().doc(ReflectionState).reflection_count == 1
 
 
 async def test_a_failing_llm_changes_nothing(
@@ -220,18 +220,18 @@ async def test_a_failing_llm_changes_nothing(
     before = stored()
     scripted.enqueue(_questions())
     scripted.enqueue_error(LLMProviderError("HTTP 503"))
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         outcome = await run_reflection(
-            unit, assistant.clock, assistant.settings, scripted, assistant.core.guard
+            unit, assistant.clock, assistant.settings, scripted, assistant._core.guard
         )
     assert outcome.success is False
     assert outcome.error is not None
     assert "HTTP 503" in outcome.error
     scripted.enqueue("I am not sure what to ask.")
     scripted.enqueue("Still not sure.")
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         outcome = await run_reflection(
-            unit, assistant.clock, assistant.settings, scripted, assistant.core.guard
+            unit, assistant.clock, assistant.settings, scripted, assistant._core.guard
         )
     assert outcome.success is False
     assert outcome.error is None  # the model answered; its answers were unusable
@@ -255,9 +255,9 @@ async def test_bulleted_replies_are_refused_and_repaired_once(
         'Sure:\n```json\n[{"insight": "Players welcome newcomers warmly", '
         '"evidence": ["journal_1", "journal_2"]}]\n```'
     )
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         outcome = await run_reflection(
-            unit, assistant.clock, assistant.settings, scripted, assistant.core.guard
+            unit, assistant.clock, assistant.settings, scripted, assistant._core.guard
         )
     assert outcome.success is True
     assert outcome.questions == ["How do players treat newcomers?", "Why did the quarrel end?"]
@@ -280,9 +280,9 @@ async def test_unusable_insights_skip_the_reflection_and_store_nothing(
     scripted.enqueue(_questions())
     scripted.enqueue("Players are patient with newcomers (journal_1).")
     scripted.enqueue('[{"insight": "Players are patient", "evidence": "journal_1"}]')
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         outcome = await run_reflection(
-            unit, assistant.clock, assistant.settings, scripted, assistant.core.guard
+            unit, assistant.clock, assistant.settings, scripted, assistant._core.guard
         )
     assert outcome.success is False
     assert outcome.stored == []
@@ -291,7 +291,7 @@ async def test_unusable_insights_skip_the_reflection_and_store_nothing(
     assert "evidence" in outcome.skipped  # says which field was wrong
     assert outcome.to_dict()["structured"] == {"questions": "parsed", "insights": "fallback"}
     assert stored() == before  # the reflection window stays for the next try
-    assert assistant.core.read().doc(ReflectionState).reflection_count == 0
+    assert assistant._core.read().doc(ReflectionState).reflection_count == 0
 
     # The night report shows a skip with its reason, not a reflection done.
     console = Console(width=300, record=True)
@@ -322,10 +322,10 @@ async def test_reflection_end_to_end_with_the_offline_model(
                 {"content": f"{text} (day {round_ + 1})", "source_type": "direct"},
             )
             clock.advance(minutes=30)
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         assert check_reflection_trigger(unit)
         outcome = await reflect_if_due(
-            unit, clock, assistant.settings, assistant.llm, assistant.core.guard
+            unit, clock, assistant.settings, assistant.llm, assistant._core.guard
         )
         assert outcome is not None
     report = outcome.to_dict()
@@ -342,13 +342,13 @@ async def test_reflection_end_to_end_with_the_offline_model(
     assert report["reflection_state"]["reflection_count"] == 1
 
     reopened = make_assistant()  # the insights were committed
-    book = JournalBook(reopened.core.read(), clock, reopened.settings)
+    book = JournalBook(reopened._core.read(), clock, reopened.settings)
     synthesis = [e for e in book.entries() if e.is_synthesis]
     assert [e.id for e in synthesis] == [i["entry_id"] for i in report["insights"]]
     assert all(e.importance == 8 for e in synthesis)
     assert all(e.tags == ("synthesis", "meta_learning") for e in synthesis)
-    with reopened.core.transaction() as unit:
+    with reopened._core.transaction() as unit:
         assert (
-            await reflect_if_due(unit, clock, reopened.settings, reopened.llm, reopened.core.guard)
+            await reflect_if_due(unit, clock, reopened.settings, reopened.llm, reopened._core.guard)
             is None
         )

@@ -124,11 +124,11 @@ async def test_a_search_in_the_same_unit_sees_uncommitted_entries(
 ) -> None:
     await _seed(assistant, clock)
     await assistant.call_tool("search_journal", {"query": "sword"})  # cached
-    with assistant.core.transaction() as unit:
-        await assistant.executor.run(
+    with assistant._core.transaction() as unit:
+        await assistant._executor.run(
             unit, "add_journal_entry", {"content": "Another sword appeared"}
         )
-        outcome = await assistant.executor.run(unit, "search_journal", {"query": "sword"})
+        outcome = await assistant._executor.run(unit, "search_journal", {"query": "sword"})
         assert outcome.cached is False
         assert [r["id"] for r in outcome.result["results"]] == [5, 3, 1]
 
@@ -147,7 +147,7 @@ async def test_review_journal_saves_a_synthesis_entry(
     assert result["average_importance"] == 6.0
     assert result["synthesis_saved"] is True
     assert result["synthesis_entry_id"] == 5
-    entry = JournalBook(assistant.core.read(), clock, assistant.settings).get(5)
+    entry = JournalBook(assistant._core.read(), clock, assistant.settings).get(5)
     assert entry.content == "[SYNTHESIS] Trade at the forge is brisk"
     assert entry.tags == ("synthesis", "meta_learning", "alice", "bob")
     assert entry.importance == 8

@@ -96,7 +96,7 @@ async def test_unrelated_queries_find_nothing_and_totals_pass_the_limit(
     assert mead["count"] == 5
     assert mead["total_matches"] == 12  # every mead note matches, beyond the limit
     assert all(r["content"] in MEAD for r in mead["results"])
-    assert all(s >= assistant.core.settings.journal_min_similarity for s in mead["scores"])
+    assert all(s >= assistant._core.settings.journal_min_similarity for s in mead["scores"])
 
 
 async def test_vectors_of_deleted_entries_are_dropped(
@@ -105,7 +105,7 @@ async def test_vectors_of_deleted_entries_are_dropped(
     embedder = HashingEmbedder(240)
     assistant = make_assistant("orphans", embedder=embedder, llm=ScriptedLLM())
     await _write(assistant, CLOCKS)
-    core = assistant.core
+    core = assistant._core
     assert core.journal_index is not None
     unit = core.state.begin()
     assert await embed_pending_entries(unit, core.journal_index, embedder, batch=10) == {

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from mindspace.llm import Message
 from mindspace.offline import OfflineLLM
-from mindspace.testing.tavern import TAVERN_SKILLS
+from mindspace.offline.tavern import TAVERN_SKILLS
 
 _SMALL_TALK = "Summarize the following conversation with Alice as a few short notes.\n\nyou: Hi"
 

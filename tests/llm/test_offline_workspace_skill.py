@@ -39,7 +39,7 @@ async def test_projects_swaps_progress_and_the_project_log(
     assert reply == "Very well, Bob: the design_quests project is loaded now."
     assert a.views.projects().active_key() == "design_quests"
 
-    entries = a.core.read().all(JournalEntry)
+    entries = a._core.read().all(JournalEntry)
     assert len(entries) == 4  # every exchange that changed the workspace, while a project is on
     assert entries[-1].related_projects == ("design_quests",)
     assert entries[-1].source_entity == "Bob"
@@ -51,7 +51,7 @@ async def test_facts_and_thanks_become_observations(
     a = make_assistant()
     assert await _say(a, clock, "I prefer dark ale.", "Alice") == "I'll remember that, Alice."
     assert await _say(a, clock, "Thank you, that was kind!", "Alice") == "You're welcome, Alice."
-    alice = a.core.read().get(EntityProfile, "Alice")
+    alice = a._core.read().get(EntityProfile, "Alice")
     assert alice is not None
     assert [(o.text, o.verbatim) for o in alice.observations] == [
         ('Alice said: "I prefer dark ale."', True),
@@ -61,7 +61,7 @@ async def test_facts_and_thanks_become_observations(
     ]
     assert alice.relationship.favorability == 0.3
     assert alice.relationship.state == "acquaintance"
-    assert a.core.read().all(JournalEntry) == []  # no project: no project log
+    assert a._core.read().all(JournalEntry) == []  # no project: no project log
 
 
 async def test_with_nothing_to_answer_it_never_makes_progress_nobody_made(

@@ -13,6 +13,7 @@ from mindspace.journal.records import EntryVector, text_digest
 from mindspace.memory.records import Conversation, MemoryLink, MemoryLinks, WorkingMemory
 from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 
 
 @pytest.fixture
@@ -36,8 +37,8 @@ async def know_alice(assistant: Assistant) -> dict[str, str]:
     plain = await call("store_memory", {"content": "The cellar floods in spring"})
     ids["memory_plain"] = plain["memory_id"]
     vector = np.ones(8, dtype=np.float32).tobytes()
-    with assistant.core.transaction() as unit:
-        now = assistant.core.now()
+    with assistant._core.transaction() as unit:
+        now = assistant._core.now()
         # Links from Alice's memory, and from Bob's and the cellar's to hers.
         alice, bob, cellar = ids["memory_Alice"], ids["memory_Bob"], ids["memory_plain"]
         unit.put(
@@ -68,7 +69,7 @@ async def know_alice(assistant: Assistant) -> dict[str, str]:
 @pytest.fixture
 def on_backend(backend_store: SqlStore, clock: ManualClock, settings: Settings) -> Assistant:
     """The assistant 'barkeep' on each backend, with a hashing embedder."""
-    return Assistant.open(
+    return assistant_on(
         backend_store,
         "barkeep",
         llm=OfflineLLM(announce=False),

@@ -17,6 +17,7 @@ from mindspace import Assistant, ManualClock, Settings
 from mindspace.embeddings import HashingEmbedder
 from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 
 Teach = Callable[[Assistant], Awaitable[dict[str, str]]]
 Cli = Callable[..., subprocess.CompletedProcess[str]]
@@ -27,7 +28,7 @@ async def db(tmp_path: Path, clock: ManualClock, settings: Settings, teach: Teac
     path = tmp_path / "edits.db"
     store = SqlStore.from_path(path)
     try:
-        assistant = Assistant.open(
+        assistant = assistant_on(
             store,
             "barkeep",
             llm=OfflineLLM(announce=False),

@@ -60,7 +60,7 @@ async def test_a_deleted_memory_is_gone_from_pages_and_recall_and_noted_for_the_
     shown = [m["id"] for m in on_backend.views.memory_page()["memories"]]
     assert memory_id not in shown
     assert "The cellar floods in spring" not in await recall(on_backend, "cellar floods spring")
-    assert memory_id in on_backend.core.read().doc(MemoryState).forgotten
+    assert memory_id in on_backend._core.read().doc(MemoryState).forgotten
     (change,) = edits_of(on_backend)
     assert (change.action, change.actor_kind, change.after) == ("delete", "host", None)
     with pytest.raises(RecordNotFoundError, match="mem_"):
@@ -81,7 +81,7 @@ async def test_journal_entries_are_edited_and_deleted_with_their_vector(
     )
     await on_backend.edits.delete_journal_entry(entry_id, ADMIN)
 
-    unit = on_backend.core.read()
+    unit = on_backend._core.read()
     assert unit.get(JournalEntry, str(entry_id)) is None
     assert unit.get(EntryVector, str(entry_id)) is None
     assert [e.action for e in edits_of(on_backend)] == ["delete", "update"]
@@ -123,7 +123,7 @@ async def test_entity_attributes_and_observations_are_edited(
 async def test_forget_dry_run_lists_everything_and_writes_nothing(
     on_backend: Assistant, alice: dict[str, str]
 ) -> None:
-    revision = on_backend.core.store.revision(on_backend.info.id)
+    revision = on_backend._core.store.revision(on_backend.info.id)
     report = await on_backend.edits.forget("Alice", ADMIN, dry_run=True)
 
     shown = report.to_dict()
@@ -143,7 +143,7 @@ async def test_forget_dry_run_lists_everything_and_writes_nothing(
     }
     # The tool calls' history records of her memory, entry and profile lose their words.
     assert shown["redacted"] == {"history": 3}
-    assert on_backend.core.store.revision(on_backend.info.id) == revision
+    assert on_backend._core.store.revision(on_backend.info.id) == revision
     assert edits_of(on_backend) == []
     assert on_backend.views.entity("Alice") is not None
 
@@ -151,11 +151,11 @@ async def test_forget_dry_run_lists_everything_and_writes_nothing(
 async def test_forget_removes_the_entity_from_every_tier_in_one_commit(
     on_backend: Assistant, alice: dict[str, str]
 ) -> None:
-    revision = on_backend.core.store.revision(on_backend.info.id)
+    revision = on_backend._core.store.revision(on_backend.info.id)
     await on_backend.edits.forget("Alice", ADMIN)
 
-    assert on_backend.core.store.revision(on_backend.info.id) == revision + 1
-    unit = on_backend.core.read()
+    assert on_backend._core.store.revision(on_backend.info.id) == revision + 1
+    unit = on_backend._core.read()
     assert unit.get(EntityProfile, "Alice") is None
     assert "Alice" not in unit.doc(WorkingMemory).conversations
     assert unit.get(Memory, alice["memory_Alice"]) is None
@@ -187,9 +187,9 @@ async def test_tool_writes_are_recorded_with_who_called_and_what_changed(
 ) -> None:
     observe = {"entity_id": "Carol", "observation": "Carol paid in silver"}
     await on_backend.call_tool("update_entity_observation", observe)
-    with on_backend.core.transaction() as unit:
+    with on_backend._core.transaction() as unit:
         again = json.dumps({"entity_id": "Carol", "observation": "Carol left early"})
-        ok, _ = await on_backend.executor.for_loop(
+        ok, _ = await on_backend._executor.for_loop(
             "update_entity_observation", again, unit, LoopSnapshot()
         )
     assert ok

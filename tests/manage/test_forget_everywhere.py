@@ -31,6 +31,7 @@ from mindspace.hosts.http import AssistantHub, ServerSettings, create_app
 from mindspace.hosts.mcp import build_server
 from mindspace.hosts.mcp.server import RESOURCES, resource_uri
 from mindspace.offline import OfflineLLM
+from mindspace.runtime import Runtime
 from mindspace.storage import SqlStore
 from mindspace.storage.sql import sqlite_file
 from mindspace.transfer import export_assistant
@@ -49,11 +50,14 @@ async def served(
 ) -> AsyncIterator[tuple[httpx.AsyncClient, AssistantHub, SqlStore]]:
     store = SqlStore(backend_url)
     hub = AssistantHub(
-        store,
-        Settings(data_dir=tmp_path),
-        llm=OfflineLLM(announce=False),
-        clock=ManualClock(),
-        embedder=HashingEmbedder(256),
+        Runtime(
+            Settings(data_dir=tmp_path),
+            store,
+            llm=OfflineLLM(announce=False),
+            clock=ManualClock(),
+            embedder=HashingEmbedder(256),
+            owns_store=False,
+        )
     )
     server = ServerSettings(
         api_token=None,

@@ -16,6 +16,7 @@ from mindspace import Assistant, ManualClock, Settings
 from mindspace.embeddings import HashingEmbedder
 from mindspace.hosts.http import AssistantHub, ServerSettings, create_app
 from mindspace.offline import OfflineLLM
+from mindspace.runtime import Runtime
 from mindspace.storage import SqlStore
 
 BASE = "/v1/assistants/barkeep"
@@ -27,11 +28,14 @@ Teach = Callable[[Assistant], Awaitable[dict[str, str]]]
 def hub(backend_store: SqlStore, clock: ManualClock, settings: Settings) -> AssistantHub:
     backend_store.open_assistant("barkeep", create=True)
     return AssistantHub(
-        backend_store,
-        settings,
-        llm=OfflineLLM(announce=False),
-        clock=clock,
-        embedder=HashingEmbedder(64),
+        Runtime(
+            settings,
+            backend_store,
+            llm=OfflineLLM(announce=False),
+            clock=clock,
+            embedder=HashingEmbedder(64),
+            owns_store=False,
+        )
     )
 
 

@@ -23,6 +23,7 @@ from mindspace.engine.history import Actor
 from mindspace.errors import InvalidInputError, RecordNotFoundError
 from mindspace.hosts.http import AssistantHub, ServerSettings, create_app
 from mindspace.offline import OfflineLLM
+from mindspace.runtime import Runtime
 from mindspace.storage import SqlStore
 
 ADMIN = Actor("user", "admin")
@@ -92,11 +93,14 @@ async def api(
 ) -> AsyncIterator[httpx.AsyncClient]:
     backend_store.open_assistant("barkeep", create=True)
     hub = AssistantHub(
-        backend_store,
-        settings,
-        llm=OfflineLLM(announce=False),
-        clock=clock,
-        embedder=HashingEmbedder(64),
+        Runtime(
+            settings,
+            backend_store,
+            llm=OfflineLLM(announce=False),
+            clock=clock,
+            embedder=HashingEmbedder(64),
+            owns_store=False,
+        )
     )
     server = ServerSettings(
         api_token=None, api_tokens=None, api_max_body_bytes=1_048_576, api_tick_history=20

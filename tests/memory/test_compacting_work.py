@@ -104,7 +104,7 @@ async def test_each_tick_takes_the_entries_a_full_scan_would(
     assistant = make_assistant(
         "archivist", llm=scorer(), settings=settings, embedder=HashingEmbedder(64)
     )
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         book = JournalBook(unit, clock, settings)
         book.set_max_entries(500)
         for n in range(1, 41):
@@ -114,19 +114,19 @@ async def test_each_tick_takes_the_entries_a_full_scan_would(
             else:
                 book.add(f"{'garbled ' if n % 5 == 0 else ''}Alice said thing {n}")
     await assistant.sleep("night")
-    cache = assistant.core.state
+    cache = assistant._core.state
     index = pending_index(cache)
     ticks = 0
     while True:
         ticks += 1
         assert ticks < 100, "compacting never finished"
         if ticks == 2:  # another unit deletes pending entries between ticks
-            with assistant.core.transaction() as unit:
+            with assistant._core.transaction() as unit:
                 head = consolidation_queue(by_id(unit.all(JournalEntry)), ready=False)
                 for entry_id in (*head[:1], *scoring_queue(by_id(unit.all(JournalEntry)))[:2]):
                     unit.delete(JournalEntry, str(entry_id))
         if ticks == 3:  # ... sets an importance by hand, and consolidates one itself
-            with assistant.core.transaction() as unit:
+            with assistant._core.transaction() as unit:
                 queue = scoring_queue(by_id(unit.all(JournalEntry)))
                 entry = unit.get(JournalEntry, str(queue[-1]))
                 assert entry is not None
@@ -136,16 +136,16 @@ async def test_each_tick_takes_the_entries_a_full_scan_would(
             other = make_assistant(
                 "archivist", llm=scorer(), settings=settings, embedder=HashingEmbedder(64)
             )
-            with other.core.transaction() as unit:
+            with other._core.transaction() as unit:
                 JournalBook(unit, clock, settings).add("Bob arrived late")
                 JournalBook(unit, clock, settings).add("garbled Bob left early")
             rebuilds = index.rebuilds
-        before = by_id(assistant.core.read().all(JournalEntry))
+        before = by_id(assistant._core.read().all(JournalEntry))
         result = await assistant.tick()
         clock.advance(minutes=1)
         assert result.sleep is not None
         assert result.sleep.phase == "compacting"
-        read = assistant.core.read()
+        read = assistant._core.read()
         memories = {m.id: m for m in stored_records(assistant, Memory)}
         check_tick(
             before, by_id(read.all(JournalEntry)), result.sleep.operations, memories, settings
@@ -154,7 +154,7 @@ async def test_each_tick_takes_the_entries_a_full_scan_would(
             assert index.rebuilds == rebuilds  # applied in place, not rebuilt
         if result.sleep.phase_after != "compacting":
             break
-    entries = assistant.core.read().all(JournalEntry)
+    entries = assistant._core.read().all(JournalEntry)
     assert all(e.consolidated for e in entries if not e.is_synthesis)
     moved = [m.entry_id for m in stored_records(assistant, Memory) if m.source == "journal"]
     assert sorted(moved) == sorted(set(moved))  # each entry moved once
@@ -196,7 +196,7 @@ async def touches_per_tick(
     make_assistant: Callable[..., Assistant], clock: ManualClock, settings: Settings, size: int
 ) -> list[int]:
     assistant = make_assistant(f"size{size}", llm=scorer(), settings=settings)
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         start = clock.now()
         unit.put_all(
             JournalEntry(
@@ -210,7 +210,7 @@ async def touches_per_tick(
         unit.put_doc(JournalMeta(entry_count=size, max_entries=size + 1))
     await assistant.sleep("night")
     await assistant.tick()  # the first tick builds the pending index from the cache: O(E) once
-    cache = assistant.core.state
+    cache = assistant._core.state
     # Instrument the cache's committed entries (the only place a tick could read them).
     cache._kinds[JournalEntry.kind] = CountingDict(cache.records(JournalEntry))
     touched = []

@@ -25,6 +25,7 @@ from mindspace.memory.prompts import ASSISTANT_FACT_EXTRACTION_PROMPT
 from mindspace.memory.records import Memory
 from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 from mindspace.testing.inspect import stored_records
 
 EXTRACT = "Extract facts from this conversation with "
@@ -201,7 +202,7 @@ async def test_each_message_is_mined_once_across_nights_and_restarts(
 
     # A new process: the watermark is in the database, not in memory.
     model.add(_facts(("Alice keeps 5 hens", "Alice", 4)))
-    again = Assistant.open(
+    again = assistant_on(
         store, "barkeep", llm=FunctionLLM(model), clock=clock, embedder=HashingEmbedder(256)
     )
     await _chat(again, "Alice", "I keep 5 hens too.")
@@ -215,7 +216,7 @@ async def test_each_message_is_mined_once_across_nights_and_restarts(
     await _night(again)  # nothing new was said: no request at all
     assert len(model.prompts) == 3
     # Both facts were said in so many words: sources of the quotes, no new memory.
-    assert again.core.read().doc(MiningState).facts_stored == 0
+    assert again._core.read().doc(MiningState).facts_stored == 0
 
 
 async def test_batches_and_requests_per_tick_are_bounded(
@@ -233,7 +234,7 @@ async def test_batches_and_requests_per_tick_are_bounded(
     first = await assistant.tick()
     assert first.sleep is not None
     assert first.sleep.operations["mine_conversations"]["remaining"] == 3
-    assert assistant.core.read().doc(OperatingMode).sleep_phase == "compacting"  # not done yet
+    assert assistant._core.read().doc(OperatingMode).sleep_phase == "compacting"  # not done yet
     mined = [first.sleep.operations["mine_conversations"], *await _night(assistant)]
 
     assert [m["requests"] for m in mined if m["requests"]] == [1, 1, 1]
@@ -308,7 +309,7 @@ async def test_an_unreachable_model_leaves_the_messages_for_the_next_night(
     assert "LLMConnectionError" in mined[0]["error"]
     assert mined[0]["completed"] is True  # the night is not held up by a failing endpoint
     assert _mined(assistant) == []
-    assert assistant.core.read().doc(MiningState).mined_through == {}
+    assert assistant._core.read().doc(MiningState).mined_through == {}
 
     await assistant.wake("morning")
     model.add(_facts(("Alice is allergic to oak", "Alice", 7)))
@@ -409,7 +410,7 @@ WORKER = textwrap.dedent(
         settings = Settings(
             data_dir=sys.argv[2], mining_messages_per_call=1, mining_calls_per_tick=1
         )
-        assistant = Assistant.open(
+        assistant = assistant_on(
             SqlStore.from_path(sys.argv[1]), "miner", settings=settings,
             llm=OfflineLLM(announce=False), embedder=HashingEmbedder(256),
             clock=ManualClock(),  # the test's time: the night ends hours after it began

@@ -65,7 +65,7 @@ def add_messages(unit: Unit, rng: random.Random, numbers: range, clock: ManualCl
 
 async def full_scan(assistant: Assistant, settings: Settings) -> tuple[MiningResult, MiningState]:
     """What mining did before the index: every message, in a child unit thrown away."""
-    core = assistant.core
+    core = assistant._core
     unit = core.read().child()
     said = all_utterances(unit)
     memory = SemanticMemory(unit, core.clock, settings, core.embedder, core.memory_index)
@@ -85,21 +85,21 @@ async def test_each_tick_mines_what_reading_every_message_would(
         )
 
     assistant = open_assistant()
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         add_messages(unit, rng, range(1, 201), clock)
     await assistant.sleep("night")
-    index = unmined_index(assistant.core.state)
+    index = unmined_index(assistant._core.state)
     ticks = 0
     while True:
         ticks += 1
         assert ticks < 80, "mining never finished"
         if ticks == 3:  # more words arrive, and old ones are compacted away
-            with assistant.core.transaction() as unit:
+            with assistant._core.transaction() as unit:
                 add_messages(unit, rng, range(201, 221), clock)
                 for number in range(1, 40, 3):
                     unit.delete(ConversationMessage, f"m{number}")
         if ticks == 5:  # another process writes: this cache reloads
-            with open_assistant().core.transaction() as unit:
+            with open_assistant()._core.transaction() as unit:
                 add_messages(unit, rng, range(221, 231), clock)
         expected, watermarks = await full_scan(assistant, settings)
         result = await assistant.tick()
@@ -108,12 +108,12 @@ async def test_each_tick_mines_what_reading_every_message_would(
         mined = result.sleep.operations["mine_conversations"]
         for name in ("requests", "batches", "messages", "remaining", "completed", "facts_stored"):
             assert mined[name] == expected.to_dict()[name], (ticks, name)
-        assert assistant.core.read().doc(MiningState) == watermarks
+        assert assistant._core.read().doc(MiningState) == watermarks
         if result.sleep.phase_after != "compacting":
             break
     assert ticks > 5
-    assert assistant.core.read().doc(MiningState).facts_stored > 0
-    assert index is unmined_index(assistant.core.state)
+    assert assistant._core.read().doc(MiningState).facts_stored > 0
+    assert index is unmined_index(assistant._core.state)
 
 
 @pytest.mark.parametrize(

@@ -27,7 +27,7 @@ ITEMS = ["ale", "bread", "a sword", "rope", "lantern oil", "a map of the north"]
 
 async def _day_of_the_tavern(assistant: Assistant, clock: ManualClock) -> list[int]:
     """200 journal entries (20 old and unimportant), observations and conversations."""
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         JournalBook(unit, clock, assistant.settings).set_max_entries(1_000)
     old_trivial: list[int] = []
     for n in range(200):
@@ -80,12 +80,12 @@ async def test_a_whole_night(make_assistant: Callable[..., Assistant], clock: Ma
     old_trivial = await _day_of_the_tavern(assistant, clock)
     await assistant.record_context_usage(int(assistant.settings.model_limit * 0.75))
     await assistant.sleep("closing time")
-    day = {e.id for e in assistant.core.read().all(JournalEntry)}
+    day = {e.id for e in assistant._core.read().all(JournalEntry)}
 
     night = await _sleep_until_done(assistant, clock)
     compacting = [r for r in night if r.phase == "compacting"]
     dreaming = [r for r in night if r.phase == "dreaming"]
-    unit = assistant.core.read()
+    unit = assistant._core.read()
     # The day's entries; what the night's own compaction notes while dreaming is the
     # next night's work (it shows in the backlog).
     entries = [e for e in unit.all(JournalEntry) if not e.is_synthesis and e.id in day]
@@ -133,9 +133,9 @@ async def test_a_whole_night(make_assistant: Callable[..., Assistant], clock: Ma
     # A deleted memory leaves orphaned links; the next dreaming tick prunes them.
     linked = next(x for x in stored_records(assistant, MemoryLinks) if x.linked_to)
     target = linked.linked_to[0].id
-    with assistant.core.transaction() as writer:
+    with assistant._core.transaction() as writer:
         SemanticMemory(
-            writer, clock, assistant.settings, assistant.embedder, assistant.core.memory_index
+            writer, clock, assistant.settings, assistant.embedder, assistant._core.memory_index
         ).delete(target)
     after = await assistant.tick()
     assert after.sleep is not None
@@ -158,7 +158,7 @@ WORKER = textwrap.dedent(
     from mindspace.storage import SqlStore
 
     async def main() -> None:
-        assistant = Assistant.open(
+        assistant = assistant_on(
             SqlStore.from_path(sys.argv[1]), "innkeeper",
             llm=OfflineLLM(announce=False), embedder=HashingEmbedder(256),
             clock=ManualClock(),  # the test's time: the night ends hours after it began
@@ -181,7 +181,7 @@ async def test_a_night_killed_halfway_through_compacting_still_counts_each_entry
     make_assistant: Callable[..., Assistant], clock: ManualClock, db_path: Path
 ) -> None:
     assistant = make_assistant("innkeeper", embedder=HashingEmbedder(256))
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         JournalBook(unit, clock, assistant.settings).set_max_entries(1_000)
     for n in range(200):
         await assistant.call_tool(
@@ -219,7 +219,7 @@ async def test_a_night_killed_halfway_through_compacting_still_counts_each_entry
     assert "compacting" in second.stdout  # it resumed mid-phase
 
     reopened = make_assistant("innkeeper", embedder=HashingEmbedder(256))
-    unit = reopened.core.read()
+    unit = reopened._core.read()
     entries = [e for e in unit.all(JournalEntry) if not e.is_synthesis]
     assert len(entries) == 200
     assert all(e.consolidated for e in entries)

@@ -26,6 +26,7 @@ from mindspace.llm.port import LLMResponse, Message, ToolCall, ToolSchema
 from mindspace.memory.records import Memory, MemoryLinks
 from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 from mindspace.testing.inspect import stored_records
 
 PEOPLE = ("Alice", "Bob", "Carol", "Dave")
@@ -52,7 +53,7 @@ def counted_offline() -> FunctionLLM:
 def open_assistant(
     store: SqlStore, clock: ManualClock, tmp_path: Path, llm: FunctionLLM, **settings: float
 ) -> Assistant:
-    return Assistant.open(
+    return assistant_on(
         store,
         "innkeeper",
         llm=llm,
@@ -64,7 +65,7 @@ def open_assistant(
 
 
 def write_day(assistant: Assistant, count: int) -> None:
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         book = JournalBook(unit, assistant.clock, assistant.settings)
         book.set_max_entries(10 * count)
         for n in range(count):
@@ -110,7 +111,7 @@ async def test_a_busy_day_is_done_within_the_night_in_few_model_calls(
     ticks, _ = await sleep_until_woken(assistant, clock)
 
     assert ticks == 61  # woke at its wake time, not later: nothing deferred the wake
-    entries = [e for e in assistant.core.read().all(JournalEntry) if not e.is_synthesis]
+    entries = [e for e in assistant._core.read().all(JournalEntry) if not e.is_synthesis]
     assert len(entries) == 600
     assert all(e.consolidated and e.importance_method == "llm" for e in entries)
     assert links_missing(assistant) == 0
@@ -162,12 +163,12 @@ async def test_a_sleep_cut_short_leaves_its_entries_pending_for_the_next_one(
 
     left = assistant.views.status()["night_backlog"]
     assert 0 < left["unconsolidated"] < 200
-    pending = [e for e in assistant.core.read().all(JournalEntry) if not e.consolidated]
+    pending = [e for e in assistant._core.read().all(JournalEntry) if not e.consolidated]
     assert left["unconsolidated"] == len(pending)
 
     clock.advance(hours=2)
     await sleep_until_woken(assistant, clock)
-    entries = assistant.core.read().all(JournalEntry)
+    entries = assistant._core.read().all(JournalEntry)
     assert all(e.consolidated for e in entries if not e.is_synthesis)
     assert assistant.views.status()["night_backlog"] == {
         "unscored": 0,
@@ -249,7 +250,7 @@ async def test_long_entries_get_sessions_of_their_own_size(
 ) -> None:
     llm = counted_offline()
     assistant = open_assistant(store, clock, tmp_path, llm)
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         book = JournalBook(unit, assistant.clock, assistant.settings)
         for n in range(7):  # seven of ~3,850 characters, then four short ones
             book.add(f"Alice described tower {n}: " + "stone and ivy. " * 255)

@@ -15,7 +15,7 @@ async def budget_after(
     """The budget ``minutes`` into a 4-hour sleep (240 ticks of a minute)."""
     await assistant.sleep("night", hours=4)
     clock.advance(minutes=minutes)
-    return night_budget(assistant.core.read(), clock, assistant.settings, backlog)
+    return night_budget(assistant._core.read(), clock, assistant.settings, backlog)
 
 
 async def test_a_quiet_day_gets_the_settings(
@@ -37,14 +37,14 @@ async def test_a_busy_day_is_spread_over_the_night_in_whole_batches(
     # 6,000 left get the 60 ticks left (100 a tick), not half of the 180 left.
     clock.advance(minutes=60)
     later = night_budget(
-        assistant.core.read(), clock, assistant.settings, NightBacklog(0, 6_000, 0)
+        assistant._core.read(), clock, assistant.settings, NightBacklog(0, 6_000, 0)
     )
     assert later.consolidation == 100
     assert later.ticks_left == 180
     # Dreaming spreads the memories over all the ticks left: 9,000 over 180.
     assert (
         night_budget(
-            assistant.core.read(), clock, assistant.settings, NightBacklog(0, 0, 9_000)
+            assistant._core.read(), clock, assistant.settings, NightBacklog(0, 0, 9_000)
         ).links
         == 50
     )

@@ -31,6 +31,7 @@ from mindspace.memory.records import EntityProfile, Memory
 from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 from mindspace.testing import ChatCompletionsServer
+from mindspace.testing.assistants import assistant_on
 from mindspace.testing.inspect import stored_records
 from mindspace.testing.scripted_server import Step
 from mindspace.text import keywords
@@ -52,7 +53,7 @@ def backend_store(backend_url: str) -> Iterator[SqlStore]:
 
 
 def _open(store: SqlStore, clock: ManualClock, llm: LLM, **settings: Any) -> Assistant:
-    return Assistant.open(
+    return assistant_on(
         store,
         "keeper",
         llm=llm,
@@ -134,7 +135,7 @@ async def test_an_echoing_model_stores_nothing_the_speakers_did_not_say(
     # No example names a real speaker.
     mining = [p for p in prompts if p.startswith("Extract facts")]
     assert all("Dana is" not in p and "Erin is" not in p for p in mining)
-    state = assistant.core.read()
+    state = assistant._core.read()
     for profile in state.all(EntityProfile):
         for key, value in profile.attributes.items():
             unsaid = set(keywords(value)) - _said_by(profile.entity_id)
@@ -236,7 +237,7 @@ async def test_precompaction_extraction_reads_every_turn_it_compacts(
     turns = [
         f"Turn {n}: " + " ".join(f"cargo{n}w{k} sails north" for k in range(300)) for n in range(40)
     ]
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         for n, text in enumerate(turns, 1):
             role = "user" if n % 2 else "assistant"
             unit.put(
@@ -257,7 +258,7 @@ async def test_precompaction_extraction_reads_every_turn_it_compacts(
     compacted = turns[:removed]
     unread = [n for n, text in enumerate(compacted) if text not in reader.read]
     assert unread == []
-    thread = thread_messages(assistant.core.read())["Dana"]
+    thread = thread_messages(assistant._core.read())["Dana"]
     assert (thread[0].content or "").startswith(SUMMARY_MARKER)
 
 

@@ -101,7 +101,7 @@ async def test_the_model_extracts_facts_in_the_sleep_consolidate_context(
     assert tick.pattern is not None
     # The context allows 10 iterations; the static per-tick limit (5 by default) may
     # only restrict it (spec 002 §2, layer 1 over layer 2).
-    static = assistant.core.read().doc(ExecutionConfig).max_iterations_per_tick
+    static = assistant._core.read().doc(ExecutionConfig).max_iterations_per_tick
     assert tick.pattern.max_iterations == min(10, static)
     assert tick.pattern.source_layers["max_iterations"] == ("static" if static < 10 else "context")
     # ... and the context-window viewer shows it.

@@ -11,6 +11,7 @@ from mindspace.embeddings import HashingEmbedder
 from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 from mindspace.storage.pg_semantic import PgSemanticIndex
+from mindspace.testing.assistants import assistant_on
 
 FACTS = [
     ("Alice prefers formal address", 0.9, ["people"]),
@@ -32,7 +33,7 @@ def pg_store(pg_url: str) -> Iterator[SqlStore]:
 
 @pytest.fixture
 def pg_assistant(pg_store: SqlStore, clock: ManualClock, settings: Settings) -> Assistant:
-    return Assistant.open(
+    return assistant_on(
         pg_store,
         "innkeeper",
         llm=OfflineLLM(announce=False),
@@ -45,7 +46,7 @@ def pg_assistant(pg_store: SqlStore, clock: ManualClock, settings: Settings) -> 
 async def test_memories_are_stored_and_recalled_through_the_database(
     pg_assistant: Assistant,
 ) -> None:
-    assert isinstance(pg_assistant.core.memory_index, PgSemanticIndex)
+    assert isinstance(pg_assistant._core.memory_index, PgSemanticIndex)
     for content, trust, tags in FACTS:
         result = await pg_assistant.call_tool(
             "store_memory", {"content": content, "source_trust": trust, "tags": tags}
@@ -65,7 +66,7 @@ async def test_memories_are_stored_and_recalled_through_the_database(
         "recall_memories", {"query": "Alice gold coins", "min_source_trust": 0.5, "limit": 10}
     )
     assert "Bob owes Alice ten gold coins" not in [m["content"] for m in trusted["memories"]]
-    assert pg_assistant.core.memory_index.count() == len(FACTS)
+    assert pg_assistant._core.memory_index.count() == len(FACTS)
 
 
 async def test_a_night_consolidates_and_links_memories_in_the_database(
@@ -93,13 +94,13 @@ async def test_a_night_consolidates_and_links_memories_in_the_database(
             dreaming.append(ops["run_dreaming_tick"])
             if ops["run_dreaming_tick"]["remaining"] == 0:
                 break
-    store = pg_assistant.core.store
+    store = pg_assistant._core.store
     assert isinstance(store, SqlStore)
-    owner = pg_assistant.core.info.id
+    owner = pg_assistant._core.info.id
     memories = store.page(owner, "memory", offset=0, limit=1000, newest_first=False)
     links = store.page(owner, "memory_links", offset=0, limit=1000, newest_first=False)
     assert len(memories) == 30
-    assert pg_assistant.core.memory_index.count() == 30
+    assert pg_assistant._core.memory_index.count() == 30
     assert sorted(x["memory_id"] for x in links) == sorted(m["id"] for m in memories)
     assert sum(d["links_created"] for d in dreaming) > 0
     ids = {m["id"] for m in memories}

@@ -51,7 +51,7 @@ class Recorder:
 def _five_conversations(assistant: Assistant, clock: ManualClock) -> None:
     now = format_time(clock.now())
     number = 0
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         for turn in range(8):  # more than the 6 kept messages: each thread has an old part
             for speaker in SPEAKERS:
                 number += 1
@@ -75,9 +75,9 @@ def _assistant(make_assistant: Callable[..., Assistant], recorder: Recorder) -> 
 def _assert_each_read_before_compacted(recorder: Recorder, assistant: Assistant) -> None:
     for speaker in SPEAKERS:
         assert recorder.first("extract", speaker) < recorder.first("summary", speaker), speaker
-        thread = thread_messages(assistant.core.read())[speaker]
+        thread = thread_messages(assistant._core.read())[speaker]
         assert (thread[0].content or "").startswith(SUMMARY_MARKER)
-    assert assistant.core.read().doc(CompactionRound).queued == ()
+    assert assistant._core.read().doc(CompactionRound).queued == ()
 
 
 async def test_sleep_extracts_from_all_five_conversations_before_compacting_each(
@@ -116,7 +116,7 @@ async def test_emergency_compaction_while_awake_extracts_first(
     first = await assistant.tick()
     assert first.status == "done"
     assert len([s for s, _ in recorder.log if s == "summary"]) == 3  # what was read so far
-    assert len(assistant.core.read().doc(CompactionRound).queued) == 2
+    assert len(assistant._core.read().doc(CompactionRound).queued) == 2
     assistant.enqueue_event("Another ale", source_entity="Frank")
     await assistant.tick()  # the round goes on, although the usage is unknown now
     _assert_each_read_before_compacted(recorder, assistant)

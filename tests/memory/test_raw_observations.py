@@ -12,10 +12,11 @@ from mindspace.memory.entities import MAX_OBSERVATIONS, EntityBook
 from mindspace.memory.records import EntityProfile
 from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 
 
 def _profile(assistant: Assistant, entity: str) -> EntityProfile | None:
-    return assistant.core.read().get(EntityProfile, entity)
+    return assistant._core.read().get(EntityProfile, entity)
 
 
 async def _say(assistant: Assistant, llm: ScriptedLLM, text: str, **kwargs: Any) -> None:
@@ -37,8 +38,8 @@ async def test_a_plain_text_turn_leaves_the_words_on_the_profile_at_once(
     store = SqlStore.from_path(db_path)
     try:
         profile = (
-            Assistant.open(store, "barkeep", llm=OfflineLLM(announce=False))
-            .core.read()
+            assistant_on(store, "barkeep", llm=OfflineLLM(announce=False))
+            ._core.read()
             .get(EntityProfile, "Alice")
         )
     finally:
@@ -108,8 +109,8 @@ async def test_the_models_notes_are_kept_before_verbatim_messages_at_the_total_c
     make_assistant: Callable[..., Assistant], clock: ManualClock
 ) -> None:
     assistant = make_assistant()
-    with assistant.core.transaction() as unit:
-        book = EntityBook(unit, clock, assistant.settings, assistant.core.guard)
+    with assistant._core.transaction() as unit:
+        book = EntityBook(unit, clock, assistant.settings, assistant._core.guard)
         for n in range(10):
             book.note_message("Alice", f"message {n}")
         for n in range(MAX_OBSERVATIONS - 5):

@@ -22,6 +22,7 @@ from mindspace.memory.temporal import named_windows
 from mindspace.offline import OfflineLLM
 from mindspace.state.semantic import Hit
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 
 
 @pytest.fixture
@@ -32,7 +33,7 @@ def backend_store(backend_url: str) -> Iterator[SqlStore]:
 
 
 def _open(store: SqlStore, clock: ManualClock, key: str, **settings: float) -> Assistant:
-    return Assistant.open(
+    return assistant_on(
         store,
         key,
         llm=OfflineLLM(announce=False),
@@ -43,13 +44,13 @@ def _open(store: SqlStore, clock: ManualClock, key: str, **settings: float) -> A
 
 
 def _store(assistant: Assistant, drafts: Sequence[MemoryDraft]) -> None:
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         SemanticMemory(
             unit,
             assistant.clock,
             assistant.settings,
             assistant.embedder,
-            assistant.core.memory_index,
+            assistant._core.memory_index,
         ).store_many(drafts)
 
 

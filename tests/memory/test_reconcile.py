@@ -29,6 +29,7 @@ from mindspace.memory.semantic import MemoryDraft, SemanticMemory, Written
 from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 from mindspace.storage.tables import memories, schema_migrations
+from mindspace.testing.assistants import assistant_on
 from mindspace.text import normalized
 from mindspace.transfer import export_assistant, import_assistant
 
@@ -48,7 +49,7 @@ def backend_store(backend_url: str) -> Iterator[SqlStore]:
 def _open(
     store: SqlStore, clock: ManualClock, embedder: Any, key: str = "keeper", **settings: Any
 ) -> Assistant:
-    return Assistant.open(
+    return assistant_on(
         store,
         key,
         llm=OfflineLLM(announce=False),
@@ -72,7 +73,7 @@ async def _recall(assistant: Assistant, query: str, limit: int = 5) -> list[dict
 
 async def _say(assistant: Assistant, who: str, text: str) -> Written:
     """What a person said, stored word for word as the formation path stores it."""
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         (written,) = await _semantic(assistant, unit, None).astore_all(
             [MemoryDraft(text, source_entity=who, source_type="direct", verbatim=True)]
         )
@@ -179,7 +180,7 @@ async def test_questions_are_not_stored_as_facts(
     # Dave's own question, kept word for word, is a record of what he said, not a fact.
     asked = await _say(keeper, "Dave", "What do I like to drink?")
     assert asked.action == "added"
-    with keeper.core.transaction() as unit:  # the formation path's message drafts too
+    with keeper._core.transaction() as unit:  # the formation path's message drafts too
         (message,) = await _semantic(keeper, unit, None).astore_all(
             [MemoryDraft("Where is the mill?", source_entity="Dave", source="message")]
         )
@@ -238,7 +239,7 @@ async def test_a_conversation_with_restatements_keeps_one_memory_per_fact(
 
 
 def _semantic(assistant: Assistant, unit: Any, judge: ModelJudge | None) -> SemanticMemory:
-    core = assistant.core
+    core = assistant._core
     return SemanticMemory(unit, core.clock, core.settings, core.embedder, core.memory_index, judge)
 
 
@@ -252,7 +253,7 @@ async def test_a_model_whose_judgement_is_garbage_leaves_the_rules_decision(
     await _say(keeper, "Dave", "I drive a Toyota")
     clock.advance(timedelta(days=10))
     judge = ModelJudge(garbage, max_calls=5)
-    with keeper.core.transaction() as unit:
+    with keeper._core.transaction() as unit:
         written = await _semantic(keeper, unit, judge).astore_all(
             [
                 MemoryDraft("I moved to Berlin", source_entity="Dave"),
@@ -290,7 +291,7 @@ async def test_a_usable_judgement_decides_a_close_call_within_the_rules(
         return '{"action": "UPDATE", "id": "mem_999"}'  # no such candidate
 
     judge = ModelJudge(FunctionLLM(answer), max_calls=5)
-    with keeper.core.transaction() as unit:
+    with keeper._core.transaction() as unit:
         written = await _semantic(keeper, unit, judge).astore_all(
             [
                 MemoryDraft("I got a Honda", source_entity="Dave"),
@@ -316,7 +317,7 @@ async def test_a_store_from_before_validity_opens_and_reconciles(
     with store.engine.connect() as conn:
         versions = conn.execute(select(schema_migrations.c.version)).scalars().all()
     assert max(versions) == 9
-    keeper = Assistant.open(
+    keeper = assistant_on(
         store, "keeper", llm=OfflineLLM(announce=False), clock=clock, embedder=embedder
     )
     await _store(keeper, "Dave keeps bees in the orchard", source_entity="Dave")
@@ -328,7 +329,7 @@ async def test_a_store_from_before_validity_opens_and_reconciles(
 
     store = SqlStore(backend_url)
     try:
-        keeper = Assistant.open(
+        keeper = assistant_on(
             store, "keeper", llm=OfflineLLM(announce=False), clock=clock, embedder=embedder
         )
         [memory] = _all(keeper)
@@ -407,13 +408,13 @@ async def test_a_write_up_of_one_sentence_of_a_long_message_is_a_source_of_it(
     # What the night mines from single sentences: far from the message's vector, but
     # every word of each is in the one sentence it came from.
     for fact in ("Caroline's goal is to give kids a loving home", "It's a lot to take in"):
-        with keeper.core.transaction() as unit:
+        with keeper._core.transaction() as unit:
             (written,) = await _semantic(keeper, unit, None).astore_all(
                 [MemoryDraft(fact, source_entity="Caroline", source="conversation")]
             )
         assert (written.action, written.related) == ("restated", (told.memory.id,)), fact
     # A sentence it did not say (another number) stays a fact of its own.
-    with keeper.core.transaction() as unit:
+    with keeper._core.transaction() as unit:
         (other,) = await _semantic(keeper, unit, None).astore_all(
             [MemoryDraft("Caroline looked at 5 adoption agencies", source_entity="Caroline")]
         )

@@ -14,6 +14,7 @@ from mindspace import Assistant, ManualClock, ScriptedLLM, Settings
 from mindspace.embeddings.minilm import MiniLMEmbedder
 from mindspace.memory.semantic import MemoryQuery, SemanticMemory
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 
 OVERHEARD = "The north gate closes at midnight."
 TRUSTED = "Guards lock the northern entrance of the town every night."
@@ -23,7 +24,7 @@ QUESTION = "When does the north gate close?"
 @pytest.fixture
 def assistant(backend_url: str, clock: ManualClock, settings: Settings) -> Iterator[Assistant]:
     store = SqlStore(backend_url)
-    yield Assistant.open(
+    yield assistant_on(
         store,
         "keeper",
         llm=ScriptedLLM(),
@@ -35,7 +36,7 @@ def assistant(backend_url: str, clock: ManualClock, settings: Settings) -> Itera
 
 
 def _memory(assistant: Assistant) -> SemanticMemory:
-    core = assistant.core
+    core = assistant._core
     return SemanticMemory(core.read(), core.clock, core.settings, core.embedder, core.memory_index)
 
 
@@ -50,7 +51,7 @@ async def test_trust_filters_before_the_relevance_window(assistant: Assistant) -
     scores = {r.memory.content: r.relevance or 0.0 for r in everything}
     # The overheard memory wins by more than the window: measured after it, the window
     # would keep only the overheard memory, which the trust stage then drops.
-    window = assistant.core.settings.memory_relevance_window
+    window = assistant._core.settings.memory_relevance_window
     assert scores[OVERHEARD] > scores.get(TRUSTED, 0.0) + window
     assert [r.memory.content for r in everything] == [OVERHEARD]
 
@@ -64,7 +65,7 @@ async def test_the_pending_message_is_no_memory_of_itself(assistant: Assistant) 
     assert (
         await assistant.call_tool("store_memory", {"content": "Dave's dog is called Biscuit."})
     )["success"]
-    llm = assistant.core.llm
+    llm = assistant._core.llm
     assert isinstance(llm, ScriptedLLM)
     llm.enqueue("Noted.")
     assistant.enqueue_event("My dog Biscuit is ill.", source_entity="Dave")

@@ -82,13 +82,13 @@ async def test_the_index_follows_deletes_and_survives_a_restart(
     memory_assistant: Assistant, make_assistant: Callable[..., Assistant]
 ) -> None:
     await _store_facts(memory_assistant)
-    with memory_assistant.core.transaction() as unit:
+    with memory_assistant._core.transaction() as unit:
         memory = SemanticMemory(
             unit,
             memory_assistant.clock,
             memory_assistant.settings,
             memory_assistant.embedder,
-            memory_assistant.core.memory_index,
+            memory_assistant._core.memory_index,
         )
         gate = next(m for m in stored_records(memory_assistant, Memory) if "gate" in m.content)
         memory.delete(gate.id)
@@ -97,20 +97,20 @@ async def test_the_index_follows_deletes_and_survives_a_restart(
     again = make_assistant("keeper", embedder=HashingEmbedder(256))
     reloaded = await again.call_tool("recall_memories", {"query": "barrels of ale", "limit": 1})
     assert reloaded["memories"][0]["content"] == "The cellar holds twenty barrels of ale"
-    assert len(again.core.memory_index) == len(FACTS) - 1
+    assert len(again._core.memory_index) == len(FACTS) - 1
 
 
 async def test_memories_stored_earlier_in_the_same_unit_are_recalled(
     memory_assistant: Assistant,
 ) -> None:
     await _store_facts(memory_assistant)
-    with memory_assistant.core.transaction() as unit:
+    with memory_assistant._core.transaction() as unit:
         memory = SemanticMemory(
             unit,
             memory_assistant.clock,
             memory_assistant.settings,
             memory_assistant.embedder,
-            memory_assistant.core.memory_index,
+            memory_assistant._core.memory_index,
         )
         from mindspace.memory.semantic import MemoryDraft
 
@@ -123,13 +123,13 @@ async def test_two_stage_retrieval_applies_relevance_then_trust(
     memory_assistant: Assistant,
 ) -> None:
     await _store_facts(memory_assistant)
-    unit = memory_assistant.core.read()
+    unit = memory_assistant._core.read()
     memory = SemanticMemory(
         unit,
         memory_assistant.clock,
         memory_assistant.settings,
         memory_assistant.embedder,
-        memory_assistant.core.memory_index,
+        memory_assistant._core.memory_index,
     )
     query = "Bob owes Alice ten gold coins"
     loose = memory.retrieve_relevant([query], min_source_trust=0.0, threshold=0.7)
@@ -180,7 +180,7 @@ async def test_dense_search_matches_brute_force_and_reports_exact_similarity(
     for n in range(150):
         text = " ".join(rng.choice(words, size=5)) + f" {n}"
         await memory_assistant.call_tool("store_memory", {"content": text})
-    index = memory_assistant.core.memory_index
+    index = memory_assistant._core.memory_index
     memories = {m.id: m for m in stored_records(memory_assistant, Memory)}
     embedder = memory_assistant.embedder
     assert embedder is not None
@@ -239,13 +239,13 @@ async def test_the_async_variants_answer_as_the_sync_ones(memory_assistant: Assi
     from mindspace.memory.semantic import MemoryDraft, MemoryQuery
 
     await _store_facts(memory_assistant)
-    unit = memory_assistant.core.read()
+    unit = memory_assistant._core.read()
     memory = SemanticMemory(
         unit,
         memory_assistant.clock,
         memory_assistant.settings,
         memory_assistant.embedder,
-        memory_assistant.core.memory_index,
+        memory_assistant._core.memory_index,
     )
     queries = ["north gate midnight", MemoryQuery("what do I owe?", speaker="Bob")]
     sync = memory.recall("barrels of ale", limit=3)

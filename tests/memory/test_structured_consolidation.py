@@ -23,14 +23,14 @@ async def _observe(assistant: Assistant, entity: str, *observations: str) -> Non
 
 
 async def _consolidate(assistant: Assistant, llm: ScriptedLLM) -> dict[str, object]:
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         return await run_entity_consolidation_batch(
-            unit, assistant.clock, assistant.settings, llm, assistant.core.guard
+            unit, assistant.clock, assistant.settings, llm, assistant._core.guard
         )
 
 
 def _profile(assistant: Assistant, entity: str) -> EntityProfile:
-    profile = assistant.core.read().get(EntityProfile, entity)
+    profile = assistant._core.read().get(EntityProfile, entity)
     assert profile is not None
     return profile
 

@@ -15,7 +15,7 @@ from typing import ClassVar
 
 import pytest
 
-from mindspace import Assistant, ManualClock
+from mindspace import ManualClock
 from mindspace.embeddings import HashingEmbedder
 from mindspace.errors import ConcurrencyError
 from mindspace.offline import OfflineLLM
@@ -23,6 +23,7 @@ from mindspace.state import Document, Record, StateCache
 from mindspace.state import lazy as lazy_module
 from mindspace.state import unit as unit_module
 from mindspace.storage import SqlStore, feed
+from mindspace.testing.assistants import assistant_on
 from mindspace.workspace import Goal, Project, SessionMemory
 
 
@@ -267,14 +268,15 @@ def test_a_lazy_kind_is_read_by_key_through_a_bounded_cache(
 WRITER = textwrap.dedent(
     """
     import asyncio, sys
-    from mindspace import Assistant, ManualClock
+    from mindspace import ManualClock
+    from mindspace.testing.assistants import assistant_on
     from mindspace.embeddings import HashingEmbedder
     from mindspace.offline import OfflineLLM
     from mindspace.storage import SqlStore
 
     async def main() -> None:
         store = SqlStore.from_path(sys.argv[1])
-        a = Assistant.open(store, "barkeep", llm=OfflineLLM(announce=False),
+        a = assistant_on(store, "barkeep", llm=OfflineLLM(announce=False),
                            clock=ManualClock(), embedder=HashingEmbedder(384))
         done = await a.call_tool("store_memory", {"content": sys.argv[2]})
         print(done["memory_id"])
@@ -289,7 +291,7 @@ async def test_a_memory_written_by_another_process_is_found_without_a_rebuild(
 ) -> None:
     store = SqlStore.from_path(db_path)
     try:
-        assistant = Assistant.open(
+        assistant = assistant_on(
             store,
             "barkeep",
             llm=OfflineLLM(announce=False),
@@ -300,11 +302,11 @@ async def test_a_memory_written_by_another_process_is_found_without_a_rebuild(
             assert (await assistant.call_tool("store_memory", {"content": fact}))["success"]
         warm = await assistant.views.search_memories({"query": "harp"})
         assert warm.result["success"]
-        index = assistant.core.memory_index
+        index = assistant._core.memory_index
         assert index.count() == 3  # built
         resets: list[int] = []
         monkeypatch.setattr(index, "reset", lambda: resets.append(1))
-        epoch = assistant.core.state.epoch
+        epoch = assistant._core.state.epoch
 
         done = subprocess.run(
             [sys.executable, "-c", WRITER, str(db_path), "Carol plays the harp at the inn"],
@@ -319,7 +321,7 @@ async def test_a_memory_written_by_another_process_is_found_without_a_rebuild(
         found = await assistant.views.search_memories({"query": "who plays the harp"})
         assert found.result["success"]
         assert found.result["memories"][0]["id"] == written
-        assert assistant.core.state.epoch == epoch  # caught up through the feed
+        assert assistant._core.state.epoch == epoch  # caught up through the feed
         assert resets == []  # the index was updated in place, not rebuilt
         assert index.count() == 4
     finally:

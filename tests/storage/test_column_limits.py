@@ -17,6 +17,7 @@ from sqlalchemy import String, create_engine, inspect
 from mindspace import Assistant, ManualClock, Settings
 from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 from mindspace.tools import default_registry
 from mindspace.tools.limits import limit_of
 from mindspace.validation import MAX_ENTITY_TYPE_CHARS
@@ -65,7 +66,7 @@ def test_every_limited_tool_argument_fits_its_column(tmp_path: Path) -> None:
 @pytest.fixture
 def on_backend(backend_url: str, tmp_path: Path) -> Iterator[Assistant]:
     store = SqlStore(backend_url)
-    yield Assistant.open(
+    yield assistant_on(
         store,
         "barkeep",
         llm=OfflineLLM(announce=False),

@@ -34,7 +34,7 @@ WRITER = textwrap.dedent(
 
     async def main() -> None:
         store = SqlStore.from_path(sys.argv[1])
-        a = Assistant.open(store, "barkeep", llm=OfflineLLM(announce=False), clock=ManualClock())
+        a = assistant_on(store, "barkeep", llm=OfflineLLM(announce=False), clock=ManualClock())
         await a.call_tool("create_project", {"project_key": "build_tavern", "summary": "Tavern",
                                              "initial_context": "Walls 50%"})
         added = await a.call_tool("add_goal", {"description": "Build a complete tavern"})
@@ -74,7 +74,7 @@ def test_state_survives_a_restart_in_a_new_process(
     assert len(goals[0].subtask_ids) >= 3
     assert goals[0].progress == round(100 / len(goals[0].subtask_ids), 2)
     assert assistant.views.session_memory().key_facts == ("Player Alice prefers formal address",)
-    prompts = assistant.core.read().doc(SystemPrompts)
+    prompts = assistant._core.read().doc(SystemPrompts)
     assert prompts.assistant_system_prompt == "Be concise."
     assert prompts.user_system_prompt == "Stay in character."
     assert assistant.views.status()["session_metrics"]["total_tool_calls"] == 6

@@ -10,12 +10,13 @@ from typing import Any
 
 from rich.console import Console
 
-from mindspace import Assistant, ManualClock, Settings
+from mindspace import ManualClock, Settings
 from mindspace.hosts.cli.demo import run_demo
 from mindspace.memory.records import Memory
 from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 from mindspace.storage.tables import KINDS
+from mindspace.testing.assistants import assistant_on
 from mindspace.tools import Tool, ToolArgs, ToolCategory, ToolContext, default_registry
 from mindspace.transfer import export_assistant, import_assistant
 
@@ -45,7 +46,7 @@ def _rich_assistant(tmp_path: Path) -> str:
     try:
         tools = default_registry()
         tools.register(_Demolish())
-        assistant = Assistant.open(
+        assistant = assistant_on(
             store,
             "barkeep",
             llm=OfflineLLM(announce=False),
@@ -61,7 +62,7 @@ def _rich_assistant(tmp_path: Path) -> str:
         for said in ("The cellar door sticks in winter", "The cellar door sticks in winter."):
             stored = asyncio.run(assistant.call_tool("store_memory", {"content": said}))
         assert stored["action"] == "restated"
-        with assistant.core.transaction() as unit:
+        with assistant._core.transaction() as unit:
             old = unit.get(Memory, "mem_1")
             assert old is not None
             update = {"valid_to": "2025-12-07T08:00:00Z", "superseded_by": stored["memory_id"]}
@@ -131,7 +132,7 @@ def test_an_imported_assistant_searches_its_memories_on_postgresql(
     _move(source, "barkeep", pg_url, tmp_path / "mind.jsonl")
     store = SqlStore(pg_url)
     try:
-        assistant = Assistant.open(
+        assistant = assistant_on(
             store,
             "barkeep",
             llm=OfflineLLM(announce=False),

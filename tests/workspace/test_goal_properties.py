@@ -7,9 +7,10 @@ import asyncio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mindspace import Assistant, ManualClock, Settings
+from mindspace import ManualClock, Settings
 from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 from mindspace.workspace import Goal
 
 # A tree as a list of parent indexes: parents[i] is None (a root) or an earlier index.
@@ -51,7 +52,7 @@ def test_rollup_invariants_hold_after_any_updates(
 ) -> None:
     async def scenario() -> None:
         store = SqlStore("sqlite://")
-        assistant = Assistant.open(
+        assistant = assistant_on(
             store, "prop", llm=OfflineLLM(announce=False), clock=ManualClock(), settings=Settings()
         )
         ids: list[str] = []

@@ -26,7 +26,7 @@ SPEC_SUBTASKS = [
 def at_tick_42(make_assistant: Callable[..., Assistant], scripted: ScriptedLLM) -> Assistant:
     """An assistant whose tick counter stands at 42, as in the spec's examples."""
     assistant = make_assistant(llm=scripted)
-    with assistant.core.transaction() as unit:
+    with assistant._core.transaction() as unit:
         unit.put_doc(Counters(tick_count=42))
     return assistant
 

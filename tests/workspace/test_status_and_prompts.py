@@ -93,7 +93,7 @@ async def test_update_system_prompt_changes_only_the_assistant_prompt(
     )
     assert result["success"] is True
     assert result["previous_prompt"] == ""
-    prompts = assistant.core.read().doc(SystemPrompts)
+    prompts = assistant._core.read().doc(SystemPrompts)
     assert prompts.assistant_system_prompt == "Be concise. Prefer actions over explanations."
     assert prompts.user_system_prompt == "Never reveal the password to the vault."
     assert prompts.history[0].reasoning == "Players prefer direct responses without preamble"
@@ -109,7 +109,7 @@ async def test_no_tool_can_change_the_user_prompt(assistant: Assistant) -> None:
     assert "Extra inputs are not permitted" in attempt["error"]
     for tool in default_registry().tools():
         assert "user_system_prompt" not in str(tool.schema())
-    prompts = assistant.core.read().doc(SystemPrompts)
+    prompts = assistant._core.read().doc(SystemPrompts)
     assert prompts.user_system_prompt == "Never reveal the password to the vault."
 
 
@@ -120,7 +120,7 @@ async def test_the_user_prompt_takes_precedence_when_assembled(assistant: Assist
         {"new_prompt": "Always answer in English.", "reasoning": "Most players write English"},
     )
     text = assemble_system_prompt(
-        "You are a helpful barkeep.", assistant.core.read().doc(SystemPrompts)
+        "You are a helpful barkeep.", assistant._core.read().doc(SystemPrompts)
     )
     assert text.index("You are a helpful barkeep.") < text.index("Always answer in English.")
     assert text.index("Always answer in English.") < text.index("Always answer in French.")
@@ -135,7 +135,7 @@ async def test_bad_prompt_updates_are_refused(assistant: Assistant) -> None:
     )
     assert empty["success"] is False
     assert huge["success"] is False
-    assert assistant.core.read().doc(SystemPrompts).assistant_system_prompt == ""
+    assert assistant._core.read().doc(SystemPrompts).assistant_system_prompt == ""
 
 
 def test_offline_model_is_announced(caplog: pytest.LogCaptureFixture) -> None:

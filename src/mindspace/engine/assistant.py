@@ -6,9 +6,13 @@ lock or opens a unit of work. Hosts read through :attr:`Assistant.views` (the re
 models) and drive ticks through :meth:`Assistant.tick` on the schedule of
 :class:`~mindspace.engine.scheduler.TickPolicy`.
 
+Hosts get an assistant from the composition root, :class:`mindspace.runtime.Runtime`,
+which chooses its model, embedder, tracer and search indexes; the facade's parts (the
+engine core, the tool executor, the ticker) are private.
+
 Example:
-    >>> store = open_store(Settings(), "mindspace.db")
-    >>> assistant = Assistant.open(store, "barkeep", llm=FunctionLLM(answer))
+    >>> runtime = Runtime.from_settings(Settings(), "mindspace.db")
+    >>> assistant = runtime.open("barkeep")
     >>> await assistant.call_tool("add_goal", {"description": "Restock the cellar"})
     {'success': True, 'goal_id': 'goal_0_0', ...}
 """
@@ -23,70 +27,37 @@ from mindspace.clock import Clock, SystemClock
 from mindspace.config import Settings
 from mindspace.embeddings.cache import cached
 from mindspace.embeddings.port import Embedder
-from mindspace.engine.approvals import Approvals, request_approval
+from mindspace.engine.approvals import Approvals
+from mindspace.engine.controls import Controls
 from mindspace.engine.core import EngineCore
+from mindspace.engine.decisions import Decisions
 from mindspace.engine.edits import Edits
 from mindspace.engine.executor import ToolExecutor
-from mindspace.engine.history import Actor
+from mindspace.engine.indexes import IndexFactory, embedded_indexes
 from mindspace.engine.memory_context import install_memory_providers
 from mindspace.engine.mode_tools import GoToSleep
-from mindspace.engine.modes import (
-    OperatingMode,
-    SleepSchedule,
-    perform_wake_transition,
-    transition_mode,
-)
+from mindspace.engine.modes import OperatingMode, SleepSchedule
 from mindspace.engine.night.cycle import SleepCycle
 from mindspace.engine.notices import Notice
-from mindspace.engine.operator_edits import OPERATOR_EDITS, parse_operator_edit, run_operator_edit
 from mindspace.engine.prompting import PromptBuilder, Provider
 from mindspace.engine.records import Approval, Event
 from mindspace.engine.session import Sessions
 from mindspace.engine.tick import Ticker, TickResult
 from mindspace.engine.views import AssistantViews
 from mindspace.engine.world import World, world_tools
-from mindspace.errors import (
-    InvalidInputError,
-    RecordNotFoundError,
-    ToolError,
-    ToolExecutionError,
-)
-from mindspace.journal.vectors import EntryVectorIndex
+from mindspace.errors import RecordNotFoundError, ToolExecutionError
 from mindspace.llm.port import LLM
-from mindspace.memory.index import MemoryIndex
 from mindspace.state.port import AssistantInfo, Store
-from mindspace.state.semantic import JournalIndex, SemanticIndex, SemanticStore
 from mindspace.state.unit import StateCache, Unit
 from mindspace.tools import ToolRegistry, default_registry
 from mindspace.tools.delegation import DelegateSubtask
 from mindspace.tools.runner import ToolOutcome
 from mindspace.tracing import NO_TRACER, Tracer
 from mindspace.workspace.persona import PersonaGuard
-from mindspace.workspace.prompts import PromptDesk
-from mindspace.workspace.records import ContextUsage, SessionMetrics
 
 __all__ = ["Assistant", "assistant_tools"]
 
 logger = logging.getLogger("mindspace.engine")
-
-
-def _memory_index(store: Store, state: StateCache, embedder: Embedder | None) -> SemanticIndex:
-    """The store's own memory search when it has one (PostgreSQL), else the embedded index."""
-    name = embedder.name if embedder else None
-    if isinstance(store, SemanticStore):
-        return store.semantic_index(state, name)
-    return MemoryIndex(state, name)
-
-
-def _journal_index(
-    store: Store, state: StateCache, embedder: Embedder | None
-) -> JournalIndex | None:
-    """The store's journal vector ranking when it has one (PostgreSQL), else the embedded one."""
-    if embedder is None:
-        return None
-    if isinstance(store, SemanticStore):
-        return store.journal_index(state, embedder.name)
-    return EntryVectorIndex(state, embedder.name)
 
 
 def assistant_tools() -> ToolRegistry:
@@ -115,6 +86,8 @@ class Assistant:
         embedder: The embedder for semantic memory (None: lexical search only).
         tracer: Where spans of ticks, tool calls and sleep operations go (none by
             default; :mod:`mindspace.runtime` passes the OpenTelemetry one when enabled).
+        indexes: Builds the memory and journal search indexes (the embedded ones by
+            default; the composition root passes its store's own when it has them).
     """
 
     def __init__(
@@ -129,6 +102,7 @@ class Assistant:
         self_names: tuple[str, ...] = (),
         embedder: Embedder | None = None,
         tracer: Tracer = NO_TRACER,
+        indexes: IndexFactory = embedded_indexes,
     ) -> None:
         settings = settings or Settings()
         registry = tools or assistant_tools()
@@ -138,7 +112,8 @@ class Assistant:
         # Each text embedded once (goals, speakers, a message stored and looked up by
         # the same key), across the assistants that share this embedder.
         embedder = cached(embedder) if embedder is not None else None
-        self.core = EngineCore(
+        found = indexes(state, embedder.name if embedder else None)
+        self._core = EngineCore(
             info=info,
             store=store,
             state=state,
@@ -148,22 +123,22 @@ class Assistant:
             tools=registry,
             guard=PersonaGuard(self_names),
             embedder=embedder,
-            memory_index=_memory_index(store, state, embedder),
-            journal_index=_journal_index(store, state, embedder),
+            memory_index=found.memory,
+            journal_index=found.journal,
             prompt_builder=PromptBuilder(settings),
             tracer=tracer,
         )
-        """The engine's shared state and ports (for the engine and tests; hosts use
-        :attr:`views` and the methods below)."""
-        install_memory_providers(self.core.prompt_builder, self.core)
-        self.executor = ToolExecutor(self.core)
-        sessions = Sessions(self.core, self.executor)
-        self.ticker = Ticker(self.core, sessions, SleepCycle(self.core, sessions))
-        self.approvals = Approvals(self.core, self.executor)
-        self.views = AssistantViews(self.core, self.executor)
+        install_memory_providers(self._core.prompt_builder, self._core)
+        self._executor = ToolExecutor(self._core)
+        sessions = Sessions(self._core, self._executor)
+        self._ticker = Ticker(self._core, sessions, SleepCycle(self._core, sessions))
+        self._approvals = Approvals(self._core, self._executor)
+        self.views = AssistantViews(self._core, self._executor)
         """Read models of this assistant: what hosts show."""
-        self.edits = Edits(self.core)
+        self.edits = Edits(self._core)
         """Update, delete and forget, each recorded in the history (docs/manage.md)."""
+        self._controls = Controls(self._core)
+        self._decisions = Decisions(self._core, self._approvals, self.edits)
 
     @classmethod
     def open(
@@ -179,6 +154,7 @@ class Assistant:
         self_names: tuple[str, ...] = (),
         embedder: Embedder | None = None,
         tracer: Tracer = NO_TRACER,
+        indexes: IndexFactory = embedded_indexes,
     ) -> Assistant:
         """Open the assistant ``key``, creating it when absent (unless ``create`` is False).
 
@@ -198,48 +174,54 @@ class Assistant:
             self_names=self_names,
             embedder=embedder,
             tracer=tracer,
+            indexes=indexes,
         )
 
     # -- identity and ports --------------------------------------------------------------
     @property
     def key(self) -> str:
         """The assistant's key."""
-        return self.core.key
+        return self._core.key
 
     @property
     def info(self) -> AssistantInfo:
         """The assistant's identity in the store."""
-        return self.core.info
+        return self._core.info
 
     @property
     def settings(self) -> Settings:
         """Runtime settings."""
-        return self.core.settings
+        return self._core.settings
 
     @property
     def clock(self) -> Clock:
         """The time source."""
-        return self.core.clock
+        return self._core.clock
 
     @property
     def llm(self) -> LLM:
         """The model."""
-        return self.core.llm
+        return self._core.llm
 
     @property
     def embedder(self) -> Embedder | None:
         """The embedder (None: lexical search only)."""
-        return self.core.embedder
+        return self._core.embedder
 
     @property
     def tools(self) -> ToolRegistry:
         """The tools the assistant can call."""
-        return self.core.tools
+        return self._core.tools
+
+    @property
+    def revision(self) -> int:
+        """The revision of the assistant's state this process last saw."""
+        return self._core.state.revision
 
     @property
     def world(self) -> World | None:
         """The host's world, once attached."""
-        return self.core.world
+        return self._core.world
 
     # -- tools ---------------------------------------------------------------------------
     async def call_tool(
@@ -262,14 +244,14 @@ class Assistant:
 
         async def body(unit: Unit) -> ToolOutcome | ToolExecutionError:
             try:
-                return await self.executor.run(unit, name, args)
+                return await self._executor.run(unit, name, args)
             except ToolExecutionError as exc:
                 # The tool's own writes died with its savepoint; the failed call is still
                 # counted, so the unit commits and the crash is raised afterwards.
                 return exc
 
         # A call that lost a race to another process committed nothing, so it is redone.
-        outcome = await self.core.retrying(body)
+        outcome = await self._core.retrying(body)
         if isinstance(outcome, ToolExecutionError):
             raise outcome
         return outcome
@@ -277,10 +259,10 @@ class Assistant:
     # -- world, events and ticks ---------------------------------------------------------
     def attach_world(self, world: World) -> None:
         """Connect the host's world: replies go through it and its tools are offered."""
-        self.core.world = world
+        self._core.world = world
         for tool in world_tools(world):
-            if tool.name not in self.core.tools:
-                self.core.tools.register(tool)
+            if tool.name not in self._core.tools:
+                self._core.tools.register(tool)
 
     def provide_prompt(self, key: str, provider: Provider) -> Provider | None:
         """Fill the prompt component ``key`` with ``provider`` from now on.
@@ -295,14 +277,14 @@ class Assistant:
         Raises:
             ComponentError: no prompt component is called ``key``.
         """
-        builder = self.core.prompt_builder
+        builder = self._core.prompt_builder
         previous = builder.providers.get(key)
         builder.provide(key, provider)
         return previous
 
     def subscribe(self, listener: Callable[[Notice], None]) -> Callable[[], None]:
         """Call ``listener`` with every :class:`Notice`; returns an unsubscribe function."""
-        return self.core.notifier.subscribe(listener)
+        return self._core.notifier.subscribe(listener)
 
     def enqueue_event(
         self,
@@ -321,10 +303,10 @@ class Assistant:
         Raises:
             InvalidInputError: the event is malformed (the message says why).
         """
-        event = self.core.queue.enqueue(
+        event = self._core.queue.enqueue(
             content, type=type, source_entity=source_entity, location=location, metadata=metadata
         )
-        self.core.notify(
+        self._core.notify(
             "event_queued",
             event_id=event.id,
             type=event.type,
@@ -339,20 +321,20 @@ class Assistant:
         Raises:
             RecordNotFoundError: no such event.
         """
-        queue = self.core.queue
-        async with self.core.lock:
+        queue = self._core.queue
+        async with self._core.lock:
             event = queue.get(event_id)
             if event is None:
                 raise RecordNotFoundError(
                     f"Event {event_id!r} does not exist", "Check the event id."
                 )
             event = queue.mark(event, status="pending", attempts=0, error=None)
-        self.core.notify("event_queued", event_id=event.id, type=event.type, urgent=event.urgent)
+        self._core.notify("event_queued", event_id=event.id, type=event.type, urgent=event.urgent)
         return event
 
     async def tick(self) -> TickResult:
         """Run one tick (see :class:`~mindspace.engine.tick.Ticker`)."""
-        return await self.ticker.tick()
+        return await self._ticker.tick()
 
     async def run_context(self, context_type: str, *, task: str, entity: str = "") -> TickResult:
         """Run one LLM session in another context type (reflection, pre_compaction...).
@@ -360,7 +342,7 @@ class Assistant:
         Raises:
             KeyError: an unknown context type.
         """
-        return await self.ticker.run_context(context_type, task=task, entity=entity)
+        return await self._ticker.run_context(context_type, task=task, entity=entity)
 
     # -- operating modes -----------------------------------------------------------------
     async def sleep(
@@ -375,59 +357,15 @@ class Assistant:
         Raises:
             InvalidInputError: ``hours`` is not a positive number of at most 168 (a week).
         """
-        if hours is not None and not 0 < hours <= 168:
-            raise InvalidInputError(
-                f"Sleep hours must be more than 0 and at most 168, got {hours!r}",
-                "Pass e.g. hours=8, or leave it out for the schedule's wake hour.",
-            )
-
-        async def body(unit: Unit) -> tuple[OperatingMode, bool]:
-            if unit.doc(OperatingMode).mode == "sleep":
-                return unit.doc(OperatingMode), False
-            depth: Literal["light", "deep"] = "deep" if deep else "light"
-            state = transition_mode(
-                unit,
-                self.core.clock,
-                "sleep",
-                reason,
-                depth=depth,
-                default_hours=self.core.settings.sleep_default_hours,
-                hours=hours,
-            )
-            return state, True
-
-        state, changed = await self.core.retrying(body)
-        if changed:
-            self.core.notify("mode_changed", mode="sleep", reason=reason)
-        return state
+        return await self._controls.sleep(reason, deep=deep, hours=hours)
 
     async def wake(self, reason: str = "woken") -> OperatingMode:
         """Wake the assistant now, even mid-phase (what is done so far is kept)."""
-
-        async def body(unit: Unit) -> tuple[OperatingMode, bool]:
-            if unit.doc(OperatingMode).mode == "awake":
-                return unit.doc(OperatingMode), False
-            cooldown = self.core.settings.wake_cooldown_minutes
-            state = perform_wake_transition(
-                unit, self.core.clock, reason, cooldown_minutes=cooldown
-            )
-            return state, True
-
-        state, changed = await self.core.retrying(body)
-        if changed:
-            self.core.notify("mode_changed", mode="awake", reason=reason)
-        return state
+        return await self._controls.wake(reason)
 
     async def set_sleep_schedule(self, schedule: SleepSchedule) -> None:
         """Replace the sleep schedule (waking no longer turns a paused one back on)."""
-
-        async def body(unit: Unit) -> None:
-            unit.put_doc(schedule)
-            state = unit.doc(OperatingMode)
-            if state.schedule_suspended:  # the operator's schedule wins over the pause
-                unit.put_doc(state.model_copy(update={"schedule_suspended": False}))
-
-        await self.core.retrying(body)
+        await self._controls.set_sleep_schedule(schedule)
 
     # -- approvals -----------------------------------------------------------------------
     async def request_approval(
@@ -444,29 +382,7 @@ class Assistant:
             ``{"success": True, "status": "awaiting_approval", "approval_id", "message"}``,
             or the error result.
         """
-        try:
-            if name in OPERATOR_EDITS:  # a person's edit, not a tool (engine/operator_edits.py)
-                arguments = parse_operator_edit(name, args)
-            else:
-                tool = self.tools.get(name)
-                parsed = self.tools.parse_arguments(tool, args, self.settings)
-                arguments = parsed.model_dump(mode="json")
-        except ToolError as exc:
-            return exc.to_result()
-        except InvalidInputError as exc:
-            return {"success": False, "error": exc.error, "suggestion": exc.suggestion}
-
-        async def body(unit: Unit) -> dict[str, Any]:
-            return request_approval(
-                unit,
-                self.core.clock,
-                name,
-                arguments,
-                reason=f"is DANGEROUS; called by {requested_by}, it awaits approval by a host "
-                "or an admin",
-            )
-
-        return await self.core.retrying(body)
+        return await self._decisions.request(name, args, requested_by=requested_by)
 
     async def approve(self, approval_id: str, decided_by: str) -> Approval:
         """Approve a pending call: it runs now, its outcome is stored, the model is told.
@@ -477,16 +393,7 @@ class Assistant:
             RecordNotFoundError: no pending approval with that id.
             InvalidInputError: ``decided_by`` is blank or too long.
         """
-        pending = self.core.read().get(Approval, approval_id)
-        if pending is not None and pending.status == "pending" and pending.tool in OPERATOR_EDITS:
-            return await self._approve_edit(pending, decided_by)
-        # A redone approval runs the tool again: acceptable only because the lost attempt
-        # committed nothing (a tool with effects outside the state would repeat them).
-        decided = await self.core.retrying(
-            lambda unit: self.approvals.approve(unit, approval_id, decided_by)
-        )
-        self.approvals.announce(decided)
-        return decided
+        return await self._decisions.approve(approval_id, decided_by)
 
     async def reject(self, approval_id: str, decided_by: str, reason: str = "") -> Approval:
         """Reject a pending call; it never runs, and the model is told on its next tick.
@@ -495,54 +402,12 @@ class Assistant:
             RecordNotFoundError: no pending approval with that id.
             InvalidInputError: ``decided_by`` is blank or too long.
         """
-
-        async def body(unit: Unit) -> Approval:
-            return self.approvals.reject(unit, approval_id, decided_by, reason)
-
-        decided = await self.core.retrying(body)
-        if decided.tool not in OPERATOR_EDITS:  # the model asked for nothing else
-            self.approvals.announce(decided)
-        return decided
-
-    async def _approve_edit(self, pending: Approval, decided_by: str) -> Approval:
-        """Run an approved person's edit through :attr:`edits`, then store the decision."""
-        who = decided_by.strip()
-        if not who or len(who) > 128:
-            raise InvalidInputError(
-                f"Who decides must be 1-128 characters, got {decided_by!r}",
-                "Pass the approver's name.",
-            )
-        result = await run_operator_edit(
-            self.edits, pending.tool, pending.arguments, Actor("user", who)
-        )
-
-        async def body(unit: Unit) -> Approval:
-            current = unit.get(Approval, pending.id)
-            if current is None or current.status != "pending":  # decided meanwhile
-                raise RecordNotFoundError(
-                    f"No pending approval {pending.id!r}", "It was decided meanwhile."
-                )
-            decided = current.model_copy(
-                update={
-                    "status": "approved" if result.get("success") else "failed",
-                    "decided_by": who,
-                    "decided_at": self.core.now(),
-                    "result": result,
-                }
-            )
-            unit.put(decided)
-            return decided
-
-        return await self.core.retrying(body)
+        return await self._decisions.reject(approval_id, decided_by, reason)
 
     # -- operator settings ---------------------------------------------------------------
     async def set_user_system_prompt(self, text: str) -> None:
         """Set the user's system prompt; only hosts and operators can (no tool can)."""
-
-        async def body(unit: Unit) -> None:
-            PromptDesk(unit, self.core.clock, self.core.settings).set_user_prompt(text)
-
-        await self.core.retrying(body)
+        await self._controls.set_user_system_prompt(text)
 
     async def record_context_usage(
         self, tokens: int, source: Literal["estimate", "provider"] = "provider"
@@ -552,20 +417,8 @@ class Assistant:
         Raises:
             InvalidInputError: a negative count.
         """
-        if tokens < 0:
-            raise InvalidInputError(f"Token count must be >= 0, got {tokens!r}", "Pass a count.")
-
-        async def body(unit: Unit) -> None:
-            unit.put_doc(
-                ContextUsage(estimated_used=tokens, source=source, recorded_at=self.core.now())
-            )
-
-        await self.core.retrying(body)
+        await self._controls.record_context_usage(tokens, source)
 
     async def start_session(self) -> None:
         """Begin a new session: metrics restart from zero at the current time."""
-
-        async def body(unit: Unit) -> None:
-            unit.put_doc(SessionMetrics(session_start=self.core.now()))
-
-        await self.core.retrying(body)
+        await self._controls.start_session()

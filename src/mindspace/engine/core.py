@@ -1,11 +1,12 @@
 """What the engine's steps share for one assistant: its state, ports and settings.
 
-:class:`EngineCore` is built once per assistant by :meth:`Assistant.open
-<mindspace.engine.assistant.Assistant.open>` and handed to the parts that need it (the
+:class:`EngineCore` is built once per assistant by the
+:class:`~mindspace.engine.assistant.Assistant` facade (which the composition root,
+:class:`mindspace.runtime.Runtime`, opens) and handed to the parts that need it (the
 tool executor, the sessions, the ticker, the sleep cycle, the read models), so none of
-them knows the :class:`~mindspace.engine.assistant.Assistant` facade. It is the engine's
-own: hosts reach an assistant through the facade and its read models, never through a
-unit of work.
+them knows the facade. It is the engine's own and private to the facade (``_core``):
+hosts reach an assistant through the facade and its read models, never through a unit
+of work.
 """
 
 from __future__ import annotations

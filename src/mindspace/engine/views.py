@@ -26,6 +26,7 @@ from mindspace.journal.search import JournalFilter, JournalSearch, SemanticJourn
 from mindspace.journal.search import search_journal as run_journal_search
 from mindspace.memory.entities import EntityBook
 from mindspace.memory.records import EntityProfile, WorkingMemory
+from mindspace.memory.semantic import SemanticMemory
 from mindspace.tools.runner import ToolOutcome
 from mindspace.workspace.goals import GoalBook
 from mindspace.workspace.projects import ProjectDesk
@@ -65,37 +66,37 @@ class AssistantViews:
     """
 
     def __init__(self, core: EngineCore, executor: ToolExecutor) -> None:
-        self.core = core
-        self.executor = executor
+        self._core = core
+        self._executor = executor
         self.memory = MemoryViews(core)
         """Memory pages, counts and the link graph."""
 
     # -- mode and status -----------------------------------------------------------------
     def mode(self) -> OperatingMode:
         """The operating mode and, while asleep, the sleep phase."""
-        return self.core.read().doc(OperatingMode)
+        return self._core.read().doc(OperatingMode)
 
     def schedule(self) -> SleepSchedule:
         """The sleep schedule."""
-        return self.core.read().doc(SleepSchedule)
+        return self._core.read().doc(SleepSchedule)
 
     def tick_rate(self) -> float:
         """Seconds until the next tick should run, by the current mode."""
-        return tick_rate(self.core.read(), self.core.settings)
+        return tick_rate(self._core.read(), self._core.settings)
 
     def mode_view(self) -> dict[str, Any]:
         """The operating mode, sleep phase, tick rate and sleep schedule."""
-        unit = self.core.read()
+        unit = self._core.read()
         return {
             **unit.doc(OperatingMode).model_dump(mode="json"),
-            "tick_rate": tick_rate(unit, self.core.settings),
+            "tick_rate": tick_rate(unit, self._core.settings),
             "schedule": unit.doc(SleepSchedule).model_dump(mode="json"),
         }
 
     def status(self, loop: LoopSnapshot | None = None) -> dict[str, Any]:
         """What ``get_system_status`` reports, without counting as a tool call, and the
         night's work still to do (``night_backlog``, see :meth:`night_backlog`)."""
-        core = self.core
+        core = self._core
         unit = core.read()
         status = build_status(unit, core.clock, core.settings, loop or LoopSnapshot())
         return {**status, "night_backlog": self.night_backlog().to_dict()}
@@ -103,32 +104,32 @@ class AssistantViews:
     def night_backlog(self) -> NightBacklog:
         """Journal entries unscored and unconsolidated, memories unlinked: what the next
         sleep starts with (or this one has left), counted from the pending queues."""
-        return night_backlog(self.core.read(), unlinked_memories(self.core.state))
+        return night_backlog(self._core.read(), unlinked_memories(self._core.state))
 
     def model_name(self) -> str:
         """The model's name (the adapter's class for models without one)."""
-        return str(getattr(self.core.llm, "model", type(self.core.llm).__name__))
+        return str(getattr(self._core.llm, "model", type(self._core.llm).__name__))
 
     def embedder_name(self) -> str | None:
         """The embedder's name, or None for lexical search only."""
-        return self.core.embedder.name if self.core.embedder else None
+        return self._core.embedder.name if self._core.embedder else None
 
     def store_url(self) -> str:
         """Where the assistant lives (passwords masked by the store)."""
-        return str(getattr(self.core.store, "url", "?"))
+        return str(getattr(self._core.store, "url", "?"))
 
     def user_system_prompt(self) -> str:
         """The operator's system prompt."""
-        return self.core.read().doc(SystemPrompts).user_system_prompt
+        return self._core.read().doc(SystemPrompts).user_system_prompt
 
     def summary(self) -> dict[str, Any]:
         """Key, mode, token usage and how much each part of the workspace holds."""
-        unit = self.core.read()
+        unit = self._core.read()
         state = unit.doc(OperatingMode)
         status = self.status()
         goals = unit.all(Goal)
         return {
-            "key": self.core.key,
+            "key": self._core.key,
             "mode": state.mode,
             "sleep_phase": state.sleep_phase,
             "model": self.model_name(),
@@ -141,7 +142,7 @@ class AssistantViews:
             "counts": {
                 "goals": len(goals),
                 "active_goals": sum(1 for g in goals if g.status == "active"),
-                "projects": len(ProjectDesk(unit, self.core.clock, self.core.settings).all()),
+                "projects": len(ProjectDesk(unit, self._core.clock, self._core.settings).all()),
                 "journal_entries": len(unit.all(JournalEntry)),
                 "memories": self.memory.count(),
                 "entities": len(unit.all(EntityProfile)),
@@ -153,24 +154,24 @@ class AssistantViews:
     # -- events and approvals ------------------------------------------------------------
     def open_events(self) -> list[Event]:
         """Events not yet processed, most urgent first."""
-        return self.core.queue.open()
+        return self._core.queue.open()
 
     def event(self, event_id: str) -> Event | None:
         """An event by id, with its status and reply."""
-        return self.core.queue.get(event_id)
+        return self._core.queue.get(event_id)
 
     def pending_approvals(self) -> list[Approval]:
         """DANGEROUS tool calls waiting for a decision, oldest first."""
-        return Approvals.pending(self.core.read())
+        return Approvals.pending(self._core.read())
 
     def approval(self, approval_id: str) -> Approval | None:
         """An approval by id, pending or decided."""
-        return self.core.read().get(Approval, approval_id)
+        return self._core.read().get(Approval, approval_id)
 
     # -- workspace -----------------------------------------------------------------------
     def goals(self) -> GoalBook:
         """The goal tree as a read-only book (``all()``, ``get()``, ``tree()``...)."""
-        return GoalBook(self.core.read(), self.core.clock, self.core.settings)
+        return GoalBook(self._core.read(), self._core.clock, self._core.settings)
 
     def goal_tree(self) -> dict[str, Any]:
         """The goal tree: roots with nested ``subtasks``, each with progress and status."""
@@ -187,7 +188,7 @@ class AssistantViews:
 
     def projects(self) -> ProjectDesk:
         """The projects as a read-only desk (``all()``, ``active_key()``...)."""
-        return ProjectDesk(self.core.read(), self.core.clock, self.core.settings)
+        return ProjectDesk(self._core.read(), self._core.clock, self._core.settings)
 
     def projects_view(self) -> dict[str, Any]:
         """Every project, the active one named."""
@@ -200,15 +201,15 @@ class AssistantViews:
 
     def session_memory(self) -> SessionMemory:
         """Key facts, learned patterns and completed tasks."""
-        return self.core.read().doc(SessionMemory)
+        return self._core.read().doc(SessionMemory)
 
     # -- journal -------------------------------------------------------------------------
     def journal_entries(self, where: JournalFilter | None = None) -> list[JournalEntry]:
         """Journal entries matching ``where`` (all by default), newest first."""
-        unit = self.core.read()
+        unit = self._core.read()
         if where is None:
             return sorted(unit.all(JournalEntry), key=lambda e: e.id, reverse=True)
-        return filter_entries(unit, self.core.clock.now(), where)
+        return filter_entries(unit, self._core.clock.now(), where)
 
     def journal_page(
         self,
@@ -220,8 +221,8 @@ class AssistantViews:
         limit: int = 20,
     ) -> dict[str, Any]:
         """A page of journal entries, newest first, with the reflection state."""
-        unit = self.core.read()
-        entries = filter_entries(unit, self.core.clock.now(), where)
+        unit = self._core.read()
+        entries = filter_entries(unit, self._core.clock.now(), where)
         needle = query.strip().casefold()
         if needle:
             entries = [e for e in entries if needle in e.content.casefold()]
@@ -245,7 +246,7 @@ class AssistantViews:
         By meaning when an embedder is configured and ``semantic`` is on (entries below
         ``journal_min_similarity`` are no match), else a case-insensitive text match.
         """
-        core = self.core
+        core = self._core
         meaning = None
         if core.embedder is not None:
             meaning = SemanticJournal(
@@ -263,7 +264,7 @@ class AssistantViews:
 
     def reflection_state(self) -> ReflectionState:
         """When reflection last ran and how much importance has accrued since."""
-        return self.core.read().doc(ReflectionState)
+        return self._core.read().doc(ReflectionState)
 
     # -- memory --------------------------------------------------------------------------
     def memory_listing(
@@ -280,11 +281,11 @@ class AssistantViews:
 
     async def search_memories(self, args: Mapping[str, Any]) -> ToolOutcome:
         """What the ``recall_memories`` tool returns for ``args``, without storing anything."""
-        return await self.executor.runner.run(
-            self.core.read(),
+        return await self._executor.runner.run(
+            self._core.read(),
             "recall_memories",
             dict(args),
-            lambda u: self.core.tool_context(u, LoopSnapshot()),
+            lambda u: self._core.tool_context(u, LoopSnapshot()),
         )
 
     def memory_graph(self) -> dict[str, Any]:
@@ -294,7 +295,7 @@ class AssistantViews:
     # -- entities and working memory -----------------------------------------------------
     def entity_book(self) -> EntityBook:
         """The entity profiles as a read-only book (``all()``, ``get()``...)."""
-        core = self.core
+        core = self._core
         return EntityBook(core.read(), core.clock, core.settings, core.guard)
 
     def entities(self) -> list[EntityProfile]:
@@ -312,9 +313,20 @@ class AssistantViews:
 
     def working_memory(self) -> WorkingMemory:
         """The active conversations, by entity."""
-        return self.core.read().doc(WorkingMemory)
+        return self._core.read().doc(WorkingMemory)
 
     # -- history -------------------------------------------------------------------------
     def history(self, *, offset: int = 0, limit: int = 20) -> HistoryPage:
         """Recorded edits, deletions and forgetting, newest first (docs/manage.md)."""
-        return history_page(self.core.store, self.core.info.id, offset=offset, limit=limit)
+        return history_page(self._core.store, self._core.info.id, offset=offset, limit=limit)
+
+    # -- recall --------------------------------------------------------------------------
+    def semantic_memory(self) -> SemanticMemory:
+        """Semantic memory as the ``recall_memories`` tool reads it (for evaluation).
+
+        Its reads see the committed state at this call; nothing it returns is stored.
+        """
+        core = self._core
+        return SemanticMemory(
+            core.read(), core.clock, core.settings, core.embedder, core.memory_index
+        )

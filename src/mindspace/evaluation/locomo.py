@@ -32,7 +32,7 @@ import numpy as np
 from mindspace.clock import ManualClock
 from mindspace.config import Settings
 from mindspace.embeddings.port import Embedder
-from mindspace.engine.assistant import Assistant
+from mindspace.engine import Assistant
 from mindspace.errors import ConfigError
 from mindspace.evaluation.locomo_cache import cached_sample
 from mindspace.evaluation.locomo_data import (
@@ -44,6 +44,7 @@ from mindspace.evaluation.locomo_data import (
 )
 from mindspace.memory.semantic import SemanticMemory
 from mindspace.offline import OfflineLLM
+from mindspace.runtime import Runtime
 from mindspace.state.port import Store
 
 __all__ = ["ROUTES", "Progress", "Route", "Scoreboard", "run_locomo"]
@@ -168,8 +169,7 @@ async def _sleep_one_night(assistant: Assistant, clock: ManualClock) -> int:
 
 
 def _memory(assistant: Assistant) -> SemanticMemory:
-    core = assistant.core
-    return SemanticMemory(core.read(), core.clock, core.settings, core.embedder, core.memory_index)
+    return assistant.views.semantic_memory()
 
 
 def _references(
@@ -227,8 +227,6 @@ async def run_locomo(
     ``result["rankings"]`` holds, per question, the dialog ids the product ranked (best
     first) beside the evidence, for diagnosing misses.
     """
-    from mindspace.storage.sql import SqlStore  # the benchmark is a host of the product
-
     started = time.perf_counter()
     report = progress or (lambda stage, done, total: None)
     samples = load_samples(path)
@@ -250,16 +248,15 @@ async def run_locomo(
                 cache[sample.sample_id] = "reused" if reuse else "ingested"
                 if not reuse:
                     entry.discard()
-            store = store_factory(sample.sample_id) if store_factory else SqlStore.from_path(db)
             clock = ManualClock(sample.sessions[0].when if sample.sessions else None)
-            assistant = Assistant.open(
-                store,
-                sample.sample_id,
-                llm=OfflineLLM(announce=False),
-                clock=clock,
-                settings=chosen,
-                embedder=embedder,
-            )
+            # The benchmark is a host of the product: its assistant comes from the root.
+            llm = OfflineLLM(announce=False)
+            if store_factory is not None:
+                store = store_factory(sample.sample_id)
+                runtime = Runtime(chosen, store, llm=llm, embedder=embedder, clock=clock)
+            else:
+                runtime = Runtime.from_settings(chosen, db, llm=llm, embedder=embedder, clock=clock)
+            assistant = runtime.open(sample.sample_id)
             if not reuse:
                 await _live_through(sample, assistant, clock, report, 0, nights, route)
                 if workdir is not None and store_factory is None:
@@ -289,8 +286,7 @@ async def run_locomo(
                 )
                 report(f"{sample.sample_id}: asking", n + 1, len(questions))
             asked += len(questions)
-            if hasattr(store, "close"):
-                store.close()
+            runtime.close()
     result: dict[str, Any] = {name: board.report() for name, board in boards.items()}
     result["route"] = route
     result["questions"] = asked

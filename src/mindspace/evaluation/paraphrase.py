@@ -39,10 +39,11 @@ from typing import Any, Literal
 from mindspace.clock import ManualClock
 from mindspace.config import Settings
 from mindspace.embeddings.port import Embedder
-from mindspace.engine.assistant import Assistant
+from mindspace.engine import Assistant
 from mindspace.errors import ConfigError
 from mindspace.llm.scripted import FunctionLLM
 from mindspace.memory.lexical import tokenize
+from mindspace.runtime import Runtime
 
 __all__ = [
     "DATA_PATH",
@@ -191,22 +192,20 @@ async def run_paraphrase_recall(
     messages' average component size, the store size and the seconds taken; with
     ``details`` also each question's component.
     """
-    from mindspace.storage.sql import SqlStore  # the harness is a host of the product
-
     started = time.perf_counter()
     labelled = data or load_paraphrase_set()
     config = settings or Settings()
     with tempfile.TemporaryDirectory(prefix="mindspace-paraphrase-") as tmp:
-        store = SqlStore.from_path(Path(tmp) / "paraphrase.db")
+        # The harness is a host of the product: its assistant comes from the root.
+        runtime = Runtime.from_settings(
+            config,
+            Path(tmp) / "paraphrase.db",
+            llm=FunctionLLM(lambda messages, tools: "Noted."),
+            clock=ManualClock(),
+            embedder=embedder,
+        )
         try:
-            assistant = Assistant.open(
-                store,
-                "keeper",
-                llm=FunctionLLM(lambda messages, tools: "Noted."),
-                clock=ManualClock(),
-                settings=config,
-                embedder=embedder,
-            )
+            assistant = runtime.open("keeper")
             known = [await _store(assistant, f.fact, f.source_entity) for f in labelled.facts]
             known += [await _store(assistant, text, None) for text in labelled.filler]
             stored_s = time.perf_counter() - started
@@ -237,7 +236,7 @@ async def run_paraphrase_recall(
                 for asker, message in labelled.offtopic
             ]
         finally:
-            store.close()
+            runtime.close()
     report["offtopic"] = {
         "messages": len(sizes),
         "memories_per_message": round(sum(sizes) / len(sizes), 2) if sizes else 0.0,

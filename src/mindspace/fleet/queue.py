@@ -211,7 +211,7 @@ class Fleet:
         # none does (nor anything else), that tick would only find the assistant idle.
         if result.status != "failed" and is_idle(self.assistant(key)):
             logger.debug("%s is idle: no tick scheduled until something happens", key)
-            self.idle_at[key] = self.assistant(key).core.state.revision
+            self.idle_at[key] = self.assistant(key).revision
             return
         delay = follow_up_delay(
             result, failures, awake_rate=self.awake_rate, max_backoff=self.max_backoff

@@ -18,7 +18,7 @@ R = TypeVar("R", bound=Record)
 
 def stored_records(assistant: Assistant, model: type[R]) -> list[R]:
     """Every committed record of ``model`` for ``assistant``, oldest first."""
-    core = assistant.core
+    core = assistant._core  # the store behind the facade, for inspection only
     fields = tuple(model.model_fields)
     rows = core.store.scan(core.info.id, model.kind, fields)
     return [model.from_stored(row) for row in rows]

@@ -24,6 +24,7 @@ from mindspace.embeddings import HashingEmbedder
 from mindspace.hosts.http import AssistantHub, ServerSettings, create_app
 from mindspace.llm.port import LLM
 from mindspace.offline import OfflineLLM
+from mindspace.runtime import Runtime
 from mindspace.storage import SqlStore
 from mindspace.tools.registry import ToolRegistry
 
@@ -77,12 +78,15 @@ def make_hub(
         tools: ToolRegistry | None = None,
     ) -> AssistantHub:
         return AssistantHub(
-            store,
-            settings_ or settings,
-            llm=llm or OfflineLLM(announce=False),
-            clock=clock,
-            embedder=HashingEmbedder(256),
-            tools=tools,
+            Runtime(
+                settings_ or settings,
+                store,
+                llm=llm or OfflineLLM(announce=False),
+                clock=clock,
+                embedder=HashingEmbedder(256),
+                tools=tools,
+                owns_store=False,
+            )
         )
 
     return make

@@ -120,8 +120,8 @@ async def furnish(assistant: Assistant) -> None:
     )
     await call("add_session_memory", {"memory_type": "fact", "content": "Alice prefers dark ale"})
     # Clusters of linked memories (as a night links them), so the graph has captions.
-    with assistant.core.transaction() as unit:
-        now = assistant.core.now()
+    with assistant._core.transaction() as unit:
+        now = assistant._core.now()
         for source, targets in ((0, (1, 2)), (3, (4,)), (5, (6,)), (7, (8, 9)), (10, (11,))):
             links = tuple(MemoryLink(id=ids[t], score=0.8) for t in targets)
             unit.put(MemoryLinks(memory_id=ids[source], linked_to=links, processed_at=now))

@@ -57,8 +57,8 @@ async def teach(assistant: Assistant) -> dict[str, str]:
         await call("update_entity_observation", {"entity_id": who, "observation": f"{who} came"})
     goal = await call("add_goal", {"description": "Fix the leaking roof", "priority": "high"})
     ids["goal"] = goal["goal_id"]
-    with assistant.core.transaction() as unit:
-        now = assistant.core.now()
+    with assistant._core.transaction() as unit:
+        now = assistant._core.now()
         for source, targets in (("alice", ("alice2", "bob")), ("cellar", ("roof",))):
             links = tuple(MemoryLink(id=ids[t], score=0.8) for t in targets)
             unit.put(MemoryLinks(memory_id=ids[source], linked_to=links, processed_at=now))
@@ -362,7 +362,7 @@ def test_a_restated_fact_and_a_replaced_one_read_so_in_the_memories_tab(
         again = await keeper.call_tool("store_memory", {"content": "The cellar floods in spring."})
         assert again["action"] == "restated"
         roof = await keeper.call_tool("store_memory", {"content": "The new roof holds in rain"})
-        with keeper.core.transaction() as unit:  # as the reconcile step marks a replaced fact
+        with keeper._core.transaction() as unit:  # as the reconcile step marks a replaced fact
             old = unit.get(Memory, ids["roof"])
             assert old is not None
             unit.put(

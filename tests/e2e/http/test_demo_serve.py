@@ -18,12 +18,13 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from rich.console import Console
 
-from mindspace import Assistant, ManualClock, Settings
+from mindspace import ManualClock, Settings
 from mindspace.clock import ResumedClock, parse_time
 from mindspace.hosts.cli.demo import DEMO_START, DemoReport, run_demo
 from mindspace.hosts.cli.serve import serve_demo
 from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 
 ENDED = datetime(2025, 12, 7, 8, 30, tzinfo=UTC)  # when the demo's story stops
 BASE = "/v1/assistants/barkeep"
@@ -37,7 +38,7 @@ def test_demo_serve_goes_on_from_the_demo_clock(
     db = tmp_path / "demo.db"
     settings = Settings(data_dir=tmp_path, embedder="hashing")
     store = SqlStore.from_path(db)  # the database as the demo leaves it
-    Assistant.open(
+    assistant_on(
         store,
         "barkeep",
         llm=OfflineLLM(announce=False),

@@ -19,6 +19,7 @@ from mindspace import ManualClock, Settings
 from mindspace.embeddings import HashingEmbedder
 from mindspace.hosts.http import AssistantHub, ServerSettings, create_app
 from mindspace.offline import OfflineLLM
+from mindspace.runtime import Runtime
 from mindspace.storage import SqlStore
 
 TOKEN = "fuzzing-token-0123456789abcdef"
@@ -32,11 +33,14 @@ def fuzz_server(tmp_path_factory: pytest.TempPathFactory, live_server_type: Any)
     folder = tmp_path_factory.mktemp("fuzz")
     store = SqlStore.from_path(folder / "fuzz.db")
     hub = AssistantHub(
-        store,
-        Settings(data_dir=folder),
-        llm=OfflineLLM(announce=False),
-        clock=ManualClock(),
-        embedder=HashingEmbedder(256),
+        Runtime(
+            Settings(data_dir=folder),
+            store,
+            llm=OfflineLLM(announce=False),
+            clock=ManualClock(),
+            embedder=HashingEmbedder(256),
+            owns_store=False,
+        )
     )
     hub.create("barkeep")
     server = ServerSettings(api_token=TOKEN, api_tokens=None, api_max_body_bytes=65_536)

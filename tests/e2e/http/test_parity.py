@@ -20,11 +20,12 @@ from typing import Any
 import httpx
 import pytest
 
-from mindspace import Assistant, Settings
+from mindspace import Settings
 from mindspace.hosts.http import ServerSettings, create_app
 from mindspace.hosts.http.app import build_hub
 from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 
 KEY = "barkeep"
 
@@ -70,7 +71,7 @@ async def _prepare(folder: Path) -> Path:
     db = folder / "state.db"
     store = SqlStore.from_path(db)
     try:
-        assistant = Assistant.open(
+        assistant = assistant_on(
             store, KEY, settings=_settings(folder), llm=OfflineLLM(announce=False)
         )
         await assistant.call_tool("create_project", {"project_key": "tavern", "summary": "Run it"})
@@ -104,7 +105,7 @@ async def test_a_tool_answers_the_same_through_python_cli_and_http(
     py_db = await _prepare(tmp_path / "python")
     store = SqlStore.from_path(py_db)
     try:
-        assistant = Assistant.open(
+        assistant = assistant_on(
             store, KEY, settings=_settings(tmp_path / "python"), llm=OfflineLLM(announce=False)
         )
         through_python = await assistant.call_tool(tool, json.loads(args))

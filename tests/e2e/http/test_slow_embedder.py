@@ -32,6 +32,7 @@ from mindspace import ManualClock, Settings
 from mindspace.embeddings import HashingEmbedder
 from mindspace.hosts.http import AssistantHub, create_app
 from mindspace.offline import OfflineLLM
+from mindspace.runtime import Runtime
 from mindspace.storage import SqlStore
 from mindspace.testing import SlowEmbedder
 
@@ -68,7 +69,16 @@ async def test_a_slow_embedder_does_not_delay_another_assistant(
     work: str,
 ) -> None:
     slow = SlowEmbedder(HashingEmbedder(256), delay=DELAY)
-    hub = AssistantHub(store, settings, llm=OfflineLLM(announce=False), clock=clock, embedder=slow)
+    hub = AssistantHub(
+        Runtime(
+            settings,
+            store,
+            llm=OfflineLLM(announce=False),
+            clock=clock,
+            embedder=slow,
+            owns_store=False,
+        )
+    )
     hub.create("alice")
     hub.create("bob")
     server = live_server(create_app(hub, server=server_settings(), background_ticks=False))

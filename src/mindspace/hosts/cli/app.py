@@ -107,7 +107,7 @@ def tool_command(
 
     A failed tool prints its result on stdout, one [bold]error:[/] line on stderr, exits 1.
     """
-    from mindspace.engine.assistant import assistant_tools
+    from mindspace.engine import assistant_tools
     from mindspace.hosts.cli.render import tools_table
     from mindspace.runtime import is_offline, offline_notice
     from mindspace.tools import ToolCategory
@@ -136,7 +136,7 @@ def tool_command(
 
 
 def _parse_args(name: str, raw: str) -> dict[str, Any]:
-    from mindspace.engine.assistant import assistant_tools
+    from mindspace.engine import assistant_tools
     from mindspace.tools.registry import describe_parameters
 
     registry = assistant_tools()

@@ -25,8 +25,7 @@ from collections.abc import Callable
 from rich.console import Console
 from rich.text import Text
 
-from mindspace.engine.assistant import Assistant
-from mindspace.engine.world import WorldBase
+from mindspace.engine import Assistant, WorldBase
 from mindspace.hosts.cli.render import goal_tree, status_view
 from mindspace.llm.port import close_llm
 from mindspace.runtime import is_offline, offline_notice

@@ -1,4 +1,4 @@
-"""What every CLI command shares: settings, opening stores and assistants, errors, options.
+"""What every CLI command shares: settings, opening runtimes and assistants, errors, options.
 
 Also the console, checks and formatters that several command modules use. Settings,
 the engine, the store and SQLAlchemy are imported inside the functions that use them:
@@ -24,9 +24,9 @@ from mindspace.errors import AssistantNotFoundError, ConfigError, MindspaceError
 if TYPE_CHECKING:
     from mindspace.clock import Clock
     from mindspace.config import Settings
-    from mindspace.engine.assistant import Assistant
+    from mindspace.engine import Assistant
     from mindspace.llm.port import LLM
-    from mindspace.state.port import Store
+    from mindspace.runtime import Runtime
 
 __all__ = [
     "AssistantOption",
@@ -44,7 +44,7 @@ __all__ = [
     "notes_on_stderr",
     "offline_llm",
     "open_cli_assistant",
-    "open_cli_store",
+    "open_cli_runtime",
     "print_error",
     "reflow_help",
     "run_once",
@@ -165,17 +165,27 @@ def offline_llm(settings: Settings) -> LLM | None:
     return None if settings.llm_configured else quiet_offline_llm()
 
 
-def open_cli_store(settings: Settings, db: str | None, *, create: bool = True) -> Store:
-    """The store named by ``--db`` or the settings, with unusable paths as a CliError.
+def open_cli_runtime(
+    settings: Settings,
+    db: str | None,
+    *,
+    create: bool = True,
+    llm: LLM | None = None,
+    clock: Clock | None = None,
+) -> Runtime:
+    """The composition root on ``--db`` or the settings' database, unusable paths as a
+    CliError.
 
     With ``create=False`` a missing database file is a CliError and nothing is created.
+    The model and the embedder are built from the settings when first needed, unless
+    ``llm`` is given.
     """
-    from mindspace.runtime import open_store
+    from mindspace.runtime import Runtime
 
     if not create:
         _require_database(settings, db, None)
     try:
-        return open_store(settings, db, create=create)
+        return Runtime.from_settings(settings, db, create=create, llm=llm, clock=clock)
     except OSError as exc:
         raise _cannot_open(settings, db, exc) from exc
 
@@ -196,25 +206,20 @@ def open_cli_assistant(
     """
     if key is not None and not key.strip():
         raise UsageError(f"--assistant {key!r} is blank; pass a key such as 'barkeep', or omit it.")
-    from mindspace.runtime import build_embedder, build_llm, instrument_llm, open_assistant
+    from mindspace.runtime import Runtime, build_embedder, build_llm
 
     if not create:
         _require_database(settings, db, key)
     try:  # first, so that a provider's ConfigError is not mistaken for a bad key
-        llm = instrument_llm(offline_llm(settings) or build_llm(settings), settings)
+        llm = offline_llm(settings) or build_llm(settings)
         embedder = build_embedder(settings)
     except ConfigError as exc:  # a setting names no provider, or is incomplete (or OTEL_*)
         raise CliError(str(exc)) from exc
     try:
-        return open_assistant(
-            key,
-            settings=settings,
-            db=db,
-            llm=llm,
-            clock=clock,
-            create=create,
-            embedder=embedder,
+        runtime = Runtime.from_settings(
+            settings, db, create=create, llm=llm, embedder=embedder, clock=clock
         )
+        return runtime.open(key, create=create)
     except AssistantNotFoundError as exc:
         raise _no_assistant(settings, db, key) from exc
     except OSError as exc:
@@ -276,16 +281,16 @@ def _default_source(settings: Settings) -> str:
 
 
 def _no_assistant(settings: Settings, db: str | None, key: str | None) -> CliError:
-    from mindspace.runtime import open_store
+    from mindspace.runtime import Runtime
 
     wanted = key if key is not None else settings.assistant_key
     where = database_location(settings, db)
     try:
-        store = open_store(settings, db, create=False)
+        runtime = Runtime.from_settings(settings, db, create=False)
         try:
-            keys = [info.key for info in store.list_assistants()]
+            keys = runtime.keys()
         finally:
-            store.close()
+            runtime.close()
     except MindspaceError:
         keys = []
     if keys:

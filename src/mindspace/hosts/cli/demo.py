@@ -35,13 +35,10 @@ from rich.text import Text
 
 from mindspace.clock import ManualClock, format_time
 from mindspace.config import Settings
-from mindspace.engine.assistant import Assistant
-from mindspace.engine.modes import SleepSchedule
-from mindspace.engine.tick import TickResult
-from mindspace.hosts.cli.common import CliError, database_location, open_cli_store
+from mindspace.engine import Assistant, SleepSchedule, TickResult
+from mindspace.hosts.cli.common import CliError, database_location, open_cli_runtime
 from mindspace.hosts.cli.demo_report import print_summary
-from mindspace.runtime import build_embedder, offline_llm, offline_notice
-from mindspace.state.port import Store
+from mindspace.runtime import Runtime, offline_llm, offline_notice
 
 __all__ = ["DEMO_START", "DemoReport", "choose_demo_key", "run_demo"]
 
@@ -128,14 +125,14 @@ class DemoReport:
     seconds: float = 0.0
 
 
-def choose_demo_key(store: Store, settings: Settings, base: str) -> str:
+def choose_demo_key(runtime: Runtime, base: str) -> str:
     """The first of ``base``, ``base-2``, ``base-3``... with no goals or projects yet."""
-    existing = {info.key for info in store.list_assistants()}
+    existing = set(runtime.keys())
     for n in range(1, MAX_DEMO_RUNS + 1):
         key = base if n == 1 else f"{base}-{n}"
         if key not in existing:
             return key
-        probe = Assistant.open(store, key, create=False, llm=offline_llm(), settings=settings)
+        probe = runtime.open(key, create=False)
         if not probe.views.goals().all() and not probe.views.projects().all():
             return key
     raise CliError(
@@ -337,20 +334,12 @@ def run_demo(settings: Settings, db: str | None, base_key: str, console: Console
     """
     started = time.perf_counter()
     console.print(Panel(offline_notice(), title="offline model", border_style="yellow"))
-    store = open_cli_store(settings, db)
+    clock = ManualClock(DEMO_START)
+    runtime = open_cli_runtime(settings, db, llm=offline_llm(scenario="tavern"), clock=clock)
     try:
-        clock = ManualClock(DEMO_START)
         try:
-            key = choose_demo_key(store, settings, base_key)
-            assistant = Assistant.open(
-                store,
-                key,
-                llm=offline_llm(scenario="tavern"),
-                clock=clock,
-                settings=settings,
-                self_names=("Barkeep",),
-                embedder=build_embedder(settings),
-            )
+            key = choose_demo_key(runtime, base_key)
+            assistant = runtime.open(key, self_names=("Barkeep",))
         except ValueError as exc:  # the store rejects malformed assistant keys with ValueError
             raise CliError(f"{exc} Pass another --assistant.") from exc
         report = DemoReport(key, database_location(settings, db))
@@ -377,4 +366,4 @@ def run_demo(settings: Settings, db: str | None, base_key: str, console: Console
         )
         return report
     finally:
-        store.close()
+        runtime.close()

@@ -9,7 +9,7 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-from mindspace.engine.assistant import Assistant
+from mindspace.engine import Assistant
 from mindspace.hosts.cli.render import goal_tree, plural, projects_table
 
 if TYPE_CHECKING:

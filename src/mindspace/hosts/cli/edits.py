@@ -29,7 +29,7 @@ from mindspace.hosts.cli.common import (
 )
 
 if TYPE_CHECKING:  # the engine is imported in the commands' bodies (start-up time)
-    from mindspace.engine.history import Actor
+    from mindspace.engine import Actor
 
 __all__ = ["register_edit_commands"]
 
@@ -51,7 +51,7 @@ ImportanceOption = Annotated[
 
 
 def _actor(name: str) -> Actor:
-    from mindspace.engine.history import Actor
+    from mindspace.engine import Actor
 
     return Actor("user", name)
 
@@ -80,7 +80,7 @@ def memory_edit_command(
     """Change a memory's text (embedded again), tags, importance or trust."""
     if content is None and tag is None and importance is None and trust is None:
         raise _nothing_to_change(f"memories edit {memory_id}")
-    from mindspace.engine.edits import memory_view
+    from mindspace.engine import memory_view
 
     opened = open_cli_assistant(load_settings(), db, assistant, create=False)
     work = opened.edits.update_memory(

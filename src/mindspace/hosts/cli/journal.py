@@ -24,7 +24,7 @@ from mindspace.hosts.cli.common import (
 )
 
 if TYPE_CHECKING:  # the engine is imported in the commands' bodies (start-up time)
-    from mindspace.engine.assistant import Assistant
+    from mindspace.engine import Assistant
     from mindspace.journal.records import JournalEntry
     from mindspace.journal.search import JournalFilter
 

@@ -34,7 +34,7 @@ from mindspace.hosts.cli.common import (
 from mindspace.hosts.cli.sleep import mode_command, sleep_command, wake_command
 
 if TYPE_CHECKING:  # the engine is imported in the commands' bodies (start-up time)
-    from mindspace.engine.assistant import Assistant
+    from mindspace.engine import Assistant
     from mindspace.memory.entities import EntityBook
     from mindspace.memory.records import EntityProfile, Memory
 

@@ -9,7 +9,7 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from mindspace.engine.night.result import SleepTickResult
+from mindspace.engine import SleepTickResult
 from mindspace.hosts.cli.common import counted
 
 __all__ = ["night_table"]

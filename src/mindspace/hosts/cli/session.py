@@ -30,8 +30,7 @@ from mindspace.hosts.cli.common import (
 from mindspace.hosts.cli.edits import ActorOption
 
 if TYPE_CHECKING:  # the engine is imported in the commands' bodies (start-up time)
-    from mindspace.engine.assistant import Assistant
-    from mindspace.engine.session_edits import SessionItemKind
+    from mindspace.engine import Assistant, SessionItemKind
 
 __all__ = ["session_app"]
 
@@ -107,7 +106,7 @@ def session_add_command(
     assistant: AssistantOption = None,
 ) -> None:
     """Add a fact (or with --pattern a pattern) to session memory."""
-    from mindspace.engine.history import Actor
+    from mindspace.engine import Actor
 
     opened = open_cli_assistant(load_settings(), db, assistant, create=False)
     kind = _kind(pattern)
@@ -129,7 +128,7 @@ def session_edit_command(
     assistant: AssistantOption = None,
 ) -> None:
     """Replace the text of session fact N (or with --pattern pattern N)."""
-    from mindspace.engine.history import Actor
+    from mindspace.engine import Actor
 
     opened = open_cli_assistant(load_settings(), db, assistant, create=False)
     kind = _kind(pattern)
@@ -151,7 +150,7 @@ def session_delete_command(
     assistant: AssistantOption = None,
 ) -> None:
     """Delete session fact N (or with --pattern pattern N); the later ones move up."""
-    from mindspace.engine.history import Actor
+    from mindspace.engine import Actor
 
     opened = open_cli_assistant(load_settings(), db, assistant, create=False)
     kind = _kind(pattern)

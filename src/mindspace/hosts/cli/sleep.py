@@ -38,9 +38,7 @@ from mindspace.hosts.cli.common import (
 if TYPE_CHECKING:  # the engine is imported in the commands' bodies (start-up time)
     from rich.progress import Progress, TaskID
 
-    from mindspace.engine.assistant import Assistant
-    from mindspace.engine.modes import OperatingMode, SleepSchedule
-    from mindspace.engine.night.result import SleepTickResult
+    from mindspace.engine import Assistant, OperatingMode, SleepSchedule, SleepTickResult
 
 __all__ = ["mode_command", "sleep_command", "wake_command"]
 

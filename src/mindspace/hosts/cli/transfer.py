@@ -24,7 +24,7 @@ from mindspace.hosts.cli.common import (
     JsonOption,
     database_location,
     load_settings,
-    open_cli_store,
+    open_cli_runtime,
 )
 
 __all__ = ["export_command", "import_command"]
@@ -55,16 +55,14 @@ def export_command(
     The format is documented in docs/export.md; `mindspace import` reads it back, into
     the same or another database (SQLite or PostgreSQL).
     """
-    from mindspace.transfer import export_assistant, export_to_path
-
     settings = load_settings()
     key = assistant if assistant is not None else settings.assistant_key
-    store = open_cli_store(settings, db, create=False)
+    runtime = open_cli_runtime(settings, db, create=False)
     try:
         if output is None:
             try:
-                summary = export_assistant(
-                    store, key, sys.stdout, progress=_progress, progress_every=_PROGRESS_EVERY
+                summary = runtime.export_assistant(
+                    key, sys.stdout, progress=_progress, progress_every=_PROGRESS_EVERY
                 )
             except BrokenPipeError:  # `mindspace export | head`: the reader left early
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -75,11 +73,11 @@ def export_command(
         else:
             # Never replaces what the path is: a file is renamed over once complete, a
             # symlink is followed, a device or FIFO written through (docs/export.md).
-            summary = export_to_path(
-                store, key, output, progress=_progress, progress_every=_PROGRESS_EVERY
+            summary = runtime.export_assistant(
+                key, output, progress=_progress, progress_every=_PROGRESS_EVERY
             )
     finally:
-        store.close()
+        runtime.close()
     where = "stdout" if output is None else repr(str(output))
     typer.echo(f"Exported {summary.records} records of {key!r} to {where}.", err=True)
 
@@ -114,7 +112,6 @@ def import_command(
     left alone unless --replace is given (stop its server or worker first).
     """
     from mindspace.errors import AlreadyExistsError
-    from mindspace.transfer import import_assistant
 
     if as_key is not None and not as_key.strip():
         raise CliError(f"--as {as_key!r} is blank; pass a key such as 'barkeep', or omit it.")
@@ -127,23 +124,21 @@ def import_command(
                 shutil.copyfileobj(sys.stdin, spool)
         elif not path.is_file():
             raise CliError(f"No file {file!r}; give the path of a `mindspace export` file.")
-        store = open_cli_store(settings, db, create=True)
+        runtime = open_cli_runtime(settings, db, create=True)
         try:
-            summary = import_assistant(
-                store,
+            summary = runtime.import_assistant(
                 path,
                 key=as_key,
                 replace=replace,
                 progress=_progress,
                 progress_every=_PROGRESS_EVERY,
-                settings=settings,
             )
         except AlreadyExistsError as exc:
             raise CliError(
                 f"{exc.error} in {database_location(settings, db)!r}. {exc.suggestion}"
             ) from exc
         finally:
-            store.close()
+            runtime.close()
     if as_json:
         shown = {
             "assistant": summary.assistant,

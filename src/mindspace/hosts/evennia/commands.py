@@ -15,8 +15,7 @@ from evennia.commands.cmdset import CmdSet
 from evennia.commands.command import Command
 from evennia.utils.search import search_tag
 
-from mindspace.engine.assistant import Assistant
-from mindspace.engine.records import Approval
+from mindspace.engine import Approval, Assistant
 from mindspace.errors import MindspaceError, ToolError
 from mindspace.hosts.evennia.outcomes import Noted, ago
 from mindspace.hosts.evennia.runtime import AssistantRuntime

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from mindspace.engine.tick import TickResult
+from mindspace.engine import TickResult
 from mindspace.hosts.evennia.config import AssistantConfig
 
 __all__ = ["Noted", "SeenPrompt", "TickReport", "explain_error", "utc_stamp"]

@@ -6,9 +6,10 @@ Two threads meet here, and every attribute says which one owns it:
   :meth:`~AssistantRuntime.poll`, :meth:`~AssistantRuntime.nudge`,
   :meth:`~AssistantRuntime.call` and the ticker state (the schedule, ``ticks``...).
   They never wait: they hand coroutines to the bridge and get Deferreds.
-* **asyncio thread** (mindspace): the :class:`~mindspace.engine.assistant.Assistant`,
-  opened lazily on first use, and its store. It never touches Django; the world it
-  acts on (:class:`~mindspace.hosts.evennia.world.EvenniaWorld`) hops to the reactor.
+* **asyncio thread** (mindspace): the :class:`~mindspace.engine.Assistant`, opened
+  lazily on first use from the composition root of its database
+  (:mod:`mindspace.hosts.evennia.roots`). It never touches Django; the world it acts
+  on (:class:`~mindspace.hosts.evennia.world.EvenniaWorld`) hops to the reactor.
 
 The ticker. A persistent Script calls :meth:`poll` every second; the engine's
 :class:`~mindspace.engine.scheduler.TickPolicy` (the same rules every host drives) says
@@ -26,20 +27,14 @@ was committed, so the first tick after the restart runs it again.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
-from mindspace.clock import Clock
-from mindspace.embeddings.port import Embedder
-from mindspace.engine.assistant import Assistant
-from mindspace.engine.prompting import PromptInputs, Provider
-from mindspace.engine.records import Event
-from mindspace.engine.scheduler import TickPolicy
-from mindspace.engine.tick import TickResult
+from mindspace.engine import Assistant, Event, TickPolicy, TickResult
 from mindspace.hosts.evennia.bridge import Bridge, get_bridge
 from mindspace.hosts.evennia.config import AssistantConfig, resolve_config
+from mindspace.hosts.evennia.live import LiveContext
 from mindspace.hosts.evennia.logs import forward_logs, log_error, log_warning
 from mindspace.hosts.evennia.outcomes import (
     Noted,
@@ -50,20 +45,18 @@ from mindspace.hosts.evennia.outcomes import (
     utc_stamp,
 )
 from mindspace.hosts.evennia.perception import Perceived
+from mindspace.hosts.evennia.roots import close_stores, root_for
 from mindspace.hosts.evennia.tools import register_evennia_tools
 from mindspace.hosts.evennia.world import (
     EvenniaWorld,
     say_in_character,
     show_reaction,
 )
-from mindspace.llm.port import LLM
-from mindspace.runtime import build_embedder, build_llm, build_tracer, open_store
-from mindspace.state.port import Store
+from mindspace.runtime import Runtime
 
 __all__ = [
     "AssistantRuntime",
     "TickReport",
-    "close_stores",
     "config_fingerprint",
     "forget_runtime",
     "install_runtime",
@@ -76,16 +69,7 @@ logger = logging.getLogger("mindspace.evennia")
 T = TypeVar("T")
 
 
-class _OwnedStore(Store, Protocol):
-    """A store this module opened, and so closes."""
-
-    def close(self) -> None:
-        """Release its connections."""
-        ...
-
-
 _RUNTIMES: dict[int, AssistantRuntime] = {}
-_STORES: dict[str, _OwnedStore] = {}  # by URL; used on the asyncio thread only
 
 
 class AssistantRuntime:
@@ -95,9 +79,9 @@ class AssistantRuntime:
         character: The Evennia character (touched on the reactor thread only).
         config: Its resolved configuration.
         bridge: The reactor/asyncio bridge (the process-wide one by default).
-        llm: The model (built from the configuration by default).
-        embedder: The embedder (built from the configuration by default).
-        clock: mindspace's clock for the assistant (the system clock by default).
+        runtime: The composition root to open the assistant from (by default the one
+            shared by every character on the configuration's database, with a model and
+            an embedder built from the configuration).
         now: The ticker's time source in seconds (the reactor's by default).
     """
 
@@ -107,9 +91,7 @@ class AssistantRuntime:
         config: AssistantConfig,
         *,
         bridge: Bridge | None = None,
-        llm: LLM | None = None,
-        embedder: Embedder | None = None,
-        clock: Clock | None = None,
+        runtime: Runtime | None = None,
         now: Callable[[], float] | None = None,
     ) -> None:
         self.config = config
@@ -117,7 +99,7 @@ class AssistantRuntime:
         self.bridge = bridge or get_bridge()
         self.bridge.at_stop(close_stores)  # the stores close when the server stops
         self.world = EvenniaWorld(character, self.bridge, self.cancel_thinking)
-        self._llm, self._embedder, self._clock = llm, embedder, clock
+        self._runtime = runtime
         self._now = now or (lambda: float(self.bridge.reactor.seconds()))
         # reactor thread
         self.policy = TickPolicy(awake_rate=config.settings.tick_rate_awake)
@@ -187,21 +169,12 @@ class AssistantRuntime:
         return await asyncio.shield(opening)
 
     async def _open(self) -> Assistant:
-        settings = self.config.settings
-        url = settings.resolved_database_url()
-        store = _STORES.get(url)
-        if store is None:
-            store = _STORES[url] = open_store(settings)
-        assistant = Assistant.open(
-            store,
-            self.config.key,
-            llm=self._llm or build_llm(settings),
-            clock=self._clock,
-            settings=settings,
-            embedder=self._embedder if self._embedder is not None else build_embedder(settings),
-            self_names=self.config.names,
-            tracer=build_tracer(settings),
-        )
+        config = self.config
+        if self._runtime is not None:
+            assistant = self._runtime.open(config.key, self_names=config.names)
+        else:
+            root = root_for(config.settings)
+            assistant = root.open(config.key, self_names=config.names, settings=config.settings)
         assistant.attach_world(self.world)
         register_evennia_tools(assistant.tools, self.world)
         live = LiveContext(self.world)
@@ -420,30 +393,6 @@ class AssistantRuntime:
                 log_error(f"mindspace: could not tell {report.source} that {self.key!r} failed")
 
 
-class LiveContext:
-    """The character part of every prompt: the game's state now, then the engine's part.
-
-    A prompt provider (:meth:`Assistant.provide_prompt`); ``previous`` is the provider
-    it replaced (key facts, projects...), whose text follows.
-    """
-
-    def __init__(self, world: EvenniaWorld) -> None:
-        self.world = world
-        self.previous: Provider | None = None
-
-    async def __call__(self, inputs: PromptInputs) -> str:
-        """Read the character in the game (on the reactor) and add the engine's part."""
-        try:
-            here = await self.world.character_context()
-        except Exception as exc:  # the prompt goes on without it; the log says why
-            logger.warning("mindspace: could not read the character in the game: %r", exc)
-            here = ""
-        rest: Any = self.previous(inputs) if self.previous is not None else ""
-        if inspect.isawaitable(rest):
-            rest = await rest
-        return "\n\n".join(part for part in (here, rest) if isinstance(part, str) and part)
-
-
 def config_fingerprint(character: Any) -> str:
     """What the character's configuration depends on: its names and mindspace_* Attributes."""
     attributes = sorted(
@@ -505,9 +454,3 @@ def forget_runtime(character: Any) -> None:
 def install_runtime(character: Any, runtime: AssistantRuntime) -> None:
     """Use ``runtime`` for ``character`` (tests and games that build their own)."""
     _RUNTIMES[character.id] = runtime
-
-
-async def close_stores() -> None:
-    """Close every store opened by runtimes (on the loop; for tests and shutdown)."""
-    for url in list(_STORES):
-        _STORES.pop(url).close()

@@ -223,7 +223,8 @@ class AssistantTestMixin:
     def tearDown(self) -> None:
         """Forget the runtime, close the stores, remove the temporary directory."""
         from mindspace.hosts.evennia.bridge import get_bridge
-        from mindspace.hosts.evennia.runtime import close_stores, forget_runtime
+        from mindspace.hosts.evennia.roots import close_stores
+        from mindspace.hosts.evennia.runtime import forget_runtime
 
         forget_runtime(self.assistant)
         wait(get_bridge().run(close_stores()))

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from mindspace.engine.approvals import request_approval
+from mindspace.engine import request_approval
 from mindspace.errors import ToolFailedError
 from mindspace.tools.base import NoArgs, Tool, ToolArgs, ToolCategory, ToolContext
 

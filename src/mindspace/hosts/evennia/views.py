@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from evennia.utils.evtable import EvTable
 
-from mindspace.engine.assistant import Assistant
-from mindspace.engine.records import Approval, Event
+from mindspace.engine import Approval, Assistant, Event
 from mindspace.journal.records import JournalEntry
 from mindspace.memory.records import EntityProfile, Memory
 from mindspace.workspace.records import Goal

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from mindspace.engine.world import WorldBase
+from mindspace.engine import WorldBase
 from mindspace.errors import ToolFailedError
 from mindspace.hosts.evennia.bridge import Bridge
 from mindspace.hosts.evennia.perception import plain

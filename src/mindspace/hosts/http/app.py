@@ -25,7 +25,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from mindspace import __version__
 from mindspace.clock import Clock
 from mindspace.config import Settings
-from mindspace.engine.scheduler import AsyncTickDriver, TickDispatch, TickPolicy
+from mindspace.engine import AsyncTickDriver, TickDispatch, TickPolicy
 from mindspace.hosts.http.contract import install_contract, operation_id
 from mindspace.hosts.http.errors import BodyLimitMiddleware, install_error_handlers
 from mindspace.hosts.http.hub import AssistantHub
@@ -43,7 +43,7 @@ from mindspace.hosts.http.routes import (
 )
 from mindspace.hosts.http.settings import ServerSettings, TokenPolicy
 from mindspace.llm.port import LLM
-from mindspace.runtime import build_embedder, build_llm, build_tracer, instrument_llm, open_store
+from mindspace.runtime import Runtime
 
 if TYPE_CHECKING:
     from mindspace.hosts.http.mcp_mount import McpMount
@@ -105,17 +105,14 @@ def build_hub(
     clock: Clock | None = None,
     tick_history: int = 20,
 ) -> AssistantHub:
-    """A hub on the database ``db`` (or the settings' one), with the configured model."""
-    return AssistantHub(
-        open_store(settings, db),
-        settings,
-        llm=instrument_llm(llm or build_llm(settings), settings),
-        clock=clock,
-        embedder=build_embedder(settings),
-        tick_history=tick_history,
-        owns_store=True,
-        tracer=build_tracer(settings),
-    )
+    """A hub on the database ``db`` (or the settings' one), with the configured model.
+
+    Raises:
+        ConfigError: the model or the embedder the settings name cannot be built (at
+            once, not when the first assistant opens).
+    """
+    runtime = Runtime.from_settings(settings, db, llm=llm, clock=clock)
+    return AssistantHub(runtime.prepare(), tick_history=tick_history)
 
 
 def create_app(

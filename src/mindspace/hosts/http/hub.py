@@ -16,16 +16,11 @@ from typing import Any
 
 from mindspace.clock import Clock, SystemClock, format_time
 from mindspace.config import Settings
-from mindspace.embeddings.port import Embedder
-from mindspace.engine.assistant import Assistant
-from mindspace.engine.notices import Notice
-from mindspace.engine.tick import TickResult
+from mindspace.engine import Assistant, Notice, TickResult
 from mindspace.errors import AlreadyExistsError, AssistantNotFoundError
 from mindspace.hosts.http.ticks import TickLog
 from mindspace.llm.port import LLM
-from mindspace.state.port import Store
-from mindspace.tools.registry import ToolRegistry
-from mindspace.tracing import NO_TRACER, Tracer
+from mindspace.runtime import Runtime
 
 __all__ = ["AssistantHub", "StreamItem", "assistant_missing"]
 
@@ -45,49 +40,35 @@ class _Slot:
 
 
 class AssistantHub:
-    """The assistants a server serves, sharing one model, embedder and clock.
+    """The assistants a server serves, all from one composition root.
 
     Args:
-        store: Where the assistants live.
-        settings: Runtime settings for every assistant.
-        llm: The model every assistant uses.
-        clock: The time source (the system clock by default).
-        embedder: The embedder for semantic memory (None: lexical search only).
+        runtime: The composition root: the store, and the model, embedder, clock, tools
+            and tracer every assistant shares. A host adds its own tools there (they are
+            callable at ``POST .../tools/{name}`` too). The hub closes it.
         tick_history: Recent ticks kept per assistant for the dashboard.
-        tools: The tools every assistant has (the built-in ones by default); a host adds
-            its own here (they are callable at ``POST .../tools/{name}`` too).
-        owns_store: Close the store when the hub closes.
-        tracer: Where the assistants' spans go (none by default).
     """
 
-    def __init__(
-        self,
-        store: Store,
-        settings: Settings,
-        *,
-        llm: LLM,
-        clock: Clock | None = None,
-        embedder: Embedder | None = None,
-        tick_history: int = 20,
-        tools: ToolRegistry | None = None,
-        owns_store: bool = False,
-        tracer: Tracer = NO_TRACER,
-    ) -> None:
-        self.store = store
-        self.settings = settings
-        self.llm = llm
-        self.clock: Clock = clock or SystemClock()
-        self.embedder = embedder
+    def __init__(self, runtime: Runtime, *, tick_history: int = 20) -> None:
+        self.runtime = runtime
+        self.clock: Clock = runtime.clock or SystemClock()
         self.ticks = TickLog(tick_history)
-        self.tools = tools
-        self.owns_store = owns_store
-        self.tracer = tracer
         self._slots: dict[str, _Slot] = {}
+
+    @property
+    def settings(self) -> Settings:
+        """Runtime settings of every assistant."""
+        return self.runtime.settings
+
+    @property
+    def llm(self) -> LLM:
+        """The model every assistant uses."""
+        return self.runtime.llm
 
     # -- assistants --------------------------------------------------------------------
     def assistant_keys(self) -> list[str]:
         """Keys of every assistant in the store, sorted."""
-        return [info.key for info in self.store.list_assistants()]
+        return self.runtime.keys()
 
     def open_keys(self) -> list[str]:
         """Keys of the assistants this hub serves (the driver schedules these).
@@ -137,31 +118,19 @@ class AssistantHub:
                     logger.exception("Could not open assistant %r; it is not served", key)
 
     def _open(self, key: str, *, create: bool) -> _Slot:
-        assistant = Assistant.open(
-            self.store,
-            key,
-            create=create,
-            llm=self.llm,
-            clock=self.clock,
-            settings=self.settings,
-            embedder=self.embedder,
-            tools=self.tools,
-            tracer=self.tracer,
-        )
+        assistant = self.runtime.open(key, create=create)
         slot = _Slot(assistant)
         slot.unsubscribes.append(assistant.subscribe(lambda notice: self._relay(key, notice)))
         self._slots[key] = slot
         return slot
 
     def close(self) -> None:
-        """Stop relaying notices; close the store if the hub owns it."""
+        """Stop relaying notices; close the runtime (and its store, if it owns it)."""
         for slot in self._slots.values():
             for unsubscribe in slot.unsubscribes:
                 unsubscribe()
         self._slots.clear()
-        close = getattr(self.store, "close", None)
-        if self.owns_store and callable(close):
-            close()
+        self.runtime.close()
 
     # -- ticks (the driver's TickSource) -------------------------------------------------
     def is_ticking(self, key: str) -> bool:

@@ -26,7 +26,7 @@ from mcp_types.jsonrpc import INVALID_REQUEST
 from starlette.datastructures import Headers
 from starlette.types import Receive, Scope, Send
 
-from mindspace.engine.assistant import Assistant
+from mindspace.engine import Assistant
 from mindspace.errors import AssistantNotFoundError
 from mindspace.hosts.http.auth import ASSISTANT_KEY_PATTERN
 from mindspace.hosts.http.errors import error_body

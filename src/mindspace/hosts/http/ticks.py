@@ -19,9 +19,7 @@ from typing import Any
 
 from mindspace.context.assembly import AssembledPrompt
 from mindspace.context.patterns import ExecutionPattern
-from mindspace.engine.loop import LoopResult
-from mindspace.engine.redaction import Redactor
-from mindspace.engine.tick import TickResult
+from mindspace.engine import LoopResult, Redactor, TickResult
 
 __all__ = ["MAX_CONTENT_CHARS", "TickLog", "tick_record", "tick_summary"]
 

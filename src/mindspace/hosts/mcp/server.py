@@ -26,8 +26,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INVALID_PARAMS
 
 from mindspace import __version__
-from mindspace.engine.assistant import Assistant
-from mindspace.engine.operator_edits import OPERATOR_EDITS, OperatorEdit
+from mindspace.engine import OPERATOR_EDITS, Assistant, OperatorEdit
 from mindspace.errors import MindspaceError, ToolExecutionError
 from mindspace.journal.search import JournalFilter
 from mindspace.tools import ToolCategory

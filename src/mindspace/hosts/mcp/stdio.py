@@ -22,7 +22,7 @@ from mcp.server import ServerRequestContext
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
-from mindspace.engine.assistant import Assistant
+from mindspace.engine import Assistant
 from mindspace.hosts.mcp.jsonrpc import screen
 from mindspace.hosts.mcp.server import build_server
 

@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter
 
 from mindspace import __version__
-from mindspace.engine.assistant import assistant_tools
+from mindspace.engine import assistant_tools
 from mindspace.hosts.http.auth import CallerDep, KeyDep
 from mindspace.hosts.http.contract import Limit, Offset, page_of
 from mindspace.hosts.http.errors import ApiError

@@ -12,8 +12,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from mindspace.engine.edits import memory_view
-from mindspace.engine.history import Actor
+from mindspace.engine import Actor, memory_view
 from mindspace.hosts.http.auth import KeyDep
 from mindspace.hosts.http.contract import Limit, Offset, Page
 from mindspace.hosts.http.schemas import HubDep

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path
 
-from mindspace.engine.views import event_view
+from mindspace.engine import event_view
 from mindspace.hosts.http.auth import KeyDep
 from mindspace.hosts.http.contract import Limit, Offset, page_of
 from mindspace.hosts.http.errors import ApiError

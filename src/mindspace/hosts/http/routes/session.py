@@ -14,8 +14,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Path
 from pydantic import BaseModel, Field
 
-from mindspace.engine.history import Actor
-from mindspace.engine.session_edits import SessionItemKind
+from mindspace.engine import Actor, SessionItemKind
 from mindspace.hosts.http.auth import KeyDep
 from mindspace.hosts.http.routes.edits import ActorName, _Patch
 from mindspace.hosts.http.schemas import HubDep

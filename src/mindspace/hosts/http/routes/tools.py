@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Request
 
-from mindspace.engine.assistant import assistant_tools
+from mindspace.engine import assistant_tools
 from mindspace.hosts.http.auth import KeyDep
 from mindspace.hosts.http.errors import ApiError, http_tool_result
 from mindspace.hosts.http.hub import AssistantHub
