@@ -30,6 +30,7 @@ from mindspace.engine.assistant import Assistant
 from mindspace.engine.scheduler import follow_up_delay
 from mindspace.engine.tick import TickResult
 from mindspace.fleet.connection import conninfo_of
+from mindspace.fleet.triggers import install_triggers
 
 __all__ = ["SETUP_LOCK", "TICK_TASK", "Fleet", "Scheduled", "is_idle"]
 
@@ -109,16 +110,20 @@ class Fleet:
         self.app = App(connector=connector)
         self.task = self.app.task(name=TICK_TASK, pass_context=False)(self._tick)
         self.ticks_run = 0
+        self.triggered = False
+        """Whether :meth:`prepare` put the triggers on the store's tables (host writes then
+        defer their ticks themselves)."""
         self.idle_at: dict[str, int] = {}
         """The revision at which this process's last tick of an assistant found it idle
         (the sweep need not ask again while the revision stays there)."""
 
     async def prepare(self, then: Callable[[], None] | None = None) -> None:
-        """Create procrastinate's tables if missing, then call ``then`` (in a thread).
+        """Create procrastinate's tables if missing, call ``then`` (in a thread), add triggers.
 
-        Both run under a PostgreSQL advisory lock, so processes starting together create
-        the tables once and migrate the store one at a time; an existing queue is left
-        as it is.
+        All under a PostgreSQL advisory lock, so processes starting together create the
+        tables once and migrate the store one at a time; an existing queue is left as it
+        is. The triggers (:mod:`mindspace.fleet.triggers`) defer a tick in the commit of
+        every host's write that makes one due.
         """
         async with await psycopg.AsyncConnection.connect(
             conninfo_of(self.url), autocommit=True
@@ -135,6 +140,13 @@ class Fleet:
                         await conn.execute(schema.encode())
                 if then is not None:
                     await asyncio.to_thread(then)
+                # After the store's migration (``then``): the triggers are on its tables.
+                self.triggered = await install_triggers(conn, TICK_TASK)
+                if not self.triggered:
+                    logger.warning(
+                        "The store has no tables yet: ticks are deferred by the sweep until "
+                        "a worker restarts on the migrated store"
+                    )
             finally:
                 await conn.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK,))
 
