@@ -27,10 +27,12 @@ from procrastinate import App, PsycopgConnector
 from procrastinate.exceptions import AlreadyEnqueued
 
 from mindspace.engine.assistant import Assistant
+from mindspace.engine.modes import OperatingMode, SleepSchedule
 from mindspace.engine.scheduler import follow_up_delay
 from mindspace.engine.tick import TickResult
 from mindspace.fleet.connection import conninfo_of
 from mindspace.fleet.triggers import install_triggers
+from mindspace.workspace.records import Goal
 
 __all__ = ["SETUP_LOCK", "TICK_TASK", "Fleet", "Scheduled", "is_idle"]
 
@@ -58,21 +60,26 @@ SELECT id, pg_notify(
 """
 
 
-def is_idle(assistant: Assistant) -> bool:
+def is_idle(assistant: Assistant, *, refresh: bool = True) -> bool:
     """Whether ``assistant`` needs no tick until something happens to it.
 
     Idle means all of: awake; no open event (pending or interrupted); no active goal
     (autonomous work would be due); and no sleep schedule (awake ticks count toward
     falling asleep on schedule). Approvals waiting for a human need no tick: a decision
-    enqueues an event. An idle assistant costs the fleet nothing per period; a new event
-    posted through the server (``serve --ticks queue``) schedules its tick.
+    enqueues an event. An idle assistant costs the fleet nothing per period; a host's
+    next write that makes a tick due defers it (:mod:`mindspace.fleet.triggers`).
+
+    Two store round trips at most (the revision, the open events): the documents are
+    read from one unit. ``refresh=False`` reads the cache as the last tick left it (right
+    after a tick: a host's write since then deferred a tick of its own).
     """
-    views = assistant.views
-    if views.mode().mode != "awake" or views.schedule().enabled:
+    core = assistant.core
+    unit = core.read() if refresh else core.state.begin()
+    if unit.doc(OperatingMode).mode != "awake" or unit.doc(SleepSchedule).enabled:
         return False
-    if views.open_events():
+    if any(goal.status == "active" for goal in unit.all(Goal)):
         return False
-    return not views.goals().active()
+    return not core.queue.open(limit=1)
 
 
 class Fleet:
@@ -221,7 +228,7 @@ class Fleet:
             self.on_tick(key, result, time.perf_counter() - started)
         # The engine follows an event tick at once because more events may wait; when
         # none does (nor anything else), that tick would only find the assistant idle.
-        if result.status != "failed" and is_idle(self.assistant(key)):
+        if result.status != "failed" and is_idle(self.assistant(key), refresh=False):
             logger.debug("%s is idle: no tick scheduled until something happens", key)
             self.idle_at[key] = self.assistant(key).core.state.revision
             return
