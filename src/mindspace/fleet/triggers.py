@@ -73,8 +73,8 @@ BEGIN
         RETURN;  -- a tick's own write: the tick schedules what follows it
     END IF;
     SELECT key INTO _key FROM assistants WHERE id = _assistant_id;
-    IF _key IS NULL THEN
-        RETURN;
+    IF _key IS NULL OR to_regclass('procrastinate_jobs') IS NULL THEN
+        RETURN;  -- the queue's tables were dropped: the host's write goes on alone
     END IF;
     -- Another transaction deferring this assistant's tick right now holds its queueing
     -- lock until it commits; that job serves this write too. Never wait for it: the
@@ -96,8 +96,12 @@ BEGIN
                     json_build_object('type', 'job_inserted', 'job_id', _moved)::text);
             END IF;
         END IF;
-    EXCEPTION WHEN lock_not_available THEN
-        NULL;
+    EXCEPTION
+        WHEN lock_not_available THEN
+            NULL;
+        WHEN OTHERS THEN
+            -- The host's write must never fail for the fleet's sake; the sweep serves it.
+            RAISE WARNING 'mindspace fleet: no tick deferred for %: %', _key, SQLERRM;
     END;
     PERFORM set_config('lock_timeout', _timeout, true);
 END $$;
