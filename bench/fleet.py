@@ -2,9 +2,9 @@
 
 A real PostgreSQL (``mindspace.testing.LocalPostgres``), real ``mindspace worker``
 processes and the stand-in model (``ChatCompletionsServer``) answering every request
-after ``--latency`` seconds. The load generator does what ``serve --ticks queue`` does
-for a posted event: it stores the event and enqueues a prompt tick. Every event's text
-carries a token, so the stand-in knows when the model worked on it.
+after ``--latency`` seconds. The load generator stores each event as any host does: the
+event's commit defers its tick (the fleet's triggers, mindspace/fleet/triggers.py). Every
+event's text carries a token, so the stand-in knows when the model worked on it.
 
 For each worker count it reports:
 
@@ -119,7 +119,6 @@ async def load(
     """Post ``per_minute`` events per assistant per minute for ``seconds``; await replies."""
     store = SqlStore(url)
     settings = Settings(embedder="none")
-    fleet = Fleet(url)
     assistants = {
         k: assistant_on(store, k, llm=OfflineLLM(announce=False), settings=settings) for k in keys
     }
@@ -158,27 +157,24 @@ async def load(
                 connections.append(int(count[0]) if count else 0)
                 await asyncio.sleep(0.02)
 
-        async with fleet.app.open_async():
-            cpu_before = sum(cpu_seconds(p) for p in worker_pids)
-            pg_before = {p: cpu_seconds(p) for p in backends}
-            stop = asyncio.Event()
-            watcher = asyncio.create_task(watch(stop))
-            started = time.monotonic()
-            n = 0
-            while (due := started + n * interval) < started + seconds:
-                await asyncio.sleep(max(0.0, due - time.monotonic()))
-                key = keys[n % len(keys)]
-                token = f"t{n}"
-                event = assistants[key].enqueue_event(
-                    f"[{key}] <{token}> a pint", source_entity="Bob"
-                )
-                posted[event.id] = (key, token, time.monotonic())
-                await fleet.schedule(key, 0.0, prompt=True)
-                n += 1
-            stop.set()
-            await asyncio.wait_for(watcher, timeout=300)
-            window = time.monotonic() - started
-            cpu_after = sum(cpu_seconds(p) for p in worker_pids)
+        cpu_before = sum(cpu_seconds(p) for p in worker_pids)
+        pg_before = {p: cpu_seconds(p) for p in backends}
+        stop = asyncio.Event()
+        watcher = asyncio.create_task(watch(stop))
+        started = time.monotonic()
+        n = 0
+        while (due := started + n * interval) < started + seconds:
+            await asyncio.sleep(max(0.0, due - time.monotonic()))
+            key = keys[n % len(keys)]
+            token = f"t{n}"
+            event = assistants[key].enqueue_event(f"[{key}] <{token}> a pint", source_entity="Bob")
+            # Its commit deferred the tick (the fleet's triggers), as for any host.
+            posted[event.id] = (key, token, time.monotonic())
+            n += 1
+        stop.set()
+        await asyncio.wait_for(watcher, timeout=300)
+        window = time.monotonic() - started
+        cpu_after = sum(cpu_seconds(p) for p in worker_pids)
         pg_pids = [
             pid
             for (pid,) in await (

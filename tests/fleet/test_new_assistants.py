@@ -19,6 +19,7 @@ from .conftest import (
     add_goal,
     event_rows,
     message_counts,
+    query,
     seed,
     wait_for,
     worker_args,
@@ -137,6 +138,29 @@ def test_a_new_assistant_is_served_after_its_worker_is_killed_mid_tick(
     assert "Traceback" not in server.text(), server.text()
 
 
+def _quiet_worker(
+    stand_in: StandIn, spawn: Callable[..., Proc], tmp_path: Path, args: list[str]
+) -> Proc:
+    """A started worker whose assistants work on their goals at most once an hour."""
+    env = worker_env(stand_in, tmp_path, MINDSPACE_AUTONOMOUS_INTERVAL="3600")
+    worker = spawn(*args, env=env)
+    wait_for(lambda: "need ticks" in worker.text(), 30, "the worker to start")
+    return worker
+
+
+def _goal_starts_work(pg_url: str, settings: Settings, worker: Proc, key: str) -> None:
+    """Give ``key`` a goal from this process: the worker ticks it on its own; then stop."""
+    add_goal(pg_url, settings, key)
+    wait_for(
+        lambda: re.search(rf"^\S+ {key}: autonomous tick", worker.text(), flags=re.M),
+        8,
+        "the assistant with a new goal to tick",
+        step=0.1,
+    )
+    assert worker.stop() == 0, worker.text()
+    assert "Traceback" not in worker.text(), worker.text()
+
+
 def test_assistants_written_by_any_process_are_ticked_within_a_few_heartbeats(
     postgres: LocalPostgres,
     pg_url: str,
@@ -146,9 +170,7 @@ def test_assistants_written_by_any_process_are_ticked_within_a_few_heartbeats(
     tmp_path: Path,
 ) -> None:
     # No server: a script writes to the store directly, after the worker started.
-    env = worker_env(stand_in, tmp_path, MINDSPACE_AUTONOMOUS_INTERVAL="3600")
-    worker = spawn(*worker_args(pg_url, "--verbose"), env=env)
-    wait_for(lambda: "need ticks" in worker.text(), 30, "the worker to start")
+    worker = _quiet_worker(stand_in, spawn, tmp_path, worker_args(pg_url, "--verbose"))
     ids = seed(pg_url, settings, {"scripted": 2, "quiet": 0})
 
     def answered() -> bool:
@@ -162,14 +184,46 @@ def test_assistants_written_by_any_process_are_ticked_within_a_few_heartbeats(
         step=0.1,
     )
     _answered_once(postgres, pg_url, "scripted", ids["scripted"])
+    # Created, the quiet assistant got one tick, which found it idle: nothing follows it
+    # (an idle assistant costs nothing per period) and it did no work of its own.
+    assert len(re.findall(r"^\S+ quiet: idle tick", worker.text(), flags=re.M)) <= 1
+    assert not re.search(r"^\S+ quiet: autonomous", worker.text(), flags=re.M)
     # a goal given later makes the quiet assistant due: it ticks at its rate from then on
-    assert not re.search(r"^\S+ quiet: ", worker.text(), flags=re.M)
-    add_goal(pg_url, settings, "quiet")
+    _goal_starts_work(pg_url, settings, worker, "quiet")
+
+
+def test_a_hosts_write_defers_its_tick_in_its_own_commit_without_waiting_for_a_sweep(
+    postgres: LocalPostgres,
+    pg_url: str,
+    settings: Settings,
+    stand_in: StandIn,
+    spawn: Callable[..., Proc],
+    tmp_path: Path,
+) -> None:
+    # A 60 s heartbeat: the sweep runs once at start, then not within this test, so what
+    # is ticked here was deferred by the writes themselves (the fleet's triggers).
+    slow = ["worker", "--db", pg_url, "--heartbeat", "60", "--stall-after", "120", "--verbose"]
+    worker = _quiet_worker(stand_in, spawn, tmp_path, slow)
+    env = worker_env(stand_in, tmp_path)
+    ids = seed(pg_url, settings, {"script": 2, "quiet": 0})
+    jobs = query(postgres, pg_url, "SELECT count(*) FROM procrastinate_jobs")
+    assert jobs[0][0] >= 1  # the events' commit left the tick's job behind it
     wait_for(
-        lambda: re.search(r"^\S+ quiet: ", worker.text(), flags=re.M),
-        6,
-        "the assistant with a new goal to tick",
+        lambda: all(event_rows(postgres, pg_url)[i][0] == "done" for i in ids["script"]),
+        8,
+        "the script's events to be answered",
         step=0.1,
     )
-    assert worker.stop() == 0, worker.text()
-    assert "Traceback" not in worker.text(), worker.text()
+    _answered_once(postgres, pg_url, "script", ids["script"])
+    # the CLI puts the quiet assistant to sleep: its sleep ticks start at once
+    sleeper = spawn("sleep", "--db", pg_url, "--assistant", "quiet", "--hours", "1", env=env)
+    assert sleeper.popen.wait(60) == 0, sleeper.text()
+    wait_for(
+        lambda: re.search(r"^\S+ quiet: sleep tick", worker.text(), flags=re.M),
+        8,
+        "the sleeping assistant's first sleep tick",
+        step=0.1,
+    )
+    # a goal given to an idle assistant by another process: ticked at once
+    seed(pg_url, settings, {"planner": 0})
+    _goal_starts_work(pg_url, settings, worker, "planner")

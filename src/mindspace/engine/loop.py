@@ -25,10 +25,8 @@ without another answer.
 
 from __future__ import annotations
 
-import json
 import logging
-import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -36,16 +34,23 @@ from mindspace.clock import Clock, format_time
 from mindspace.context.assembly import AssembledPrompt
 from mindspace.context.contexts import ContextConfig
 from mindspace.context.patterns import ExecutionPattern
-from mindspace.engine.approval_request import request_approval
 from mindspace.engine.hygiene import Removal, ReplyPolicy, end_at_sentence
 from mindspace.engine.records import EngineState
-from mindspace.errors import ToolError
-from mindspace.llm.parsing.text_calls import TextScan, scan_text_calls
+from mindspace.engine.tool_calls import (
+    ToolCallRecord,
+    ToolRunnerFn,
+    calls_from_text,
+    canonical,
+    one_call,
+    repeated,
+    result_text,
+    unreadable,
+)
+from mindspace.llm.parsing.text_calls import scan_text_calls
 from mindspace.llm.port import (
     LLM,
     LLMResponse,
     Message,
-    ToolCall,
     ToolSchema,
     Usage,
     clean_response,
@@ -59,11 +64,8 @@ from mindspace.workspace.status import LoopSnapshot
 
 __all__ = [
     "CONTINUE_PROMPT",
-    "CallStatus",
     "LoopResult",
     "SideSession",
-    "ToolCallRecord",
-    "ToolRunnerFn",
     "offered_tools",
     "run_react_loop",
 ]
@@ -71,33 +73,11 @@ __all__ = [
 logger = logging.getLogger("mindspace.engine")
 
 StopReason = Literal["final_answer", "terminal_tool", "single_action", "max_iterations"]
-CallStatus = Literal["ran", "refused", "awaiting_approval", "repeated", "unreadable"]
 CutHandling = Literal["continued", "trimmed"]
-MAX_STORED_RESULT_CHARS = 4_000
 CONTINUE_PROMPT = (
     "Your last reply was cut off by the length limit. Continue it exactly where it "
     "stopped, starting with the very next characters; do not repeat anything."
 )
-UNREADABLE_NAME = "unreadable_tool_call"
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-_KEY_FIELDS = 8
-
-
-@dataclass(frozen=True)
-class ToolCallRecord:
-    """One tool call made in the loop."""
-
-    iteration: int
-    call_id: str
-    name: str
-    arguments: str
-    ok: bool
-    result: dict[str, Any]
-    status: CallStatus = "ran"
-    valid: bool = True
-    """The call reached a tool with arguments it accepted (its own failure aside)."""
-    from_text: bool = False
-    """The model wrote the call as text in its message content."""
 
 
 @dataclass
@@ -173,10 +153,6 @@ class SideSession:
     pattern: ExecutionPattern
     prompt: AssembledPrompt
     loop: LoopResult
-
-
-ToolRunnerFn = Callable[[str, str, Unit, LoopSnapshot], Awaitable[tuple[bool, dict[str, Any]]]]
-"""Runs one tool call inside the loop's unit; returns (ok, result)."""
 
 
 def offered_tools(
@@ -273,7 +249,7 @@ async def run_react_loop(
         if not calls and content:
             scan = scan_text_calls(content, known)
             if scan.found:
-                calls, problems = _calls_from_text(scan, iteration)
+                calls, problems = calls_from_text(scan, iteration)
                 content, written = scan.prose, True
         if not calls:
             await _final_answer(ask, conversation, response, policy, result)
@@ -295,19 +271,19 @@ async def run_react_loop(
                 chain_depth=iteration,
                 pending_tools=tuple(c.name for c in calls[index + 1 :]),
             )
-            key = f"{call.name}\x00{_canonical(call.arguments)}"
+            key = f"{call.name}\x00{canonical(call.arguments)}"
             earlier = seen.get(key) if call.id not in problems else None
             if call.id in problems:
-                record = _unreadable(call, iteration, problems[call.id])
+                record = unreadable(call, iteration, problems[call.id])
             elif more and call.name == MORE_TOOLS:
                 outcome = more_tools_result(tools, listed)
                 record = ToolCallRecord(
                     iteration, call.id, call.name, call.arguments, True, outcome
                 )
             elif earlier is not None:
-                record = _repeated(call, iteration, earlier)
+                record = repeated(call, iteration, earlier)
             else:
-                record = await _one_call(
+                record = await one_call(
                     call,
                     iteration,
                     by_name,
@@ -325,7 +301,7 @@ async def run_react_loop(
             names_this_cycle.append(call.name)
             result.calls.append(record)
             result.recent_errors = 0 if record.ok else result.recent_errors + 1
-            text = _result_text(record.result)
+            text = result_text(record.result)
             result.last_tool_result = f"{call.name}: {text}"
             answer = Message("tool", text, tool_call_id=call.id)
             conversation.append(answer)
@@ -384,124 +360,6 @@ async def _final_answer(
     result.stopped_by = "final_answer"
 
 
-def _calls_from_text(scan: TextScan, iteration: int) -> tuple[tuple[ToolCall, ...], dict[str, str]]:
-    """Synthesised tool calls for what the text held, and the problems of unreadable ones."""
-    calls: list[ToolCall] = []
-    problems: dict[str, str] = {}
-    for number, found in enumerate(scan.calls, start=1):
-        call_id = f"text_{iteration}_{number}"
-        if found.name is not None and not _SAFE_NAME.match(found.name):
-            # The history goes back to the provider, which refuses odd function names.
-            calls.append(ToolCall(call_id, UNREADABLE_NAME, "{}"))
-            problems[call_id] = f"{found.name[:64]!r} is not a tool name"
-        elif found.arguments is None or found.problem is not None:
-            calls.append(ToolCall(call_id, found.name or UNREADABLE_NAME, "{}"))
-            problems[call_id] = found.problem or "the tool call could not be read"
-        else:
-            arguments = json.dumps(found.arguments, ensure_ascii=False)
-            calls.append(ToolCall(call_id, found.name or UNREADABLE_NAME, arguments))
-    return tuple(calls), problems
-
-
-def _canonical(arguments: str) -> str:
-    try:
-        return json.dumps(json.loads(arguments or "{}"), sort_keys=True, separators=(",", ":"))
-    except (json.JSONDecodeError, RecursionError):
-        return arguments
-
-
-def _unreadable(call: ToolCall, iteration: int, problem: str) -> ToolCallRecord:
-    outcome = {
-        "success": False,
-        "error": f"Your tool call could not be run: {problem}",
-        "suggestion": "Call the tool through the tool interface, or write exactly one JSON "
-        'object {"name": "<tool>", "arguments": {...}} with a complete, valid JSON object; '
-        "or answer in plain text.",
-    }
-    return ToolCallRecord(
-        iteration, call.id, call.name, call.arguments, False, outcome, "unreadable", False
-    )
-
-
-def _repeated(call: ToolCall, iteration: int, earlier: ToolCallRecord) -> ToolCallRecord:
-    key_fields = {
-        k: (v if not isinstance(v, str) or len(v) <= 200 else v[:197] + "...")
-        for k, v in earlier.result.items()
-        if isinstance(v, str | int | float | bool) or v is None
-    }
-    outcome = {
-        "success": False,
-        "error": f"You already called {call.name!r} with these arguments in this turn "
-        f"(iteration {earlier.iteration}); it was not run again",
-        "suggestion": "Use the earlier result; call a tool again only with different "
-        "arguments, or answer now.",
-        "earlier_result": dict(list(key_fields.items())[:_KEY_FIELDS]),
-    }
-    return ToolCallRecord(
-        iteration, call.id, call.name, call.arguments, False, outcome, "repeated", earlier.valid
-    )
-
-
-async def _one_call(
-    call: ToolCall,
-    iteration: int,
-    offered: dict[str, Tool[Any]],
-    registry: ToolRegistry,
-    pattern: ExecutionPattern,
-    unit: Unit,
-    run_tool: ToolRunnerFn,
-    snapshot: LoopSnapshot,
-    clock: Clock,
-    event_id: str | None,
-) -> ToolCallRecord:
-    tool = offered.get(call.name)
-    if tool is None and call.name in registry:
-        refusal = {
-            "success": False,
-            "error": f"Tool {call.name!r} is not available in this context",
-            "suggestion": "Use one of the offered tools: " + ", ".join(sorted(offered)),
-        }
-        return ToolCallRecord(
-            iteration, call.id, call.name, call.arguments, False, refusal, "refused", False
-        )
-    if (
-        tool is not None
-        and tool.category is ToolCategory.DANGEROUS
-        and pattern.dangerous_requires_confirm
-    ):
-        return _await_approval(call, iteration, unit, clock, event_id)
-    ok, outcome = await run_tool(call.name, call.arguments, unit, snapshot)
-    return ToolCallRecord(
-        iteration,
-        call.id,
-        call.name,
-        call.arguments,
-        ok,
-        outcome,
-        valid=ok or _accepted(registry, call),
-    )
-
-
-def _accepted(registry: ToolRegistry, call: ToolCall) -> bool:
-    """Whether a failed call named a real tool with arguments it accepts (a tool's own failure)."""
-    if call.name not in registry:
-        return False
-    try:
-        registry.parse_arguments(registry.get(call.name), call.arguments)
-    except ToolError:
-        return False
-    return True
-
-
-def _await_approval(
-    call: ToolCall, iteration: int, unit: Unit, clock: Clock, event_id: str | None
-) -> ToolCallRecord:
-    outcome = request_approval(unit, clock, call.name, call.arguments, event_id=event_id)
-    return ToolCallRecord(
-        iteration, call.id, call.name, call.arguments, True, outcome, "awaiting_approval"
-    )
-
-
 def _record_usage(unit: Unit, response: LLMResponse, clock: Clock) -> None:
     if response.usage is None:
         return
@@ -513,10 +371,3 @@ def _record_usage(unit: Unit, response: LLMResponse, clock: Clock) -> None:
             recorded_at=format_time(clock.now()),
         )
     )
-
-
-def _result_text(result: dict[str, Any]) -> str:
-    text = json.dumps(result, ensure_ascii=False, default=str)
-    if len(text) > MAX_STORED_RESULT_CHARS:
-        text = text[: MAX_STORED_RESULT_CHARS - 20] + '..."(truncated)'
-    return text

@@ -37,17 +37,14 @@ from mindspace.engine.outcome import ReplyOutcome, is_addressed, reply_outcome, 
 from mindspace.engine.records import (
     BufferedMessage,
     ContextBuffer,
-    ConversationMessage,
     EngineState,
     Event,
-    StoredToolCall,
 )
 from mindspace.engine.session import Sessions
+from mindspace.engine.tick_records import event_assessment, remember, reply_target
 from mindspace.errors import ConcurrencyError, LLMError
-from mindspace.llm.port import Message
 from mindspace.state.unit import Unit
 from mindspace.tracing import Span
-from mindspace.validation import MAX_TEXT_CHARS
 from mindspace.workspace.records import Counters, Goal
 from mindspace.workspace.status import record_tick_tool_use
 
@@ -254,7 +251,7 @@ class Ticker:
         formed = await self._form(event)
         entity = event.source_entity or ""
         result = await self._run_redone(
-            "tick_event", entity, event=event, assessment=_event_assessment(event)
+            "tick_event", entity, event=event, assessment=event_assessment(event)
         )
         if result.status == "failed":
             queue.mark(event, status="failed", error=result.error)
@@ -370,7 +367,7 @@ class Ticker:
                 error=f"{type(exc).__name__}: {exc}",
             )
         now = format_time(a.clock.now())
-        self._remember(unit, entity, event, loop)
+        remember(unit, a.clock, entity, event, loop)
         outcome, reply, failure = reply_outcome(event, loop, a.settings.fallback_reply)
         state = unit.doc(EngineState)
         updates: dict[str, Any] = {"recent_errors": loop.recent_errors}
@@ -406,7 +403,7 @@ class Ticker:
             status="done",
             event_id=event.id if event else None,
             reply=reply,
-            reply_target=_reply_target(event),
+            reply_target=reply_target(event),
             context_type=context_type,
             pattern=pattern,
             prompt=prompt,
@@ -414,32 +411,6 @@ class Ticker:
             outcome=outcome,
             sessions=side,
         )
-
-    def _remember(self, unit: Unit, entity: str, event: Event | None, loop: LoopResult) -> None:
-        now = format_time(self.core.clock.now())
-        state = unit.doc(EngineState)
-        number = state.next_message
-        new: list[Message] = []
-        if event is not None:
-            new.append(Message("user", event.content))
-        new.extend(loop.transcript)
-        for message in new:
-            number += 1
-            unit.put(
-                ConversationMessage(
-                    id=f"m{number}",
-                    entity=entity,
-                    role=message.role,
-                    content=_kept(message.content),
-                    tool_calls=tuple(
-                        StoredToolCall(id=c.id, tool=c.name, arguments=_kept(c.arguments) or "")
-                        for c in message.tool_calls
-                    ),
-                    tool_call_id=message.tool_call_id,
-                    created_at=now,
-                )
-            )
-        unit.put_doc(state.model_copy(update={"next_message": number}))
 
     async def _deliver(self, result: TickResult) -> None:
         world = self.core.world
@@ -470,35 +441,8 @@ def _trace_tick(span: Span, result: TickResult) -> None:
         span.fail(kind if kind.isidentifier() else "TickFailed", result.error)
 
 
-def _kept(text: str | None) -> str | None:
-    """What the conversation keeps of a message's text: at most MAX_TEXT_CHARS.
-
-    The model's tool-call arguments are unbounded (a tool refuses an over-long one, and
-    says why); the thread keeps their start, so every stored string can be exported and
-    imported again.
-    """
-    if text is None or len(text) <= MAX_TEXT_CHARS:
-        return text
-    marker = f" [... {len(text) - MAX_TEXT_CHARS + 64:,} more characters not kept]"
-    return text[: MAX_TEXT_CHARS - 64] + marker
-
-
-def _reply_target(event: Event | None) -> str | None:
-    if event is None:
-        return None
-    return event.source_entity if event.private else None
-
-
 def tick_rate(unit: Unit, settings: Settings) -> float:
     """Seconds until the next tick should run, by the mode in ``unit``."""
     if unit.doc(OperatingMode).mode == "sleep":
         return sleep_tick_seconds(unit, settings)
     return settings.tick_rate_awake
-
-
-def _event_assessment(event: Event) -> dict[str, Any] | None:
-    # A host (or a classifier) may tell the engine what kind of event this is.
-    event_class = event.meta.event_class
-    if event_class is not None:
-        return {"context_signals": {"event_class": event_class}}
-    return None

@@ -80,6 +80,26 @@ class AssistantViews:
         """The sleep schedule."""
         return self._core.read().doc(SleepSchedule)
 
+    def is_idle(self, *, refresh: bool = True) -> bool:
+        """Whether the assistant needs no tick until something happens to it.
+
+        Idle means all of: awake; no open event (pending or interrupted); no active goal
+        (autonomous work would be due); and no sleep schedule (awake ticks count toward
+        falling asleep on schedule). Approvals waiting for a human need no tick: a decision
+        enqueues an event.
+
+        Args:
+            refresh: Read the store's revision first (two round trips at most: the revision
+                and the open events). ``False`` reads the cache as the last tick left it,
+                right after a tick, when a host's write since then deferred a tick of its own.
+        """
+        unit = self._core.read() if refresh else self._core.state.begin()
+        if unit.doc(OperatingMode).mode != "awake" or unit.doc(SleepSchedule).enabled:
+            return False
+        if any(goal.status == "active" for goal in unit.all(Goal)):
+            return False
+        return not self._core.queue.open(limit=1)
+
     def tick_rate(self) -> float:
         """Seconds until the next tick should run, by the current mode."""
         return tick_rate(self._core.read(), self._core.settings)

@@ -8,6 +8,9 @@ queue``). See docs/scale-out.md for the rules it keeps:
   at most one waiting (``queueing_lock``);
 * each tick schedules the next at the assistant's rate (awake 5 s, asleep 60 s), at once
   after an event, with backoff after failures; idle assistants schedule nothing;
+* a host's write that makes a tick due (an event, ``sleep``/``wake``, a schedule, a
+  goal, a new assistant) defers it in its own commit (triggers on the store's tables),
+  whatever process wrote it; every worker's sweep each heartbeat is the safety net;
 * a job whose worker died mid-tick is retried by another worker (heartbeats), and the
   tick's unit of work is atomic, so its event is handled exactly once.
 """

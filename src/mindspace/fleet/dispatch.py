@@ -9,6 +9,10 @@ assistant the server opens after it started (created through it, or found in the
 gets one at once, for the events posted before its notices were heard. The workers' sweep
 (:mod:`mindspace.fleet.sweep`) is the guarantee behind this: whatever the server misses
 is ticked within one heartbeat; the server makes it sooner.
+
+Once the fleet's triggers are on the store (:mod:`mindspace.fleet.triggers`, put there
+by the first worker or by this server's start), every write defers its own tick in its
+commit, and this dispatch only opens the queue: it is the path for a store without them.
 """
 
 from __future__ import annotations
@@ -76,7 +80,13 @@ class QueueDispatch:
             await self.fleet.app.close_async()
 
     def nudge(self, key: str, *, urgent: bool = False) -> None:
-        """A new event for ``key``: enqueue a prompt tick (deduplicated)."""
+        """A new event for ``key``: enqueue a prompt tick (deduplicated).
+
+        Nothing to do once the fleet's triggers are on the store: the event's own commit
+        deferred its tick (and enqueueing beside it would only contend for its lock).
+        """
+        if self.fleet.triggered:
+            return
         if not urgent and self._asleep is not None:
             try:
                 if self._asleep(key):
@@ -109,6 +119,9 @@ class QueueDispatch:
             logger.exception("Could not open the task queue; events will not start ticks")
             return
         self._opened.set()
+        if self.fleet.triggered:
+            logger.info("Ticks are deferred by the store's own commits (the fleet's triggers)")
+            return
         first = True
         while True:
             try:

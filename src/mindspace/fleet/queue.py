@@ -30,6 +30,7 @@ from mindspace.engine.assistant import Assistant
 from mindspace.engine.scheduler import follow_up_delay
 from mindspace.engine.tick import TickResult
 from mindspace.fleet.connection import conninfo_of
+from mindspace.fleet.triggers import install_triggers
 
 __all__ = ["SETUP_LOCK", "TICK_TASK", "Fleet", "Scheduled", "is_idle"]
 
@@ -57,21 +58,15 @@ SELECT id, pg_notify(
 """
 
 
-def is_idle(assistant: Assistant) -> bool:
+def is_idle(assistant: Assistant, *, refresh: bool = True) -> bool:
     """Whether ``assistant`` needs no tick until something happens to it.
 
-    Idle means all of: awake; no open event (pending or interrupted); no active goal
-    (autonomous work would be due); and no sleep schedule (awake ticks count toward
-    falling asleep on schedule). Approvals waiting for a human need no tick: a decision
-    enqueues an event. An idle assistant costs the fleet nothing per period; a new event
-    posted through the server (``serve --ticks queue``) schedules its tick.
+    The rule is the engine's read model (:meth:`AssistantViews.is_idle
+    <mindspace.engine.views.AssistantViews.is_idle>`). An idle assistant costs the fleet
+    nothing per period; a host's next write that makes a tick due defers it
+    (:mod:`mindspace.fleet.triggers`).
     """
-    views = assistant.views
-    if views.mode().mode != "awake" or views.schedule().enabled:
-        return False
-    if views.open_events():
-        return False
-    return not views.goals().active()
+    return assistant.views.is_idle(refresh=refresh)
 
 
 class Fleet:
@@ -109,16 +104,20 @@ class Fleet:
         self.app = App(connector=connector)
         self.task = self.app.task(name=TICK_TASK, pass_context=False)(self._tick)
         self.ticks_run = 0
+        self.triggered = False
+        """Whether :meth:`prepare` put the triggers on the store's tables (host writes then
+        defer their ticks themselves)."""
         self.idle_at: dict[str, int] = {}
         """The revision at which this process's last tick of an assistant found it idle
         (the sweep need not ask again while the revision stays there)."""
 
     async def prepare(self, then: Callable[[], None] | None = None) -> None:
-        """Create procrastinate's tables if missing, then call ``then`` (in a thread).
+        """Create procrastinate's tables if missing, call ``then`` (in a thread), add triggers.
 
-        Both run under a PostgreSQL advisory lock, so processes starting together create
-        the tables once and migrate the store one at a time; an existing queue is left
-        as it is.
+        All under a PostgreSQL advisory lock, so processes starting together create the
+        tables once and migrate the store one at a time; an existing queue is left as it
+        is. The triggers (:mod:`mindspace.fleet.triggers`) defer a tick in the commit of
+        every host's write that makes one due.
         """
         async with await psycopg.AsyncConnection.connect(
             conninfo_of(self.url), autocommit=True
@@ -135,6 +134,13 @@ class Fleet:
                         await conn.execute(schema.encode())
                 if then is not None:
                     await asyncio.to_thread(then)
+                # After the store's migration (``then``): the triggers are on its tables.
+                self.triggered = await install_triggers(conn, TICK_TASK)
+                if not self.triggered:
+                    logger.warning(
+                        "The store has no tables yet: ticks are deferred by the sweep until "
+                        "a worker restarts on the migrated store"
+                    )
             finally:
                 await conn.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK,))
 
@@ -209,7 +215,7 @@ class Fleet:
             self.on_tick(key, result, time.perf_counter() - started)
         # The engine follows an event tick at once because more events may wait; when
         # none does (nor anything else), that tick would only find the assistant idle.
-        if result.status != "failed" and is_idle(self.assistant(key)):
+        if result.status != "failed" and is_idle(self.assistant(key), refresh=False):
             logger.debug("%s is idle: no tick scheduled until something happens", key)
             self.idle_at[key] = self.assistant(key).revision
             return

@@ -1,11 +1,11 @@
 """The sweep: every heartbeat, a worker gives a tick to each assistant that needs one.
 
 Ticks are scheduled from three places: a finished tick schedules the next (the queue's
-rules), ``serve --ticks queue`` enqueues one when it hears of an event, and this sweep.
-The sweep is what makes the fleet serve every assistant whenever it appears, whoever
-wrote to it (an API server, a script calling ``Assistant.enqueue_event``, the CLI, a
-host on the same database): one query per heartbeat lists the assistants that have no
-tick waiting or running, with their revision and whether an event is open.
+rules), a host's write that makes a tick due defers it in its own commit (the fleet's
+triggers, :mod:`mindspace.fleet.triggers`), and this sweep, the safety net: it serves
+what the other two miss (a tick's write to another assistant, a store whose triggers
+are not installed yet). One query per heartbeat lists the assistants that have no tick
+waiting or running, with their revision and whether an event is open.
 
 * An open event: its tick is scheduled at once.
 * Otherwise, an assistant whose revision moved since this worker last looked (a new

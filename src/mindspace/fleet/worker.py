@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from mindspace.engine.tick import TickResult
 from mindspace.fleet.connection import check_reachable, require_postgres, shown
 from mindspace.fleet.queue import TICK_TASK, Fleet
 from mindspace.fleet.sweep import Sweeper
+from mindspace.fleet.triggers import WORKER_APP
 
 __all__ = ["AssistantSource", "WorkerOptions", "run_worker"]
 
@@ -173,6 +175,9 @@ async def run_worker(
     """
     options = options or WorkerOptions()
     require_postgres(url)
+    # Every connection of this process (the store's and the queue's) names itself a
+    # worker: the fleet's triggers skip a tick's own writes (mindspace.fleet.triggers).
+    os.environ["PGAPPNAME"] = WORKER_APP
     await asyncio.to_thread(check_reachable, url)
     source: AssistantSource | None = None
     fleet = Fleet(

@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -205,22 +206,22 @@ class Tool(ABC, Generic[A]):
         return copy
 
     def schema_json(self) -> str:
-        """:meth:`schema` as JSON text, built once per tool (shared: never parse and mutate)."""
-        key = (self.name, self.description, self.args_model)
-        cached = self.__dict__.get("_schema_cache")
-        if cached is None or cached[0] != key:
-            parameters = self.args_model.model_json_schema()
-            parameters.pop("title", None)
-            parameters.setdefault("properties", {})
-            schema = {
-                "type": "function",
-                "function": {
-                    "name": self.name,
-                    "description": self.description,
-                    "parameters": parameters,
-                },
-            }
-            cached = (key, json.dumps(schema))
-            self.__dict__["_schema_cache"] = cached
-        text: str = cached[1]
-        return text
+        """:meth:`schema` as JSON text, built once per tool (shared: never parse and mutate).
+
+        Shared by every instance with the same name, description and arguments: a
+        worker opens hundreds of assistants, each with its own tools, and building
+        their schemas on each one's first tick cost more than the tick.
+        """
+        return _schema_json(self.name, self.description, self.args_model)
+
+
+@functools.lru_cache(maxsize=1024)
+def _schema_json(name: str, description: str, args_model: type[BaseModel]) -> str:
+    parameters = args_model.model_json_schema()
+    parameters.pop("title", None)
+    parameters.setdefault("properties", {})
+    schema = {
+        "type": "function",
+        "function": {"name": name, "description": description, "parameters": parameters},
+    }
+    return json.dumps(schema)
