@@ -33,7 +33,6 @@ class GoToSleep(Tool[GoToSleepArgs]):
         "events wake you earlier unless you sleep deeply."
     )
     category = ToolCategory.TERMINAL
-    args_model = GoToSleepArgs
 
     async def execute(self, ctx: ToolContext, args: GoToSleepArgs) -> dict[str, Any]:
         reason = args.reason.strip()

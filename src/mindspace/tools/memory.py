@@ -45,7 +45,6 @@ class StoreMemory(Tool[StoreMemoryArgs]):
     name = "store_memory"
     description = "Store a long-term fact in semantic memory, with its source and trust."
     category = ToolCategory.SAFE_CHAIN
-    args_model = StoreMemoryArgs
 
     async def execute(self, ctx: ToolContext, args: StoreMemoryArgs) -> dict[str, Any]:
         if args.entry_id is not None:
@@ -118,7 +117,6 @@ class RecallMemories(Tool[RecallMemoriesArgs]):
     name = "recall_memories"
     description = "Search semantic memory; results are ranked best first, each with its score."
     category = ToolCategory.SAFE_CHAIN
-    args_model = RecallMemoriesArgs
 
     async def execute(self, ctx: ToolContext, args: RecallMemoriesArgs) -> dict[str, Any]:
         query = args.query.strip()
@@ -153,7 +151,6 @@ class UpdateEntityObservation(Tool[UpdateEntityObservationArgs]):
         "optionally adjust how favourably it regards you."
     )
     category = ToolCategory.SAFE_CHAIN
-    args_model = UpdateEntityObservationArgs
 
     async def execute(self, ctx: ToolContext, args: UpdateEntityObservationArgs) -> dict[str, Any]:
         entity_id = args.entity_id.strip()
