@@ -43,7 +43,7 @@ from mindspace.workspace.prompts import PromptDesk
 from mindspace.workspace.session_memory import SessionMemoryBook
 from mindspace.workspace.status import LoopSnapshot
 
-__all__ = ["NoArgs", "Tool", "ToolArgs", "ToolCategory", "ToolContext"]
+__all__ = ["NoArgs", "Tool", "ToolArgs", "ToolCategory", "ToolContext", "empty_argument"]
 
 
 class ToolCategory(StrEnum):
@@ -105,6 +105,11 @@ def _field_limit(model: type[ToolArgs], name: str) -> Limit | None:
         field = model.model_fields.get(name)
         _LIMITS[key] = limit_of(field) if field is not None else None
     return _LIMITS[key]
+
+
+def empty_argument(name: str, suggestion: str) -> dict[str, Any]:
+    """The result for a required text argument that is blank once stripped."""
+    return {"success": False, "error": f"{name!r} is empty", "suggestion": suggestion}
 
 
 class NoArgs(ToolArgs):

@@ -12,7 +12,7 @@ from mindspace.journal.records import JournalEntry
 from mindspace.memory.extraction import journal_draft
 from mindspace.memory.semantic import MemoryDraft
 from mindspace.memory.support import is_supported, unsupported_words
-from mindspace.tools.base import Tool, ToolArgs, ToolCategory, ToolContext
+from mindspace.tools.base import Tool, ToolArgs, ToolCategory, ToolContext, empty_argument
 from mindspace.tools.limits import EntityType, Identifier, Labels, Limit, ShortText
 
 __all__ = ["RecallMemories", "StoreMemory", "UpdateEntityObservation"]
@@ -121,11 +121,8 @@ class RecallMemories(Tool[RecallMemoriesArgs]):
     async def execute(self, ctx: ToolContext, args: RecallMemoriesArgs) -> dict[str, Any]:
         query = args.query.strip()
         if not query:
-            return {
-                "success": False,
-                "error": "'query' is empty",
-                "suggestion": "Say what to remember, e.g. 'what Alice likes to drink'.",
-            }
+            hint = "Say what to remember, e.g. 'what Alice likes to drink'."
+            return empty_argument("query", hint)
         found = await ctx.semantic.arecall(
             query, limit=args.limit, min_source_trust=args.min_source_trust, tags=args.tags
         )
@@ -155,11 +152,7 @@ class UpdateEntityObservation(Tool[UpdateEntityObservationArgs]):
     async def execute(self, ctx: ToolContext, args: UpdateEntityObservationArgs) -> dict[str, Any]:
         entity_id = args.entity_id.strip()
         if not entity_id:
-            return {
-                "success": False,
-                "error": "'entity_id' is empty",
-                "suggestion": "Name the entity.",
-            }
+            return empty_argument("entity_id", "Name the entity.")
         profile = ctx.entities.observe(
             entity_id,
             args.observation,
