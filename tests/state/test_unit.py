@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
+import pytest
+
+from mindspace.journal.records import JournalEntry
 from mindspace.state import StateCache
+from mindspace.state.models import Record
 from mindspace.storage import SqlStore
 from mindspace.workspace import Goal, SessionMemory
 
@@ -89,3 +95,26 @@ def test_a_unit_cannot_undo_a_write_committed_while_it_was_open(store: SqlStore)
     disjoint.put(_goal("g3"))
     cache.commit(disjoint)  # writes that do not overlap both land
     assert [g.id for g in cache.begin().all(Goal)] == ["g2", "g3"]
+
+
+def test_a_record_kind_without_its_key_field_is_refused_when_defined() -> None:
+    with pytest.raises(TypeError, match="no field 'id'; set key_field"):
+
+        class Nameless(Record):
+            kind: ClassVar[str] = "nameless_for_test"
+
+            name: str
+
+
+def test_a_record_is_keyed_by_its_key_field_as_text() -> None:
+    entry = JournalEntry.model_validate(
+        {
+            "id": 7,
+            "timestamp": "2025-01-01T00:00:00Z",
+            "content": "c",
+            "source_type": "direct",
+            "source_trust": 1.0,
+            "importance": 5,
+        }
+    )
+    assert entry.record_key() == "7"

@@ -211,3 +211,23 @@ async def test_the_cross_system_flow_of_the_spec(assistant: Assistant) -> None:
     assert saved["project_key"] == "player_tavern_build"
     parent = next(g for g in assistant.views.goals().all() if g.id == goal_id)
     assert parent.progress == round(50 / len(subtasks), 2)
+
+
+class _EchoArgs(ToolArgs):
+    text: str
+
+
+class _Echo(Tool[_EchoArgs]):
+    name = "echo_for_test"
+    description = "Say the text back."
+    category = ToolCategory.SAFE_CHAIN
+
+    async def execute(self, ctx: ToolContext, args: _EchoArgs) -> dict[str, Any]:
+        return {"success": True, "text": args.text}
+
+
+def test_a_tool_takes_its_arguments_model_from_its_base() -> None:
+    # Tool[_EchoArgs] names the model once; the schema the model sees is built from it.
+    assert _Echo.args_model is _EchoArgs
+    parameters = _Echo().schema()["function"]["parameters"]
+    assert parameters["required"] == ["text"]

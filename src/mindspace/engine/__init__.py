@@ -22,10 +22,10 @@ from mindspace.engine.prompting import PromptInputs, Provider
 from mindspace.engine.records import Approval, Event
 from mindspace.engine.redaction import Redactor
 from mindspace.engine.scheduler import AsyncTickDriver, TickDispatch, TickPolicy
-from mindspace.engine.session_edits import SessionItemKind
+from mindspace.engine.session_edits import SessionItemEdits, SessionItemKind
 from mindspace.engine.tick import TickResult
 from mindspace.engine.views import event_view
-from mindspace.engine.world import World, WorldBase
+from mindspace.engine.world import World, WorldBase, WorldTool, required_text
 
 __all__ = [
     "OPERATOR_EDITS",
@@ -41,6 +41,7 @@ __all__ = [
     "PromptInputs",
     "Provider",
     "Redactor",
+    "SessionItemEdits",
     "SessionItemKind",
     "SleepSchedule",
     "SleepTickResult",
@@ -49,8 +50,10 @@ __all__ = [
     "TickResult",
     "World",
     "WorldBase",
+    "WorldTool",
     "assistant_tools",
     "event_view",
     "memory_view",
     "request_approval",
+    "required_text",
 ]

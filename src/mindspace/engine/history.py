@@ -77,10 +77,6 @@ class HistoryEntry(Record):
     via: str | None = None
     """How the change came: ``tool:<name>`` for a tool call, None for a direct edit."""
 
-    def record_key(self) -> str:
-        """Keyed by id."""
-        return self.id
-
 
 def record_change(
     unit: Unit,

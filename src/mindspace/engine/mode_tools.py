@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import Field
 
 from mindspace.engine.modes import OperatingMode, SleepSchedule, transition_mode
-from mindspace.tools.base import Tool, ToolArgs, ToolCategory, ToolContext
+from mindspace.tools.base import Tool, ToolArgs, ToolCategory, ToolContext, empty_argument
 from mindspace.tools.limits import ShortText
 
 __all__ = ["GoToSleep"]
@@ -33,12 +33,11 @@ class GoToSleep(Tool[GoToSleepArgs]):
         "events wake you earlier unless you sleep deeply."
     )
     category = ToolCategory.TERMINAL
-    args_model = GoToSleepArgs
 
     async def execute(self, ctx: ToolContext, args: GoToSleepArgs) -> dict[str, Any]:
         reason = args.reason.strip()
         if not reason:
-            return {"success": False, "error": "'reason' is empty", "suggestion": "Say why."}
+            return empty_argument("reason", "Say why.")
         current = ctx.unit.doc(OperatingMode)
         if current.mode == "sleep":
             return {

@@ -92,10 +92,6 @@ class Event(Record):
     error: str | None = None
     reply: str | None = None
 
-    def record_key(self) -> str:
-        """Events are keyed by id."""
-        return self.id
-
     @property
     def meta(self) -> EventMetadata:
         """The metadata, typed."""
@@ -151,10 +147,6 @@ class ConversationMessage(Record):
     tool_call_id: str | None = None
     created_at: str
 
-    def record_key(self) -> str:
-        """Messages are keyed by id."""
-        return self.id
-
 
 class Approval(Record):
     """A DANGEROUS tool call waiting for a host or an admin."""
@@ -170,10 +162,6 @@ class Approval(Record):
     decided_by: str | None = None
     decided_at: str | None = None
     result: dict[str, Any] | None = None
-
-    def record_key(self) -> str:
-        """Approvals are keyed by id."""
-        return self.id
 
 
 class BufferedMessage(Document):

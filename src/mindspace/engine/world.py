@@ -7,16 +7,25 @@ attaches it to an assistant, which then offers the world tools below to the mode
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Protocol, runtime_checkable
+from typing import Annotated, Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from pydantic import Field
 
 from mindspace.engine.hygiene import clean_reply
 from mindspace.errors import ToolFailedError
-from mindspace.tools.base import NoArgs, Tool, ToolArgs, ToolCategory, ToolContext
+from mindspace.tools.base import A, NoArgs, Tool, ToolArgs, ToolCategory, ToolContext
 from mindspace.tools.limits import Identifier, Limit, ShortText
 
-__all__ = ["EmoteTool", "LookTool", "SayTool", "World", "WorldBase", "world_tools"]
+__all__ = [
+    "EmoteTool",
+    "LookTool",
+    "SayTool",
+    "World",
+    "WorldBase",
+    "WorldTool",
+    "required_text",
+    "world_tools",
+]
 
 MAX_UTTERANCE_CHARS = 4_000
 """Longest text the assistant may say at once."""
@@ -43,19 +52,38 @@ class WorldBase:
         raise NotImplementedError(f"{type(self).__name__} does not implement emote()")
 
 
+W = TypeVar("W")
+
+
+class WorldTool(Tool[A], Generic[A, W]):
+    """A tool that perceives or acts in the host's world, bound to that world.
+
+    Subclasses set ``name``, ``description`` and ``args_model`` and implement
+    ``execute`` with ``self.world``; they are safe to chain unless they say otherwise.
+    """
+
+    category = ToolCategory.SAFE_CHAIN
+
+    def __init__(self, world: W) -> None:
+        self.world = world
+
+
+def required_text(value: str, problem: str, hint: str) -> str:
+    """``value`` without surrounding space; ``ToolFailedError(problem, hint)`` if empty."""
+    text = value.strip()
+    if not text:
+        raise ToolFailedError(problem, hint)
+    return text
+
+
 class SayArgs(ToolArgs):
     text: Annotated[str, Limit(MAX_UTTERANCE_CHARS)] = Field(description="What to say.")
     target: Identifier | None = Field(default=None, description="Say it privately to this entity.")
 
 
-class SayTool(Tool[SayArgs]):
+class SayTool(WorldTool[SayArgs, World]):
     name = "say"
     description = "Say something aloud where you are, or privately to one entity."
-    category = ToolCategory.SAFE_CHAIN
-    args_model = SayArgs
-
-    def __init__(self, world: World) -> None:
-        self.world = world
 
     async def execute(self, ctx: ToolContext, args: SayArgs) -> dict[str, Any]:
         # Words said through the tool reach players too: the same hygiene as a reply
@@ -73,31 +101,19 @@ class EmoteArgs(ToolArgs):
     text: ShortText = Field(description="The action, e.g. 'polishes a glass'.")
 
 
-class EmoteTool(Tool[EmoteArgs]):
+class EmoteTool(WorldTool[EmoteArgs, WorldBase]):
     name = "emote"
     description = "Perform a visible action, e.g. 'polishes a glass'."
-    category = ToolCategory.SAFE_CHAIN
-    args_model = EmoteArgs
-
-    def __init__(self, world: WorldBase) -> None:
-        self.world = world
 
     async def execute(self, ctx: ToolContext, args: EmoteArgs) -> dict[str, Any]:
-        text = args.text.strip()
-        if not text:
-            raise ToolFailedError("Nothing to emote: 'text' is empty", "Describe the action.")
+        text = required_text(args.text, "Nothing to emote: 'text' is empty", "Describe the action.")
         await self.world.emote(text)
         return {"success": True, "emoted": text}
 
 
-class LookTool(Tool[NoArgs]):
+class LookTool(WorldTool[NoArgs, World]):
     name = "look"
     description = "Look around: where you are and who is here."
-    category = ToolCategory.SAFE_CHAIN
-    args_model = NoArgs
-
-    def __init__(self, world: World) -> None:
-        self.world = world
 
     async def execute(self, ctx: ToolContext, args: NoArgs) -> dict[str, Any]:
         return {"success": True, "description": await self.world.look()}

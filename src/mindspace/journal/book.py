@@ -30,6 +30,7 @@ from mindspace.journal.records import (
 )
 from mindspace.journal.reflection_state import forget_reflection_entries, update_reflection_state
 from mindspace.state.unit import Unit
+from mindspace.workspace.desk import Desk
 from mindspace.workspace.limits import bounded_text
 
 __all__ = [
@@ -58,7 +59,7 @@ class AddedEntry:
     total_entries: int
 
 
-class JournalBook:
+class JournalBook(Desk):
     """Journal operations within one unit of work.
 
     Args:
@@ -66,11 +67,6 @@ class JournalBook:
         clock: The time source for timestamps and ages.
         settings: Length limits.
     """
-
-    def __init__(self, unit: Unit, clock: Clock, settings: Settings) -> None:
-        self.unit = unit
-        self.clock = clock
-        self.settings = settings
 
     # -- reads -------------------------------------------------------------------------
     @property

@@ -30,14 +30,15 @@ import numpy.typing as npt
 from mindspace.journal.records import JournalEntry
 from mindspace.state.semantic import EntryFilter
 
-__all__ = ["EntryColumns"]
+__all__ = ["EntryColumns", "grow"]
 
 G = TypeVar("G", bound=np.generic)
 Rows = npt.NDArray[np.intp]
 Mask = npt.NDArray[np.bool_]
 
 
-def _grow(array: npt.NDArray[G], needed: int) -> npt.NDArray[G]:
+def grow(array: npt.NDArray[G], needed: int) -> npt.NDArray[G]:
+    """``array`` with room for ``needed`` rows: itself, or a zero-padded copy twice as long."""
     if needed <= array.shape[0]:
         return array
     bigger = np.zeros(max(needed, 2 * array.shape[0], 64), dtype=array.dtype)
@@ -96,10 +97,10 @@ class EntryColumns:
         stamp = filed[0].encode()
         if len(stamp) > self.times.dtype.itemsize:  # a longer timestamp: widen the column
             self.times = self.times.astype(f"S{len(stamp)}")
-        self.times = _grow(self.times, row + 1)
-        self.ids = _grow(self.ids, row + 1)
-        self.vector_row = _grow(self.vector_row, row + 1)
-        self.alive = _grow(self.alive, row + 1)
+        self.times = grow(self.times, row + 1)
+        self.ids = grow(self.ids, row + 1)
+        self.vector_row = grow(self.vector_row, row + 1)
+        self.alive = grow(self.alive, row + 1)
         self.times[row] = stamp
         self.ids[row] = filed[1]
         self.vector_row[row] = -1

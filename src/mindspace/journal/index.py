@@ -22,12 +22,12 @@ from __future__ import annotations
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from mindspace.clock import parse_time
+from mindspace.journal.columns import grow
 from mindspace.journal.records import JournalEntry
 from mindspace.state.unit import StateCache, Unit
 from mindspace.text import whitespace_words
@@ -51,17 +51,6 @@ class RowScores:
     recency: Floats
     importance: Floats
     relevance: Floats
-
-
-G = TypeVar("G", bound=np.generic)
-
-
-def _grow(array: npt.NDArray[G], needed: int) -> npt.NDArray[G]:
-    if needed <= array.shape[0]:
-        return array
-    bigger = np.zeros(max(needed, 2 * array.shape[0], 64), dtype=array.dtype)
-    bigger[: array.shape[0]] = array
-    return bigger
 
 
 class EpisodicIndex:
@@ -105,10 +94,10 @@ class EpisodicIndex:
         self.remove([e.record_key() for e in entries if e.record_key() in self._row_of])
         start, count = self._size, len(entries)
         end = start + count
-        self._times = _grow(self._times, end)
-        self._importance = _grow(self._importance, end)
-        self._ids = _grow(self._ids, end)
-        self._alive = _grow(self._alive, end)
+        self._times = grow(self._times, end)
+        self._importance = grow(self._importance, end)
+        self._ids = grow(self._ids, end)
+        self._alive = grow(self._alive, end)
         self._times[start:end] = [parse_time(e.timestamp).timestamp() for e in entries]
         self._importance[start:end] = [e.importance for e in entries]
         self._ids[start:end] = [e.id for e in entries]
@@ -124,8 +113,8 @@ class EpisodicIndex:
         self._records.extend(entries)
         self._size = end
         nnz_end = self._nnz + len(words)
-        self._nz_rows = _grow(self._nz_rows, nnz_end)
-        self._nz_words = _grow(self._nz_words, nnz_end)
+        self._nz_rows = grow(self._nz_rows, nnz_end)
+        self._nz_words = grow(self._nz_words, nnz_end)
         self._nz_rows[self._nnz : nnz_end] = rows
         self._nz_words[self._nnz : nnz_end] = words
         self._nnz = nnz_end

@@ -12,7 +12,7 @@ assistant and process) keeps three queues of the committed entries' keys:
 - ``ready``: those of them whose importance is settled, by id (the ones that move
   unless the LLM is failing outright).
 
-The index is a :class:`~mindspace.state.unit.CacheListener`: every committed write or
+The index is a :class:`~mindspace.state.committed.CacheListener`: every committed write or
 delete of an entry moves its key between queues in O(log n); a reload of the cache
 (another process wrote) drops it, and the next use rebuilds it once from the cache. A
 unit of work's own uncommitted entries are merged in at query time

@@ -77,10 +77,6 @@ class JournalEntry(Record):
     evidence_ids: tuple[str, ...] = ()
     scoring_attempts: int = Field(default=0, ge=0)
 
-    def record_key(self) -> str:
-        """Entries are keyed by their id, as text."""
-        return str(self.id)
-
     @property
     def is_synthesis(self) -> bool:
         """Whether this is a ``[SYNTHESIS]`` entry (kept by the auto-pruning)."""
@@ -128,27 +124,14 @@ class EntryVector(Record):
     """
 
     kind: ClassVar[str] = "journal_vector"
+    key_field: ClassVar[str] = "key"
     lazy: ClassVar[bool] = True
+    bytes_fields: ClassVar[frozenset[str]] = frozenset({"embedding"})
 
     key: str
     embedder: str
     digest: str
     embedding: bytes
-
-    def record_key(self) -> str:
-        """The entry's key (its id as text)."""
-        return self.key
-
-    def to_stored(self) -> StoredRecord:
-        """JSON fields plus the raw float32 vector bytes."""
-        data = self.model_dump(mode="json", exclude={"embedding"})
-        data["embedding"] = self.embedding
-        return data
-
-    @classmethod
-    def from_stored(cls, stored: StoredRecord) -> Self:
-        """Rebuild from the store (the vector stays as bytes)."""
-        return cls.model_validate(stored)
 
 
 class JournalMeta(Document):

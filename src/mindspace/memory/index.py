@@ -4,7 +4,7 @@ Dense vectors live in one float32 matrix searched exactly (a matrix-vector produ
 and ``argpartition``); BM25 postings live beside it in the same row space, and a query
 blends the two by standardised scores; metadata
 filters (minimum source trust, required tags) become boolean masks. The index is a
-:class:`~mindspace.state.unit.CacheListener`: every committed write or delete of a
+:class:`~mindspace.state.committed.CacheListener`: every committed write or delete of a
 memory is applied in place, so it never drifts from the store. Deleted rows are masked
 and the arrays are compacted when more than half of them are dead.
 """

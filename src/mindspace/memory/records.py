@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal, Self
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field, field_validator
 
 from mindspace.embeddings.port import Vectors
 from mindspace.state.models import Document, Record
-from mindspace.state.port import StoredRecord
 
 __all__ = [
     "RELATIONSHIP_THRESHOLDS",
@@ -90,6 +89,8 @@ class Memory(Record):
     kind: ClassVar[str] = "memory"
     lazy: ClassVar[bool] = True
     """Never all loaded: read by key, listed through the store, searched by the index."""
+    bytes_fields: ClassVar[frozenset[str]] = frozenset({"embedding"})
+    """The vector is stored as raw float32 bytes."""
 
     id: str
     content: str
@@ -134,10 +135,6 @@ class Memory(Record):
         """The fact still holds: no newer memory replaced it."""
         return self.valid_to is None
 
-    def record_key(self) -> str:
-        """Memories are keyed by id."""
-        return self.id
-
     def dense_key(self) -> str:
         """What is embedded: the text, said by its source entity when there is one."""
         return memory_key(self.content, self.source_entity)
@@ -145,17 +142,6 @@ class Memory(Record):
     def lexical_key(self) -> str:
         """What BM25 indexes: the dense key plus the surrounding context."""
         return f"{self.context}\n{self.dense_key()}" if self.context else self.dense_key()
-
-    def to_stored(self) -> StoredRecord:
-        """JSON fields plus the raw float32 vector bytes."""
-        data = self.model_dump(mode="json", exclude={"embedding"})
-        data["embedding"] = self.embedding
-        return data
-
-    @classmethod
-    def from_stored(cls, stored: StoredRecord) -> Self:
-        """Rebuild from the store (the vector stays as bytes)."""
-        return cls.model_validate(stored)
 
     def vector(self) -> Vectors | None:
         """The embedding as a float32 array, if there is one."""
@@ -199,15 +185,12 @@ class MemoryLinks(Record):
     """The links found from one memory (``memory_links[mem_id]`` in the spec)."""
 
     kind: ClassVar[str] = "memory_links"
+    key_field: ClassVar[str] = "memory_id"
     lazy: ClassVar[bool] = True
 
     memory_id: str
     linked_to: tuple[MemoryLink, ...] = ()
     processed_at: str
-
-    def record_key(self) -> str:
-        """Keyed by the memory they start from."""
-        return self.memory_id
 
 
 class Observation(Document):
@@ -237,6 +220,7 @@ class EntityProfile(Record):
     """Tier 2: what is known about one entity (O-Mem style)."""
 
     kind: ClassVar[str] = "entity"
+    key_field: ClassVar[str] = "entity_id"
 
     entity_id: str
     entity_type: str = "player"
@@ -245,10 +229,6 @@ class EntityProfile(Record):
     relationship: Relationship = Field(default_factory=Relationship)
     first_seen: str
     last_seen: str
-
-    def record_key(self) -> str:
-        """Keyed by entity id."""
-        return self.entity_id
 
 
 class Conversation(Document):

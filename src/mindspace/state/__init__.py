@@ -1,5 +1,6 @@
 """Ports and the unit of work over an assistant's persisted state."""
 
+from mindspace.state.committed import topic_of
 from mindspace.state.models import DOC_KIND, Document, Record
 from mindspace.state.port import (
     AssistantDirectory,
@@ -11,7 +12,7 @@ from mindspace.state.port import (
     StoredRecord,
 )
 from mindspace.state.semantic import Hit, Neighbour, SemanticIndex, SemanticStore
-from mindspace.state.unit import StateCache, Unit, topic_of
+from mindspace.state.unit import StateCache, Unit
 
 __all__ = [
     "DOC_KIND",

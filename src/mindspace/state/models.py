@@ -32,22 +32,36 @@ class Record(BaseModel):
     index, because an assistant may hold far more of them than fit in memory.
     """
 
+    key_field: ClassVar[str] = "id"
+    """The field that holds the record's key within its kind (as text: :meth:`record_key`)."""
+    bytes_fields: ClassVar[frozenset[str]] = frozenset()
+    """Fields stored as raw bytes (vectors), not as JSON."""
+
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
         kind = cls.__dict__.get("kind")
         if isinstance(kind, str):
+            if cls.key_field not in cls.model_fields:
+                raise TypeError(
+                    f"{cls.__name__} (kind {kind!r}) has no field {cls.key_field!r}; "
+                    "set key_field to the field that holds its key."
+                )
             # The class that declares a kind first is its model; subclasses that only
             # change behaviour (or tests) do not replace it.
             _MODELS.setdefault(kind, cls)
 
     def record_key(self) -> str:
-        """The record's key within its kind."""
-        raise NotImplementedError(f"{type(self).__name__} must define record_key()")
+        """The record's key within its kind: its ``key_field`` as text."""
+        return str(getattr(self, self.key_field))
 
     def to_stored(self) -> StoredRecord:
-        """The record as JSON-compatible values for the store."""
-        return self.model_dump(mode="json")
+        """The record as JSON-compatible values for the store (``bytes_fields`` raw)."""
+        if not self.bytes_fields:
+            return self.model_dump(mode="json")
+        data = self.model_dump(mode="json", exclude=set(self.bytes_fields))
+        data.update({name: getattr(self, name) for name in self.bytes_fields})
+        return data
 
     @classmethod
     def from_stored(cls, stored: StoredRecord) -> Self:

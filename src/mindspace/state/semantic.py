@@ -13,7 +13,7 @@ implementations stand behind the same contract tests (``tests/memory/test_semant
 Writes do not go through the port: memories are records committed by the unit of work
 (kind ``"memory"``). The embedded index hears of each commit (and of other processes'
 commits, through the state cache's change feed) as a
-:class:`~mindspace.state.unit.CacheListener`; the PostgreSQL index reads the database.
+:class:`~mindspace.state.committed.CacheListener`; the PostgreSQL index reads the database.
 
 The scoring contract, shared by both: a :class:`Hit`'s ``relevance`` is the cosine
 similarity of the memory's vector to the query's (None when either has no vector, or

@@ -16,14 +16,15 @@ A *lazy* kind (``Record.lazy``) is never loaded whole, only read by key through 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Protocol, TypeVar, cast
+from typing import TypeVar
 
 from mindspace.errors import ConcurrencyError
-from mindspace.state.lazy import LAZY_CACHE_SIZE, RecordLRU, not_listable
+from mindspace.state.committed import CommittedState, Entry, Slot, topic_of
+from mindspace.state.lazy import LAZY_CACHE_SIZE, not_listable
 from mindspace.state.models import DOC_KIND, Document, Record, record_model
-from mindspace.state.port import Change, RecordStore
+from mindspace.state.port import Change
 
-__all__ = ["LAZY_CACHE_SIZE", "MAX_INCREMENTAL", "CacheListener", "StateCache", "Unit", "topic_of"]
+__all__ = ["LAZY_CACHE_SIZE", "MAX_INCREMENTAL", "StateCache", "Unit"]
 
 MAX_INCREMENTAL = 2000
 """Above this many changed keys, reloading everything is cheaper than key by key."""
@@ -31,132 +32,15 @@ MAX_INCREMENTAL = 2000
 R = TypeVar("R", bound=Record)
 D = TypeVar("D", bound=Document)
 
-_Entry = Record | Document | None  # None marks a deletion
-_Slot = tuple[str, str]  # (kind, key)
 
-
-def topic_of(kind: str, key: str) -> str:
-    """The invalidation topic of a write: the kind, or ``doc:<name>`` for documents."""
-    return f"{DOC_KIND}:{key}" if kind == DOC_KIND else kind
-
-
-class CacheListener(Protocol):
-    """Keeps something derived (a search index) in step with committed records of a kind."""
-
-    def applied(self, key: str, record: Record | None) -> None:
-        """``record`` was committed under ``key`` (None: deleted)."""
-        ...
-
-    def reset(self) -> None:
-        """The cache was reloaded; drop everything derived."""
-        ...
-
-
-class StateCache:
-    """The committed state of one assistant in this process, loaded lazily per kind.
+class StateCache(CommittedState):
+    """The committed state of one assistant, with its units of work and their commits.
 
     Args:
         store: Where records are loaded from and committed to.
         assistant_id: The assistant's id in the store.
         revision: The revision the cache starts at.
     """
-
-    def __init__(self, store: RecordStore, assistant_id: int, revision: int) -> None:
-        self._store = store
-        self.assistant_id = assistant_id
-        self.revision = revision
-        self._kinds: dict[str, dict[str, Record]] = {}
-        self._docs: dict[str, dict[str, Any]] | None = None
-        self._doc_models: dict[str, Document] = {}
-        self._versions: dict[str, int] = {}
-        self._listeners: dict[str, list[CacheListener]] = {}
-        self._written: dict[_Slot, int] = {}
-        self._models: dict[str, type[Record]] = {}
-        self._lru: dict[str, RecordLRU] = {}
-        self.epoch = 0
-
-    @property
-    def store(self) -> RecordStore:
-        """The store this cache reads from (for queries the cache cannot answer)."""
-        return self._store
-
-    def listen(self, kind: str, listener: CacheListener) -> None:
-        """Tell ``listener`` about every committed write of ``kind`` from now on."""
-        self._listeners.setdefault(kind, []).append(listener)
-
-    # -- reads -------------------------------------------------------------------------
-    def records(self, model: type[R]) -> dict[str, R]:
-        """Committed records of ``model.kind`` by key, loading them on first use.
-
-        Raises:
-            TypeError: ``model`` is a lazy kind, which is never loaded whole.
-        """
-        if model.lazy:
-            raise not_listable(model)
-        kind = model.kind
-        if kind not in self._kinds:
-            self._models[kind] = model
-            rows = self._store.load(self.assistant_id, kind)
-            loaded = (model.from_stored(row) for row in rows)
-            self._kinds[kind] = {record.record_key(): record for record in loaded}
-        # One model class is registered per kind, so the records are instances of it.
-        return cast("dict[str, R]", self._kinds[kind])
-
-    def cached(self, model: type[R], key: str) -> R | None:
-        """The committed record of a lazy kind under ``key`` if it was read already.
-
-        Never queries the store: None when the record is not in the LRU (or absent).
-        """
-        lru = self._lru.get(model.kind)
-        return None if lru is None else cast("R | None", lru.get(key))
-
-    def lookup(self, model: type[R], keys: Iterable[str]) -> dict[str, R]:
-        """Committed records of ``model`` under ``keys``, in that order (absent ones left out).
-
-        A lazy kind is read through its LRU and only the keys it misses are loaded; any
-        other kind is answered from the whole kind, loaded on first use.
-        """
-        wanted = list(dict.fromkeys(keys))
-        if not model.lazy:
-            records = self.records(model)
-            return {key: records[key] for key in wanted if key in records}
-        kind = model.kind
-        self._models[kind] = model
-        lru = self._lru.setdefault(kind, RecordLRU())
-        known: dict[str, Record | None] = {}
-        for key in wanted:
-            if key in lru:
-                lru.move_to_end(key)
-                known[key] = lru[key]
-        absent = [key for key in wanted if key not in known]
-        if absent:
-            loaded = (
-                model.from_stored(row)
-                for row in self._store.load_keys(self.assistant_id, kind, absent)
-            )
-            found = {record.record_key(): record for record in loaded}
-            for key in absent:
-                known[key] = found.get(key)
-                lru.remember(key, found.get(key))
-        # One model class is used per kind, so the records are instances of it.
-        return {key: cast("R", known[key]) for key in wanted if known[key] is not None}
-
-    def document(self, model: type[D]) -> D:
-        """The committed document, or its defaults when it was never written."""
-        cached = self._doc_models.get(model.name)
-        if isinstance(cached, model):
-            return cached
-        if self._docs is None:
-            rows = self._store.load(self.assistant_id, DOC_KIND)
-            self._docs = {str(row["name"]): dict(row["value"]) for row in rows}
-        value = self._docs.get(model.name)
-        doc = model.from_value(value) if value is not None else model()
-        self._doc_models[model.name] = doc
-        return doc
-
-    def version(self, topic: str) -> tuple[int, int]:
-        """A token that changes whenever ``topic`` is written (or the cache is reloaded)."""
-        return (self.epoch, self._versions.get(topic, 0))
 
     # -- units -------------------------------------------------------------------------
     def begin(self) -> Unit:
@@ -194,7 +78,7 @@ class StateCache:
         return True
 
     def _catch_up(self, feed: Sequence[tuple[int, str, str]]) -> None:
-        latest: dict[_Slot, int] = {}
+        latest: dict[Slot, int] = {}
         for revision, kind, key in feed:
             latest[(kind, key)] = revision
         by_kind: dict[str, list[str]] = {}
@@ -206,11 +90,7 @@ class StateCache:
             else:
                 self._reload_records(kind, keys)
         for (kind, key), revision in latest.items():
-            # A unit begun before this refresh that writes the same slot would undo the
-            # other process's write: _check_overlap refuses it, as for a local commit.
-            self._written[(kind, key)] = max(self._written.get((kind, key), -1), revision)
-            topic = topic_of(kind, key)
-            self._versions[topic] = self._versions.get(topic, 0) + 1
+            self._mark_written(kind, key, revision)
 
     def _reload_docs(self, names: list[str]) -> None:
         for name in names:
@@ -276,16 +156,14 @@ class StateCache:
             self._forget(self.revision)
             raise
         for (kind, key), entry in changes.items():
-            self._written[(kind, key)] = self.revision
+            self._mark_written(kind, key, self.revision)
             self._apply(kind, key, entry)
             for listener in self._listeners.get(kind, ()):
                 listener.applied(key, entry if isinstance(entry, Record) else None)
-            topic = topic_of(kind, key)
-            self._versions[topic] = self._versions.get(topic, 0) + 1
         unit.clear()
         return self.revision
 
-    def _check_overlap(self, unit: Unit, changes: dict[_Slot, _Entry]) -> None:
+    def _check_overlap(self, unit: Unit, changes: dict[Slot, Entry]) -> None:
         # The store's revision check only sees other processes; commits made in this
         # process since the unit began advanced the shared revision too. A unit that
         # writes a record changed since it began would silently undo that change.
@@ -307,50 +185,6 @@ class StateCache:
                 "nothing was written - retry the call."
             )
 
-    def _known_absent(self, kind: str, key: str) -> bool:
-        # Only a loaded kind tells for sure that a key has no row (the revision check
-        # guarantees nobody else wrote since the load).
-        if kind == DOC_KIND:
-            return self._docs is not None and key not in self._docs
-        model = self._models.get(kind)
-        if model is not None and model.lazy:
-            return False  # an LRU holds a few keys of a lazy kind, never all of them
-        records = self._kinds.get(kind)
-        return records is not None and key not in records
-
-    def _apply(self, kind: str, key: str, entry: _Entry) -> None:
-        if kind == DOC_KIND:
-            self._doc_models.pop(key, None)
-            if self._docs is not None:
-                if isinstance(entry, Document):
-                    self._docs[key] = entry.model_dump(mode="json")
-                    self._doc_models[key] = entry
-                else:
-                    self._docs.pop(key, None)
-            return
-        if kind in self._lru:
-            self._lru[kind].remember(key, entry if isinstance(entry, Record) else None)
-        records = self._kinds.get(kind)
-        if records is None:
-            return  # not loaded here; the next load reads it from the store
-        if isinstance(entry, Record):
-            records[key] = entry
-        else:
-            records.pop(key, None)
-
-    def _forget(self, revision: int) -> None:
-        self._kinds.clear()
-        self._docs = None
-        self._doc_models.clear()
-        self._versions.clear()
-        self._written.clear()
-        self._lru.clear()
-        self.epoch += 1
-        self.revision = revision
-        for listeners in self._listeners.values():
-            for listener in listeners:
-                listener.reset()
-
 
 class Unit:
     """Buffered changes over a :class:`StateCache`, optionally nested in a parent unit.
@@ -363,7 +197,7 @@ class Unit:
     def __init__(self, cache: StateCache, parent: Unit | None) -> None:
         self.cache = cache
         self.parent = parent
-        self._changes: dict[_Slot, _Entry] = {}
+        self._changes: dict[Slot, Entry] = {}
         root = parent
         while root is not None and root.parent is not None:
             root = root.parent
@@ -387,7 +221,7 @@ class Unit:
         self._changes.clear()
 
     # -- reads -------------------------------------------------------------------------
-    def _lookup(self, slot: _Slot) -> tuple[bool, _Entry]:
+    def _lookup(self, slot: Slot) -> tuple[bool, Entry]:
         unit: Unit | None = self
         while unit is not None:
             if slot in unit._changes:
@@ -463,18 +297,8 @@ class Unit:
             return entry
         return self.cache.document(model)
 
-    def _flattened(self, kind: str) -> dict[str, _Entry]:
-        chain: list[Unit] = []
-        unit: Unit | None = self
-        while unit is not None:
-            chain.append(unit)
-            unit = unit.parent
-        merged: dict[str, _Entry] = {}
-        for layer in reversed(chain):
-            for (slot_kind, key), entry in layer._changes.items():
-                if slot_kind == kind:
-                    merged[key] = entry
-        return merged
+    def _flattened(self, kind: str) -> dict[str, Entry]:
+        return {key: entry for (of, key), entry in self.pending_changes().items() if of == kind}
 
     # -- writes ------------------------------------------------------------------------
     def put(self, record: Record) -> None:
@@ -495,19 +319,19 @@ class Unit:
         self._changes[(DOC_KIND, doc.name)] = doc
 
     # -- introspection -----------------------------------------------------------------
-    def pending_changes(self) -> dict[_Slot, _Entry]:
+    def pending_changes(self) -> dict[Slot, Entry]:
         """Writes buffered here and in every parent, the innermost winning."""
         chain: list[Unit] = []
         unit: Unit | None = self
         while unit is not None:
             chain.append(unit)
             unit = unit.parent
-        merged: dict[_Slot, _Entry] = {}
+        merged: dict[Slot, Entry] = {}
         for layer in reversed(chain):
             merged.update(layer._changes)
         return merged
 
-    def own_changes(self) -> dict[_Slot, _Entry]:
+    def own_changes(self) -> dict[Slot, Entry]:
         """Writes buffered in this unit itself (not its parents): a savepoint's own work."""
         return dict(self._changes)
 

@@ -4,7 +4,7 @@ Our memory records stay the source of truth; Mem0 holds the dense index and its
 metadata, one Mem0 memory per mindspace memory with a usable vector, its payload
 carrying our key (``mindspace_id``), source trust, tags (casefolded), embedder and a
 digest of what was indexed. Like the embedded :class:`~mindspace.memory.index.MemoryIndex`,
-:class:`Mem0SemanticIndex` is a :class:`~mindspace.state.unit.CacheListener`: every
+:class:`Mem0SemanticIndex` is a :class:`~mindspace.state.committed.CacheListener`: every
 committed write or delete of a memory (this process's, or another's through the state
 cache's change feed) is applied to Mem0 at once, so the two never drift apart. On first use
 it reconciles Mem0 with the store: rows whose digest matches are kept (a persistent

@@ -10,7 +10,6 @@ Example:
     ...     name = "noop"
     ...     description = "Do nothing this turn."
     ...     category = ToolCategory.TERMINAL
-    ...     args_model = NoArgs
     ...     async def execute(self, ctx, args):
     ...         return {"success": True}
 """
@@ -22,7 +21,7 @@ import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 
@@ -45,7 +44,7 @@ from mindspace.workspace.prompts import PromptDesk
 from mindspace.workspace.session_memory import SessionMemoryBook
 from mindspace.workspace.status import LoopSnapshot
 
-__all__ = ["NoArgs", "Tool", "ToolArgs", "ToolCategory", "ToolContext"]
+__all__ = ["NoArgs", "Tool", "ToolArgs", "ToolCategory", "ToolContext", "empty_argument"]
 
 
 class ToolCategory(StrEnum):
@@ -107,6 +106,11 @@ def _field_limit(model: type[ToolArgs], name: str) -> Limit | None:
         field = model.model_fields.get(name)
         _LIMITS[key] = limit_of(field) if field is not None else None
     return _LIMITS[key]
+
+
+def empty_argument(name: str, suggestion: str) -> dict[str, Any]:
+    """The result for a required text argument that is blank once stripped."""
+    return {"success": False, "error": f"{name!r} is empty", "suggestion": suggestion}
 
 
 class NoArgs(ToolArgs):
@@ -176,9 +180,11 @@ A = TypeVar("A", bound=ToolArgs)
 class Tool(ABC, Generic[A]):
     """A tool the assistant can call.
 
-    Subclasses set ``name``, ``description``, ``category`` and ``args_model`` and
-    implement :meth:`execute`. A cacheable tool names the state topics it ``reads``
-    (record kinds, or ``doc:<name>`` for documents) so a write to them drops its cache.
+    Subclasses set ``name``, ``description`` and ``category`` and implement
+    :meth:`execute`; ``args_model`` is the arguments model they subclass ``Tool`` with
+    (``Tool[SayArgs]``) unless they set it. A cacheable tool names the state topics it
+    ``reads`` (record kinds, or ``doc:<name>`` for documents) so a write to them drops
+    its cache.
     """
 
     name: ClassVar[str]
@@ -190,6 +196,18 @@ class Tool(ABC, Generic[A]):
     reads: ClassVar[frozenset[str]] = frozenset()
     needs_sub_agents: ClassVar[bool] = False
     """Offered only where the execution pattern allows sub-agents (``delegate_subtask``)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "args_model" in cls.__dict__:
+            return
+        # the arguments model is the one the class names in its base: Tool[SayArgs]
+        for base in cls.__dict__.get("__orig_bases__", ()):
+            for arg in get_args(base):
+                if isinstance(arg, type) and issubclass(arg, ToolArgs):
+                    model: type[Any] = arg
+                    cls.args_model = model
+                    return
 
     @abstractmethod
     async def execute(self, ctx: ToolContext, args: A) -> dict[str, Any]:

@@ -45,7 +45,6 @@ class DelegateSubtask(Tool[DelegateSubtaskArgs]):
         "iteration limit; returns its report. Its DANGEROUS calls wait for approval."
     )
     category = ToolCategory.ASYNC_REQUIRED
-    args_model = DelegateSubtaskArgs
     needs_sub_agents = True
 
     async def execute(self, ctx: ToolContext, args: DelegateSubtaskArgs) -> dict[str, Any]:

@@ -28,7 +28,6 @@ class AddGoal(Tool[AddGoalArgs]):
     name = "add_goal"
     description = "Add a goal to track, with an optional priority (and parent goal)."
     category = ToolCategory.SAFE_CHAIN
-    args_model = AddGoalArgs
 
     async def execute(self, ctx: ToolContext, args: AddGoalArgs) -> dict[str, Any]:
         goal = ctx.goals.add(args.description, args.priority, parent_id=args.parent_id)
@@ -53,7 +52,6 @@ class UpdateGoal(Tool[UpdateGoalArgs]):
         "subtasks and complete when all subtasks are completed."
     )
     category = ToolCategory.SAFE_CHAIN
-    args_model = UpdateGoalArgs
 
     async def execute(self, ctx: ToolContext, args: UpdateGoalArgs) -> dict[str, Any]:
         update = ctx.goals.update(args.goal_id, status=args.status, progress=args.progress)
@@ -78,7 +76,6 @@ class DecomposeGoal(Tool[DecomposeGoalArgs]):
     name = "decompose_goal"
     description = "Break an active goal into 3-7 actionable subtasks (uses the language model)."
     category = ToolCategory.ASYNC_REQUIRED
-    args_model = DecomposeGoalArgs
 
     async def execute(self, ctx: ToolContext, args: DecomposeGoalArgs) -> dict[str, Any]:
         side = ctx.side

@@ -65,7 +65,6 @@ class AddJournalEntry(Tool[AddJournalEntryArgs]):
         "source type."
     )
     category = ToolCategory.SAFE_CHAIN
-    args_model = AddJournalEntryArgs
 
     async def execute(self, ctx: ToolContext, args: AddJournalEntryArgs) -> dict[str, Any]:
         book = _book(ctx)
@@ -119,7 +118,6 @@ class SearchJournal(Tool[SearchJournalArgs]):
         "must match), days back and related project. Newest first in text mode."
     )
     category = ToolCategory.SAFE_CHAIN
-    args_model = SearchJournalArgs
     cacheable = True
     cache_ttl = 300.0
     reads = frozenset({JournalEntry.kind})
@@ -179,7 +177,6 @@ class ReviewJournal(Tool[ReviewJournalArgs]):
         "[SYNTHESIS] entry tagged synthesis and meta_learning unless save_as_entry is false."
     )
     category = ToolCategory.SAFE_CHAIN
-    args_model = ReviewJournalArgs
 
     async def execute(self, ctx: ToolContext, args: ReviewJournalArgs) -> dict[str, Any]:
         book = _book(ctx)
@@ -235,7 +232,6 @@ class SearchEpisodicMemory(Tool[SearchEpisodicMemoryArgs]):
         "(each part is reported with the combined score)."
     )
     category = ToolCategory.SAFE_CHAIN
-    args_model = SearchEpisodicMemoryArgs
 
     async def execute(self, ctx: ToolContext, args: SearchEpisodicMemoryArgs) -> dict[str, Any]:
         weights = EpisodicWeights.from_settings(ctx.settings)

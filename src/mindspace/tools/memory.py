@@ -12,7 +12,7 @@ from mindspace.journal.records import JournalEntry
 from mindspace.memory.extraction import journal_draft
 from mindspace.memory.semantic import MemoryDraft
 from mindspace.memory.support import is_supported, unsupported_words
-from mindspace.tools.base import Tool, ToolArgs, ToolCategory, ToolContext
+from mindspace.tools.base import Tool, ToolArgs, ToolCategory, ToolContext, empty_argument
 from mindspace.tools.limits import EntityType, Identifier, Labels, Limit, ShortText
 
 __all__ = ["RecallMemories", "StoreMemory", "UpdateEntityObservation"]
@@ -45,7 +45,6 @@ class StoreMemory(Tool[StoreMemoryArgs]):
     name = "store_memory"
     description = "Store a long-term fact in semantic memory, with its source and trust."
     category = ToolCategory.SAFE_CHAIN
-    args_model = StoreMemoryArgs
 
     async def execute(self, ctx: ToolContext, args: StoreMemoryArgs) -> dict[str, Any]:
         if args.entry_id is not None:
@@ -118,16 +117,12 @@ class RecallMemories(Tool[RecallMemoriesArgs]):
     name = "recall_memories"
     description = "Search semantic memory; results are ranked best first, each with its score."
     category = ToolCategory.SAFE_CHAIN
-    args_model = RecallMemoriesArgs
 
     async def execute(self, ctx: ToolContext, args: RecallMemoriesArgs) -> dict[str, Any]:
         query = args.query.strip()
         if not query:
-            return {
-                "success": False,
-                "error": "'query' is empty",
-                "suggestion": "Say what to remember, e.g. 'what Alice likes to drink'.",
-            }
+            hint = "Say what to remember, e.g. 'what Alice likes to drink'."
+            return empty_argument("query", hint)
         found = await ctx.semantic.arecall(
             query, limit=args.limit, min_source_trust=args.min_source_trust, tags=args.tags
         )
@@ -153,16 +148,11 @@ class UpdateEntityObservation(Tool[UpdateEntityObservationArgs]):
         "optionally adjust how favourably it regards you."
     )
     category = ToolCategory.SAFE_CHAIN
-    args_model = UpdateEntityObservationArgs
 
     async def execute(self, ctx: ToolContext, args: UpdateEntityObservationArgs) -> dict[str, Any]:
         entity_id = args.entity_id.strip()
         if not entity_id:
-            return {
-                "success": False,
-                "error": "'entity_id' is empty",
-                "suggestion": "Name the entity.",
-            }
+            return empty_argument("entity_id", "Name the entity.")
         profile = ctx.entities.observe(
             entity_id,
             args.observation,

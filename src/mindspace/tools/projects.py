@@ -39,7 +39,6 @@ class CreateProject(Tool[CreateProjectArgs]):
         "It becomes the active project when none is active."
     )
     category = ToolCategory.SAFE_CHAIN
-    args_model = CreateProjectArgs
 
     async def execute(self, ctx: ToolContext, args: CreateProjectArgs) -> dict[str, Any]:
         project = ctx.projects.create(args.project_key, args.summary, args.initial_context)
@@ -57,7 +56,6 @@ class ListProjects(Tool[NoArgs]):
     name = "list_projects"
     description = "List all projects with their summaries and status, and which one is active."
     category = ToolCategory.SAFE_CHAIN
-    args_model = NoArgs
     cacheable = True
     reads = frozenset({"project", "doc:projects"})
 
@@ -87,7 +85,6 @@ class SwapProject(Tool[SwapProjectArgs]):
         "saved as its context, and the target's context is restored."
     )
     category = ToolCategory.SAFE_CHAIN
-    args_model = SwapProjectArgs
 
     async def execute(self, ctx: ToolContext, args: SwapProjectArgs) -> dict[str, Any]:
         outcome = ctx.projects.swap(args.project_key, args.current_project_update)
@@ -110,7 +107,6 @@ class UpdateProject(Tool[UpdateProjectArgs]):
     name = "update_project"
     description = "Save the active project's context without swapping (optionally complete it)."
     category = ToolCategory.SAFE_CHAIN
-    args_model = UpdateProjectArgs
 
     async def execute(self, ctx: ToolContext, args: UpdateProjectArgs) -> dict[str, Any]:
         project, unloaded = ctx.projects.update_active(

@@ -28,7 +28,6 @@ class AddSessionMemory(Tool[AddSessionMemoryArgs]):
         "content about yourself is rejected)."
     )
     category = ToolCategory.SAFE_CHAIN
-    args_model = AddSessionMemoryArgs
 
     async def execute(self, ctx: ToolContext, args: AddSessionMemoryArgs) -> dict[str, Any]:
         outcome = ctx.session_memory.add(args.memory_type, args.content)
@@ -58,7 +57,6 @@ class CompactSessionMemory(Tool[CompactSessionMemoryArgs]):
         "Completed tasks are kept."
     )
     category = ToolCategory.SAFE_CHAIN
-    args_model = CompactSessionMemoryArgs
 
     async def execute(self, ctx: ToolContext, args: CompactSessionMemoryArgs) -> dict[str, Any]:
         outcome = ctx.session_memory.compact(args.new_facts, args.new_patterns)

@@ -20,7 +20,6 @@ class GetSystemStatus(Tool[NoArgs]):
         "chain state, to decide how much more to do."
     )
     category = ToolCategory.SAFE_CHAIN
-    args_model = NoArgs
 
     async def execute(self, ctx: ToolContext, args: NoArgs) -> dict[str, Any]:
         return build_status(ctx.unit, ctx.clock, ctx.settings, ctx.loop)
@@ -42,7 +41,6 @@ class UpdateSystemPrompt(Tool[UpdateSystemPromptArgs]):
         "changed and always takes precedence."
     )
     category = ToolCategory.SAFE_CHAIN
-    args_model = UpdateSystemPromptArgs
 
     async def execute(self, ctx: ToolContext, args: UpdateSystemPromptArgs) -> dict[str, Any]:
         update = ctx.prompts.update_assistant_prompt(args.new_prompt, args.reasoning)
@@ -60,7 +58,6 @@ class Noop(Tool[NoArgs]):
     name = "noop"
     description = "Do nothing this turn (nothing needs doing)."
     category = ToolCategory.TERMINAL
-    args_model = NoArgs
 
     async def execute(self, ctx: ToolContext, args: NoArgs) -> dict[str, Any]:
         return {"success": True, "message": "Nothing done"}

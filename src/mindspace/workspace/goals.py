@@ -16,8 +16,7 @@ from typing import Literal
 
 from pydantic import RootModel, field_validator
 
-from mindspace.clock import Clock, format_time
-from mindspace.config import Settings
+from mindspace.clock import format_time
 from mindspace.errors import (
     InvalidArgumentsError,
     InvalidStateError,
@@ -27,7 +26,7 @@ from mindspace.errors import (
 )
 from mindspace.llm.parsing.structured import ask_structured, parse_structured, repair_structured
 from mindspace.llm.port import LLM, Message
-from mindspace.state.unit import Unit
+from mindspace.workspace.desk import Desk
 from mindspace.workspace.limits import bounded_text
 from mindspace.workspace.records import Counters, Goal, GoalPriority, GoalStatus
 from mindspace.workspace.session_memory import record_completed_tasks
@@ -79,7 +78,7 @@ class Decomposition:
     obtained: Literal["parsed", "repaired"]
 
 
-class GoalBook:
+class GoalBook(Desk):
     """Goal operations within one unit of work.
 
     Args:
@@ -87,11 +86,6 @@ class GoalBook:
         clock: The time source for ``created``/``updated``.
         settings: Limits on descriptions and completed tasks.
     """
-
-    def __init__(self, unit: Unit, clock: Clock, settings: Settings) -> None:
-        self.unit = unit
-        self.clock = clock
-        self.settings = settings
 
     # -- reads -------------------------------------------------------------------------
     def all(self) -> list[Goal]:

@@ -5,10 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from mindspace.clock import Clock, format_time
-from mindspace.config import Settings
+from mindspace.clock import format_time
 from mindspace.errors import ConflictError, InvalidArgumentsError, InvalidStateError, NotFoundError
-from mindspace.state.unit import Unit
+from mindspace.workspace.desk import Desk
 from mindspace.workspace.limits import bounded_text
 from mindspace.workspace.records import Project, ProjectsState
 
@@ -26,7 +25,7 @@ class SwapOutcome:
     new: Project
 
 
-class ProjectDesk:
+class ProjectDesk(Desk):
     """Project operations within one unit of work.
 
     Args:
@@ -34,11 +33,6 @@ class ProjectDesk:
         clock: The time source for ``created_at``/``last_active``.
         settings: Length limits.
     """
-
-    def __init__(self, unit: Unit, clock: Clock, settings: Settings) -> None:
-        self.unit = unit
-        self.clock = clock
-        self.settings = settings
 
     def all(self) -> list[Project]:
         """Every project, in creation order."""

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mindspace.clock import Clock, format_time
-from mindspace.config import Settings
-from mindspace.state.unit import Unit
+from mindspace.clock import format_time
+from mindspace.workspace.desk import Desk
 from mindspace.workspace.limits import bounded_text
 from mindspace.workspace.records import PromptChange, SystemPrompts
 
@@ -36,13 +35,8 @@ class PromptUpdate:
     current: str
 
 
-class PromptDesk:
+class PromptDesk(Desk):
     """Reads and changes the system prompts within one unit of work."""
-
-    def __init__(self, unit: Unit, clock: Clock, settings: Settings) -> None:
-        self.unit = unit
-        self.clock = clock
-        self.settings = settings
 
     def read(self) -> SystemPrompts:
         """Both prompts and the history of the assistant's own."""

@@ -49,10 +49,6 @@ class Goal(Record):
     subtask_ids: tuple[str, ...] = ()
     auto_generated: bool = False
 
-    def record_key(self) -> str:
-        """Goals are keyed by their id."""
-        return self.id
-
     def to_spec(self) -> dict[str, Any]:
         """The goal in the spec's dict shape."""
         data = self.model_dump(mode="json")
@@ -64,6 +60,7 @@ class Project(Record):
     """A project slot (spec 000 §1)."""
 
     kind: ClassVar[str] = "project"
+    key_field: ClassVar[str] = "key"
 
     key: str
     summary: str
@@ -71,10 +68,6 @@ class Project(Record):
     status: ProjectStatus = "paused"
     created_at: str
     last_active: str
-
-    def record_key(self) -> str:
-        """Projects are keyed by their project key."""
-        return self.key
 
 
 class ProjectsState(Document):

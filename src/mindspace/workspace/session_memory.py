@@ -9,6 +9,7 @@ from typing import Literal
 from mindspace.clock import Clock, format_time
 from mindspace.config import Settings
 from mindspace.state.unit import Unit
+from mindspace.workspace.desk import Desk
 from mindspace.workspace.limits import bounded_text
 from mindspace.workspace.persona import PersonaGuard
 from mindspace.workspace.records import CompletedTask, Goal, SessionMemory
@@ -41,7 +42,7 @@ class CompactOutcome:
     after: SessionMemory
 
 
-class SessionMemoryBook:
+class SessionMemoryBook(Desk):
     """Session memory operations within one unit of work.
 
     Args:
@@ -52,9 +53,7 @@ class SessionMemoryBook:
     """
 
     def __init__(self, unit: Unit, clock: Clock, settings: Settings, guard: PersonaGuard) -> None:
-        self.unit = unit
-        self.clock = clock
-        self.settings = settings
+        super().__init__(unit, clock, settings)
         self.guard = guard
 
     def read(self) -> SessionMemory:

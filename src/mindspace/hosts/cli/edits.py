@@ -7,7 +7,8 @@ recorded in the history as made by the user ``cli`` (``--actor`` names someone e
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import typer
 from rich import box
@@ -29,9 +30,11 @@ from mindspace.hosts.cli.common import (
 )
 
 if TYPE_CHECKING:  # the engine is imported in the commands' bodies (start-up time)
-    from mindspace.engine import Actor
+    from mindspace.engine import Actor, Assistant
 
-__all__ = ["register_edit_commands"]
+_T = TypeVar("_T")
+
+__all__ = ["ActorOption", "apply_change", "register_edit_commands", "report"]
 
 ActorOption = Annotated[
     str,
@@ -54,6 +57,22 @@ def _actor(name: str) -> Actor:
     from mindspace.engine import Actor
 
     return Actor("user", name)
+
+
+def apply_change(
+    db: str | None, assistant: str | None, change: Callable[[Assistant], Coroutine[Any, Any, _T]]
+) -> _T:
+    """Open the assistant (never creating one) and run one recorded change on it."""
+    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
+    return run_once(opened, change(opened))
+
+
+def report(as_json: bool, value: object, line: str) -> None:
+    """Print what a change did: ``value`` as JSON with --json, else ``line``."""
+    if as_json:
+        dump(value)
+    else:
+        say(line)
 
 
 def _nothing_to_change(command: str) -> CliError:
@@ -82,20 +101,19 @@ def memory_edit_command(
         raise _nothing_to_change(f"memories edit {memory_id}")
     from mindspace.engine import memory_view
 
-    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
-    work = opened.edits.update_memory(
-        memory_id,
-        _actor(actor),
-        content=content,
-        tags=tag,
-        importance=importance,
-        source_trust=trust,
+    memory = apply_change(
+        db,
+        assistant,
+        lambda a: a.edits.update_memory(
+            memory_id,
+            _actor(actor),
+            content=content,
+            tags=tag,
+            importance=importance,
+            source_trust=trust,
+        ),
     )
-    memory = run_once(opened, work)
-    if as_json:
-        dump(memory_view(memory))
-        return
-    say(f"Memory {memory.id} updated: {memory.content}")
+    report(as_json, memory_view(memory), f"Memory {memory.id} updated: {memory.content}")
 
 
 def memory_delete_command(
@@ -106,12 +124,9 @@ def memory_delete_command(
     assistant: AssistantOption = None,
 ) -> None:
     """Delete a memory (links to it go at the next night)."""
-    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
-    memory = run_once(opened, opened.edits.delete_memory(memory_id, _actor(actor)))
-    if as_json:
-        dump({"deleted": "memory", "ids": [memory.id]})
-        return
-    say(f"Memory {memory.id} deleted: {memory.content}")
+    memory = apply_change(db, assistant, lambda a: a.edits.delete_memory(memory_id, _actor(actor)))
+    shown = {"deleted": "memory", "ids": [memory.id]}
+    report(as_json, shown, f"Memory {memory.id} deleted: {memory.content}")
 
 
 def journal_edit_command(
@@ -127,15 +142,14 @@ def journal_edit_command(
     """Change a journal entry's text, tags or importance."""
     if content is None and tag is None and importance is None:
         raise _nothing_to_change(f"journal edit {entry_id}")
-    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
-    work = opened.edits.update_journal_entry(
-        entry_id, _actor(actor), content=content, tags=tag, importance=importance
+    entry = apply_change(
+        db,
+        assistant,
+        lambda a: a.edits.update_journal_entry(
+            entry_id, _actor(actor), content=content, tags=tag, importance=importance
+        ),
     )
-    entry = run_once(opened, work)
-    if as_json:
-        dump(entry.to_spec())
-        return
-    say(f"Journal entry {entry.id} updated: {entry.content}")
+    report(as_json, entry.to_spec(), f"Journal entry {entry.id} updated: {entry.content}")
 
 
 def journal_delete_command(
@@ -146,12 +160,11 @@ def journal_delete_command(
     assistant: AssistantOption = None,
 ) -> None:
     """Delete a journal entry and its stored vector."""
-    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
-    entry = run_once(opened, opened.edits.delete_journal_entry(entry_id, _actor(actor)))
-    if as_json:
-        dump({"deleted": "journal_entry", "ids": [entry.id]})
-        return
-    say(f"Journal entry {entry.id} deleted: {entry.content}")
+    entry = apply_change(
+        db, assistant, lambda a: a.edits.delete_journal_entry(entry_id, _actor(actor))
+    )
+    shown = {"deleted": "journal_entry", "ids": [entry.id]}
+    report(as_json, shown, f"Journal entry {entry.id} deleted: {entry.content}")
 
 
 def goal_edit_command(
@@ -209,8 +222,7 @@ def goal_delete_command(
     assistant: AssistantOption = None,
 ) -> None:
     """Delete a goal with all its subtasks."""
-    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
-    goals = run_once(opened, opened.edits.delete_goal(goal_id, _actor(actor)))
+    goals = apply_change(db, assistant, lambda a: a.edits.delete_goal(goal_id, _actor(actor)))
     if as_json:
         dump({"deleted": "goal", "ids": [g.id for g in goals]})
         return

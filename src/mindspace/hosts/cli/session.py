@@ -8,7 +8,7 @@ recorded in the history as made by the user ``cli`` (``--actor`` names someone e
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
@@ -24,13 +24,12 @@ from mindspace.hosts.cli.common import (
     dump,
     load_settings,
     open_cli_assistant,
-    run_once,
     say,
 )
-from mindspace.hosts.cli.edits import ActorOption
+from mindspace.hosts.cli.edits import ActorOption, apply_change, report
 
 if TYPE_CHECKING:  # the engine is imported in the commands' bodies (start-up time)
-    from mindspace.engine import Assistant, SessionItemKind
+    from mindspace.engine import Actor, SessionItemEdits, SessionItemKind
 
 __all__ = ["session_app"]
 
@@ -51,11 +50,18 @@ def _kind(pattern: bool) -> SessionItemKind:
     return "pattern" if pattern else "fact"
 
 
-def _run(opened: Assistant, work: Coroutine[Any, Any, _T]) -> _T:
+def _change(
+    db: str | None,
+    assistant: str | None,
+    actor: str,
+    change: Callable[[SessionItemEdits, Actor], Coroutine[Any, Any, _T]],
+) -> _T:
+    """Run one change of session memory, as the user ``actor``; its refusal as an error line."""
+    from mindspace.engine import Actor
     from mindspace.errors import InvalidInputError, RecordNotFoundError
 
     try:
-        return run_once(opened, work)
+        return apply_change(db, assistant, lambda a: change(a.edits, Actor("user", actor)))
     except (InvalidInputError, RecordNotFoundError) as exc:
         raise CliError(f"{exc.error}. {exc.suggestion}".replace(".. ", ". ")) from None
 
@@ -106,15 +112,12 @@ def session_add_command(
     assistant: AssistantOption = None,
 ) -> None:
     """Add a fact (or with --pattern a pattern) to session memory."""
-    from mindspace.engine import Actor
-
-    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
     kind = _kind(pattern)
-    index = _run(opened, opened.edits.add_session_item(kind, text, Actor("user", actor)))
-    if as_json:
-        dump({"kind": kind, "index": index, "text": text.strip()})
-        return
-    say(f"Session {kind} {index} added: {text.strip()}")
+    index = _change(
+        db, assistant, actor, lambda edits, user: edits.add_session_item(kind, text, user)
+    )
+    shown = {"kind": kind, "index": index, "text": text.strip()}
+    report(as_json, shown, f"Session {kind} {index} added: {text.strip()}")
 
 
 @session_app.command("edit")
@@ -128,16 +131,12 @@ def session_edit_command(
     assistant: AssistantOption = None,
 ) -> None:
     """Replace the text of session fact N (or with --pattern pattern N)."""
-    from mindspace.engine import Actor
-
-    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
     kind = _kind(pattern)
-    work = opened.edits.update_session_item(kind, index, text, Actor("user", actor))
-    old = _run(opened, work)
-    if as_json:
-        dump({"kind": kind, "index": index, "before": old, "text": text.strip()})
-        return
-    say(f"Session {kind} {index} changed: {old!r} -> {text.strip()!r}")
+    old = _change(
+        db, assistant, actor, lambda edits, user: edits.update_session_item(kind, index, text, user)
+    )
+    shown = {"kind": kind, "index": index, "before": old, "text": text.strip()}
+    report(as_json, shown, f"Session {kind} {index} changed: {old!r} -> {text.strip()!r}")
 
 
 @session_app.command("delete")
@@ -150,12 +149,9 @@ def session_delete_command(
     assistant: AssistantOption = None,
 ) -> None:
     """Delete session fact N (or with --pattern pattern N); the later ones move up."""
-    from mindspace.engine import Actor
-
-    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
     kind = _kind(pattern)
-    old = _run(opened, opened.edits.delete_session_item(kind, index, Actor("user", actor)))
-    if as_json:
-        dump({"kind": kind, "index": index, "deleted": old})
-        return
-    say(f"Session {kind} {index} deleted: {old}")
+    old = _change(
+        db, assistant, actor, lambda edits, user: edits.delete_session_item(kind, index, user)
+    )
+    shown = {"kind": kind, "index": index, "deleted": old}
+    report(as_json, shown, f"Session {kind} {index} deleted: {old}")

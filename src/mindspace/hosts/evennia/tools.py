@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from mindspace.engine import request_approval
+from mindspace.engine import WorldTool, request_approval, required_text
 from mindspace.errors import ToolFailedError
+from mindspace.hosts.evennia.world import EvenniaWorld
 from mindspace.tools.base import NoArgs, Tool, ToolArgs, ToolCategory, ToolContext
 
 if TYPE_CHECKING:
-    from mindspace.hosts.evennia.world import EvenniaWorld
     from mindspace.tools.registry import ToolRegistry
 
 __all__ = [
@@ -47,14 +47,9 @@ class WhisperArgs(ToolArgs):
     text: str = Field(description="What to whisper.")
 
 
-class WhisperTool(Tool[WhisperArgs]):
+class WhisperTool(WorldTool[WhisperArgs, EvenniaWorld]):
     name = "whisper"
     description = "Whisper something privately to one person in the room."
-    category = ToolCategory.SAFE_CHAIN
-    args_model = WhisperArgs
-
-    def __init__(self, world: EvenniaWorld) -> None:
-        self.world = world
 
     async def execute(self, ctx: ToolContext, args: WhisperArgs) -> dict[str, Any]:
         text, target = args.text.strip(), args.target.strip()
@@ -71,30 +66,19 @@ class MoveArgs(ToolArgs):
     exit: str = Field(description="The name of an exit in this room, e.g. 'north' or 'door'.")
 
 
-class MoveTool(Tool[MoveArgs]):
+class MoveTool(WorldTool[MoveArgs, EvenniaWorld]):
     name = "move"
     description = "Walk through an exit of the room you are in (see inspect_location)."
-    category = ToolCategory.SAFE_CHAIN
-    args_model = MoveArgs
-
-    def __init__(self, world: EvenniaWorld) -> None:
-        self.world = world
 
     async def execute(self, ctx: ToolContext, args: MoveArgs) -> dict[str, Any]:
-        if not args.exit.strip():
-            raise ToolFailedError("'exit' is empty", "Name one of the room's exits.")
+        required_text(args.exit, "'exit' is empty", "Name one of the room's exits.")
         moved = await self.world.move(args.exit)
         return {"success": True, **moved}
 
 
-class InspectLocationTool(Tool[NoArgs]):
+class InspectLocationTool(WorldTool[NoArgs, EvenniaWorld]):
     name = "inspect_location"
     description = "Where you are as data: the room, its description, exits, people and things."
-    category = ToolCategory.SAFE_CHAIN
-    args_model = NoArgs
-
-    def __init__(self, world: EvenniaWorld) -> None:
-        self.world = world
 
     async def execute(self, ctx: ToolContext, args: NoArgs) -> dict[str, Any]:
         return {"success": True, **await self.world.inspect_location()}
@@ -106,17 +90,13 @@ class ExecuteCommandArgs(ToolArgs):
     )
 
 
-class ExecuteCommandTool(Tool[ExecuteCommandArgs]):
+class ExecuteCommandTool(WorldTool[ExecuteCommandArgs, EvenniaWorld]):
     name = "execute_command"
     description = (
         "Run a game (builder) command as your character, e.g. 'dig Cellar' or 'desc here = ...'. "
         "Needs approval by a Builder: it runs only once approved, and you are told so."
     )
     category = ToolCategory.DANGEROUS
-    args_model = ExecuteCommandArgs
-
-    def __init__(self, world: EvenniaWorld) -> None:
-        self.world = world
 
     async def execute(self, ctx: ToolContext, args: ExecuteCommandArgs) -> dict[str, Any]:
         command = _checked_command(args.command)
@@ -133,9 +113,7 @@ class ExecuteCommandTool(Tool[ExecuteCommandArgs]):
 
 
 def _checked_command(raw: str) -> str:
-    command = raw.strip()
-    if not command:
-        raise ToolFailedError("'command' is empty", "Pass one game command, e.g. 'dig Cellar'.")
+    command = required_text(raw, "'command' is empty", "Pass one game command, e.g. 'dig Cellar'.")
     if "\n" in command or "\r" in command:
         raise ToolFailedError(
             "'command' holds several lines",

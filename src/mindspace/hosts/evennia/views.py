@@ -291,19 +291,19 @@ def render_goals(key: str, goals: list[tuple[Goal, int]], width: int) -> str:
     return f"|wGoals of {key}|n ({len(goals)} goals, {active} active)\n{table}"
 
 
+def _tagged(item: JournalEntry | Memory) -> str:
+    # the text with its tags after it, as '#tag'
+    tags = " ".join(f"#{t}" for t in item.tags)
+    return _escape(item.content + (f" {tags}" if tags else ""))
+
+
 def render_journal(key: str, entries: list[JournalEntry], total: int, width: int) -> str:
     """The ``journal`` view, newest first."""
     if not entries:
         return f"Assistant {key} has no journal entries yet."
     table = EvTable("|wId|n", "|wTime (UTC)|n", "|wImp.|n", "|wEntry|n", border=BORDER, width=width)
     for entry in entries:
-        tags = " ".join(f"#{t}" for t in entry.tags)
-        table.add_row(
-            str(entry.id),
-            _short(entry.timestamp),
-            str(entry.importance),
-            _escape(entry.content + (f" {tags}" if tags else "")),
-        )
+        table.add_row(str(entry.id), _short(entry.timestamp), str(entry.importance), _tagged(entry))
     _fit(table, {0: 6, 1: 18, 2: 6})
     return f"|wJournal of {key}|n ({_shown(len(entries), total, 'entry', 'entries')})\n{table}"
 
@@ -314,13 +314,8 @@ def render_memories(key: str, memories: list[Memory], total: int, width: int) ->
         return f"Assistant {key} has no memories yet (sleep consolidates the journal into them)."
     table = EvTable("|wId|n", "|wImp.|n", "|wFrom|n", "|wMemory|n", border=BORDER, width=width)
     for memory in memories:
-        tags = " ".join(f"#{t}" for t in memory.tags)
-        table.add_row(
-            memory.id,
-            str(memory.importance),
-            _escape(memory.source_entity or "-"),
-            _escape(memory.content + (f" {tags}" if tags else "")),
-        )
+        source = _escape(memory.source_entity or "-")
+        table.add_row(memory.id, str(memory.importance), source, _tagged(memory))
     _fit(table, {0: 12, 1: 6, 2: 12})
     return f"|wMemories of {key}|n ({_shown(len(memories), total, 'memory', 'memories')})\n{table}"
 

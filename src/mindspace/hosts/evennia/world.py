@@ -105,8 +105,8 @@ class EvenniaWorld(WorldBase):
         return result
 
     async def thinking(self, template: str, speaker: str | None, private: bool) -> None:
-        """Show that the assistant is thinking about what ``speaker`` said."""
-        await self._call(_on_reactor_thinking, template, speaker, private)
+        """Show that the assistant is thinking about what ``speaker`` said (as a reaction)."""
+        await self._call(show_reaction, template, speaker, private)
 
     async def character_context(self) -> str:
         """Who and where the assistant is, read from the game now (for every prompt)."""
@@ -266,25 +266,6 @@ def _is_failure(value: Any) -> bool:
     from twisted.python.failure import Failure
 
     return isinstance(value, Failure)
-
-
-def _on_reactor_thinking(character: Any, template: str, speaker: str | None, private: bool) -> None:
-    room = character.location
-    if room is None:
-        return
-    name = str(character.key)
-    if private and speaker:
-        try:
-            listener = _find_here(character, speaker, exits=False)
-        except ToolFailedError:
-            return  # the speaker left; nobody to tell
-        listener.msg(
-            text=(escape_markup(render_thinking(template, name, "you")), {"type": "pose"}),
-            from_obj=character,
-        )
-        return
-    line = render_thinking(template, name, speaker or "someone")
-    room.msg_contents(text=("{line}", {"type": "pose"}), from_obj=character, mapping={"line": line})
 
 
 def character_context(character: Any) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -44,6 +45,7 @@ __all__ = [
     "error_response_body",
     "http_tool_result",
     "install_error_handlers",
+    "send_json",
 ]
 
 logger = logging.getLogger("mindspace.http")
@@ -281,7 +283,7 @@ class BodyLimitMiddleware:
             else json_depth_exceeds(body)
         )
         if deep:
-            await _send_json(
+            await send_json(
                 send,
                 422,
                 error_body(
@@ -316,7 +318,7 @@ class BodyLimitMiddleware:
             more = bool(message.get("more_body", False))
 
     async def _refuse(self, send: Send, size: int) -> None:
-        await _send_json(
+        await send_json(
             send,
             413,
             error_body(
@@ -327,8 +329,14 @@ class BodyLimitMiddleware:
         )
 
 
-async def _send_json(send: Send, status: int, content: dict[str, Any]) -> None:
-    body = json.dumps(content).encode()
+async def send_json(
+    send: Send,
+    status: int,
+    content: dict[str, Any],
+    headers: Sequence[tuple[bytes, bytes]] = (),
+) -> None:
+    """Answer a raw ASGI request with ``content`` as JSON (for middleware below FastAPI)."""
+    body = json.dumps(content, ensure_ascii=False).encode()
     await send(
         {
             "type": "http.response.start",
@@ -336,6 +344,7 @@ async def _send_json(send: Send, status: int, content: dict[str, Any]) -> None:
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(body)).encode()),
+                *headers,
             ],
         }
     )

@@ -12,7 +12,6 @@ no sessions to bind to a token and nothing outlives a request.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -29,7 +28,7 @@ from starlette.types import Receive, Scope, Send
 from mindspace.engine import Assistant
 from mindspace.errors import AssistantNotFoundError
 from mindspace.hosts.http.auth import ASSISTANT_KEY_PATTERN
-from mindspace.hosts.http.errors import error_body
+from mindspace.hosts.http.errors import error_body, send_json
 from mindspace.hosts.http.hub import AssistantHub
 from mindspace.hosts.http.settings import TokenPolicy
 from mindspace.hosts.mcp import build_server
@@ -98,11 +97,11 @@ class McpMount:
         refusal = self._refusal(scope, key)
         if refusal is not None:
             status, body, headers = refusal
-            await _respond(send, status, body, headers)
+            await send_json(send, status, body, headers)
             return
         if self.manager is None:
             body = error_body("The MCP transport is not running", "Retry once the server started.")
-            await _respond(send, 503, body, [])
+            await send_json(send, 503, body)
             return
         await self.manager.handle_request({**scope, _SCOPE_KEY: key}, receive, send)
 
@@ -158,21 +157,3 @@ def _bearer(scope: Scope) -> str | None:
         return None
     scheme, _, token = header.partition(" ")
     return token.strip() if scheme.lower() == "bearer" and token.strip() else None
-
-
-async def _respond(
-    send: Send, status: int, body: dict[str, Any], headers: list[tuple[bytes, bytes]]
-) -> None:
-    payload = json.dumps(body, ensure_ascii=False).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(payload)).encode()),
-                *headers,
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": payload})

@@ -17,6 +17,7 @@ __all__ = [
     "EventIn",
     "HubDep",
     "SleepIn",
+    "StrictBody",
     "WakeIn",
 ]
 
@@ -29,7 +30,9 @@ def _hub(request: Request) -> AssistantHub:
 HubDep = Annotated[AssistantHub, Depends(_hub)]
 
 
-class _Body(BaseModel):
+class StrictBody(BaseModel):
+    """The base of every request body: unknown fields are refused, text is checked."""
+
     model_config = ConfigDict(extra="forbid")
 
     @field_validator("*", mode="after")
@@ -43,7 +46,7 @@ class _Body(BaseModel):
         return value
 
 
-class CreateAssistant(_Body):
+class CreateAssistant(StrictBody):
     """A new assistant."""
 
     key: str = Field(
@@ -55,7 +58,7 @@ class CreateAssistant(_Body):
     )
 
 
-class EventIn(_Body):
+class EventIn(StrictBody):
     """Something that happened in the host, for the assistant's next tick."""
 
     content: str = Field(
@@ -81,7 +84,7 @@ class EventIn(_Body):
     )
 
 
-class SleepIn(_Body):
+class SleepIn(StrictBody):
     """Put the assistant to sleep."""
 
     reason: str = Field(default="put to sleep over HTTP", min_length=1, max_length=500)
@@ -98,13 +101,13 @@ class SleepIn(_Body):
     )
 
 
-class WakeIn(_Body):
+class WakeIn(StrictBody):
     """Wake the assistant."""
 
     reason: str = Field(default="woken over HTTP", min_length=1, max_length=500)
 
 
-class Decision(_Body):
+class Decision(StrictBody):
     """Who approves or rejects a pending tool call, and why."""
 
     decided_by: str = Field(default="http", min_length=1, max_length=128)

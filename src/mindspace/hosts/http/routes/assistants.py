@@ -20,13 +20,9 @@ router = APIRouter(prefix="/v1")
 
 
 @router.get(
-    "/health",
-    tags=["server"],
-    summary="Is the server up (no token needed)",
-    operation_id="get_health",
-    response_model=Health,
+    "/health", tags=["server"], summary="Is the server up (no token needed)", response_model=Health
 )
-async def health() -> dict[str, Any]:
+async def get_health() -> dict[str, Any]:
     """Always 200 while the server runs."""
     return {"success": True, "status": "ok", "version": __version__}
 
@@ -35,7 +31,6 @@ async def health() -> dict[str, Any]:
     "/tools",
     tags=["tools"],
     summary="Every tool, its category and parameters",
-    operation_id="list_tools",
     response_model=ToolList,
 )
 async def list_tools(caller: CallerDep, offset: Offset = 0, limit: Limit = 1000) -> dict[str, Any]:
@@ -60,7 +55,6 @@ async def list_tools(caller: CallerDep, offset: Offset = 0, limit: Limit = 1000)
     "/assistants",
     tags=["assistants"],
     summary="The assistants this token may use",
-    operation_id="list_assistants",
     response_model=AssistantList,
 )
 async def list_assistants(
@@ -78,7 +72,6 @@ async def list_assistants(
     status_code=201,
     tags=["assistants"],
     summary="Create an assistant",
-    operation_id="create_assistant",
     response_model=AssistantOut,
 )
 async def create_assistant(body: CreateAssistant, caller: CallerDep, hub: HubDep) -> dict[str, Any]:
@@ -97,7 +90,6 @@ async def create_assistant(body: CreateAssistant, caller: CallerDep, hub: HubDep
     "/assistants/{key}",
     tags=["assistants"],
     summary="One assistant at a glance",
-    operation_id="get_assistant",
     response_model=AssistantOut,
 )
 async def get_assistant(key: KeyDep, hub: HubDep) -> dict[str, Any]:

@@ -19,13 +19,9 @@ ApprovalId = Annotated[str, Path(min_length=1, max_length=64, description="The a
 
 
 @router.post(
-    "/sleep",
-    tags=["modes"],
-    summary="Put the assistant to sleep",
-    operation_id="sleep_assistant",
-    response_model=SleepOut,
+    "/sleep", tags=["modes"], summary="Put the assistant to sleep", response_model=SleepOut
 )
-async def sleep(
+async def sleep_assistant(
     key: KeyDep, hub: HubDep, body: Annotated[SleepIn | None, Body()] = None
 ) -> dict[str, Any]:
     """Sleep starts in the compacting phase; sleep ticks then run every tick_rate_sleep.
@@ -37,14 +33,8 @@ async def sleep(
     return {"success": True, "wake_at": state.wake_at, "mode": state.model_dump(mode="json")}
 
 
-@router.post(
-    "/wake",
-    tags=["modes"],
-    summary="Wake the assistant",
-    operation_id="wake_assistant",
-    response_model=WakeOut,
-)
-async def wake(
+@router.post("/wake", tags=["modes"], summary="Wake the assistant", response_model=WakeOut)
+async def wake_assistant(
     key: KeyDep, hub: HubDep, body: Annotated[WakeIn | None, Body()] = None
 ) -> dict[str, Any]:
     """Wake now, even mid-phase (what is done so far is kept), with the wake cooldown."""
@@ -57,10 +47,9 @@ async def wake(
     "/approvals",
     tags=["approvals"],
     summary="Tool calls waiting for approval",
-    operation_id="list_approvals",
     response_model=ApprovalList,
 )
-async def approvals(
+async def list_approvals(
     key: KeyDep, hub: HubDep, offset: Offset = 0, limit: Limit = 1000
 ) -> dict[str, Any]:
     """DANGEROUS tool calls the model made under dangerous_requires_confirm, oldest first."""
@@ -72,10 +61,9 @@ async def approvals(
     "/approvals/{approval_id}/approve",
     tags=["approvals"],
     summary="Approve and run a call",
-    operation_id="approve_call",
     response_model=Approved,
 )
-async def approve(
+async def approve_call(
     key: KeyDep,
     approval_id: ApprovalId,
     hub: HubDep,
@@ -94,10 +82,9 @@ async def approve(
     "/approvals/{approval_id}/reject",
     tags=["approvals"],
     summary="Reject a call",
-    operation_id="reject_call",
     response_model=Rejected,
 )
-async def reject(
+async def reject_call(
     key: KeyDep,
     approval_id: ApprovalId,
     hub: HubDep,

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Path, Query
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from fastapi import APIRouter, Depends, Path, Query
+from pydantic import BaseModel, Field
 
 from mindspace.engine import Actor, memory_view
 from mindspace.hosts.http.auth import KeyDep
 from mindspace.hosts.http.contract import Limit, Offset, Page
-from mindspace.hosts.http.schemas import HubDep
-from mindspace.validation import find_invalid_text
+from mindspace.hosts.http.schemas import HubDep, StrictBody
 
-__all__ = ["router"]
+__all__ = ["UserDep", "router"]
 
 
 router = APIRouter(prefix="/v1/assistants/{key}", tags=["edits"])
@@ -39,22 +38,7 @@ Tag = Annotated[str, Field(min_length=1, max_length=64)]
 
 
 # -- request bodies ----------------------------------------------------------------------
-class _Patch(BaseModel):
-    # Strict like every request body of the API: unknown fields are refused.
-    model_config = ConfigDict(extra="forbid")
-
-    @field_validator("*", mode="after")
-    @classmethod
-    def _valid_text(cls, value: Any) -> Any:
-        # the same text rule as tool arguments and events (mindspace.validation)
-        found = find_invalid_text(value)
-        if found is not None:
-            where, problem = found
-            raise ValueError(problem if where == "(value)" else f"{where} {problem}")
-        return value
-
-
-class MemoryPatch(_Patch):
+class MemoryPatch(StrictBody):
     """What to change in a memory (fields left out stay as they are)."""
 
     content: str | None = Field(default=None, min_length=1, max_length=100_000)
@@ -63,7 +47,7 @@ class MemoryPatch(_Patch):
     source_trust: float | None = Field(default=None, ge=0, le=1)
 
 
-class JournalPatch(_Patch):
+class JournalPatch(StrictBody):
     """What to change in a journal entry (fields left out stay as they are)."""
 
     content: str | None = Field(default=None, min_length=1, max_length=100_000)
@@ -71,7 +55,7 @@ class JournalPatch(_Patch):
     importance: int | None = Field(default=None, ge=1, le=10)
 
 
-class GoalPatch(_Patch):
+class GoalPatch(StrictBody):
     """What to change in a goal (fields left out stay as they are)."""
 
     description: str | None = Field(default=None, min_length=1, max_length=10_000)
@@ -80,7 +64,7 @@ class GoalPatch(_Patch):
     progress: float | None = Field(default=None, ge=0, le=100)
 
 
-class EntityPatch(_Patch):
+class EntityPatch(StrictBody):
     """Attributes to set (a null value removes one) and observations to drop by index."""
 
     attributes: dict[str, str | None] = Field(default_factory=dict, max_length=50)
@@ -158,97 +142,70 @@ class HistoryOut(Page):
     entries: list[HistoryEntryOut]
 
 
-def _user(name: str) -> Actor:
-    return Actor("user", name)
+def _user(actor: ActorName = "http") -> Actor:
+    # the caller, as the history records it: a user named by the `actor` query parameter
+    return Actor("user", actor)
+
+
+UserDep = Annotated[Actor, Depends(_user)]
 
 
 # -- memories ----------------------------------------------------------------------------
-@router.patch(
-    "/memories/{memory_id}",
-    summary="Edit a memory",
-    operation_id="edit_memory",
-    response_model=EditedOut,
-)
+@router.patch("/memories/{memory_id}", summary="Edit a memory", response_model=EditedOut)
 async def edit_memory(
-    key: KeyDep, memory_id: MemoryId, body: MemoryPatch, hub: HubDep, actor: ActorName = "http"
+    key: KeyDep, memory_id: MemoryId, body: MemoryPatch, hub: HubDep, user: UserDep
 ) -> EditedOut:
     """Change the text (embedded again), tags, importance or trust of a memory."""
     memory = await hub.get(key).edits.update_memory(
-        memory_id, _user(actor), **body.model_dump(exclude_none=True)
+        memory_id, user, **body.model_dump(exclude_none=True)
     )
     return EditedOut(kind="memory", id=memory.id, record=memory_view(memory))
 
 
-@router.delete(
-    "/memories/{memory_id}",
-    summary="Delete a memory",
-    operation_id="delete_memory",
-    response_model=DeletedOut,
-)
-async def delete_memory(
-    key: KeyDep, memory_id: MemoryId, hub: HubDep, actor: ActorName = "http"
-) -> DeletedOut:
+@router.delete("/memories/{memory_id}", summary="Delete a memory", response_model=DeletedOut)
+async def delete_memory(key: KeyDep, memory_id: MemoryId, hub: HubDep, user: UserDep) -> DeletedOut:
     """The memory goes from pages and recall now; links to it go at night."""
-    memory = await hub.get(key).edits.delete_memory(memory_id, _user(actor))
+    memory = await hub.get(key).edits.delete_memory(memory_id, user)
     return DeletedOut(kind="memory", ids=[memory.id])
 
 
 # -- journal -----------------------------------------------------------------------------
-@router.patch(
-    "/journal/{entry_id}",
-    summary="Edit a journal entry",
-    operation_id="edit_journal_entry",
-    response_model=EditedOut,
-)
+@router.patch("/journal/{entry_id}", summary="Edit a journal entry", response_model=EditedOut)
 async def edit_journal_entry(
-    key: KeyDep, entry_id: EntryId, body: JournalPatch, hub: HubDep, actor: ActorName = "http"
+    key: KeyDep, entry_id: EntryId, body: JournalPatch, hub: HubDep, user: UserDep
 ) -> EditedOut:
     """Change the text, tags or importance of an entry (importance_method becomes manual)."""
     entry = await hub.get(key).edits.update_journal_entry(
-        entry_id, _user(actor), **body.model_dump(exclude_none=True)
+        entry_id, user, **body.model_dump(exclude_none=True)
     )
     return EditedOut(kind="journal_entry", id=str(entry.id), record=entry.to_spec())
 
 
-@router.delete(
-    "/journal/{entry_id}",
-    summary="Delete a journal entry",
-    operation_id="delete_journal_entry",
-    response_model=DeletedOut,
-)
+@router.delete("/journal/{entry_id}", summary="Delete a journal entry", response_model=DeletedOut)
 async def delete_journal_entry(
-    key: KeyDep, entry_id: EntryId, hub: HubDep, actor: ActorName = "http"
+    key: KeyDep, entry_id: EntryId, hub: HubDep, user: UserDep
 ) -> DeletedOut:
     """The entry and its stored vector go."""
-    entry = await hub.get(key).edits.delete_journal_entry(entry_id, _user(actor))
+    entry = await hub.get(key).edits.delete_journal_entry(entry_id, user)
     return DeletedOut(kind="journal_entry", ids=[str(entry.id)])
 
 
 # -- goals -------------------------------------------------------------------------------
-@router.patch(
-    "/goals/{goal_id}", summary="Edit a goal", operation_id="edit_goal", response_model=EditedOut
-)
+@router.patch("/goals/{goal_id}", summary="Edit a goal", response_model=EditedOut)
 async def edit_goal(
-    key: KeyDep, goal_id: GoalId, body: GoalPatch, hub: HubDep, actor: ActorName = "http"
+    key: KeyDep, goal_id: GoalId, body: GoalPatch, hub: HubDep, user: UserDep
 ) -> EditedOut:
     """Change a goal's description, priority, status or progress."""
-    goal = await hub.get(key).edits.update_goal(
-        goal_id, _user(actor), **body.model_dump(exclude_none=True)
-    )
+    goal = await hub.get(key).edits.update_goal(goal_id, user, **body.model_dump(exclude_none=True))
     return EditedOut(kind="goal", id=goal.id, record=goal.to_spec())
 
 
 @router.delete(
-    "/goals/{goal_id}",
-    summary="Delete a goal and its subtasks",
-    operation_id="delete_goal",
-    response_model=DeletedOut,
+    "/goals/{goal_id}", summary="Delete a goal and its subtasks", response_model=DeletedOut
 )
-async def delete_goal(
-    key: KeyDep, goal_id: GoalId, hub: HubDep, actor: ActorName = "http"
-) -> DeletedOut:
+async def delete_goal(key: KeyDep, goal_id: GoalId, hub: HubDep, user: UserDep) -> DeletedOut:
     """The goal, its subtasks, and its place in its parent's subtasks go."""
-    goals = await hub.get(key).edits.delete_goal(goal_id, _user(actor))
+    goals = await hub.get(key).edits.delete_goal(goal_id, user)
     return DeletedOut(kind="goal", ids=[g.id for g in goals])
 
 
@@ -256,16 +213,15 @@ async def delete_goal(
 @router.patch(
     "/entities/{entity_id}",
     summary="Edit an entity's attributes and observations",
-    operation_id="edit_entity",
     response_model=EditedOut,
 )
 async def edit_entity(
-    key: KeyDep, entity_id: EntityName, body: EntityPatch, hub: HubDep, actor: ActorName = "http"
+    key: KeyDep, entity_id: EntityName, body: EntityPatch, hub: HubDep, user: UserDep
 ) -> EditedOut:
     """Set or remove attributes and drop observations (indexes from 0)."""
     profile = await hub.get(key).edits.update_entity(
         entity_id,
-        _user(actor),
+        user,
         attributes=body.attributes,
         remove_observations=body.remove_observations,
     )
@@ -275,22 +231,21 @@ async def edit_entity(
 @router.post(
     "/entities/{entity_id}/forget",
     summary="Forget everything about an entity",
-    operation_id="forget_entity",
     response_model=ForgetOut,
 )
 async def forget_entity(
     key: KeyDep,
     entity_id: EntityName,
     hub: HubDep,
+    user: UserDep,
     dry_run: Annotated[bool, Query(description="Only list what would go.")] = False,
-    actor: ActorName = "http",
 ) -> ForgetOut:
     """Profile, working memory, conversation, memories and journal entries from the entity,
     their links and vectors go in one transaction; session facts naming it go and copies of
     its words are blanked everywhere else (history, documents, events, this server's tick
     log); ``dry_run`` lists them and writes nothing.
     """
-    report = await hub.get(key).edits.forget(entity_id, _user(actor), dry_run=dry_run)
+    report = await hub.get(key).edits.forget(entity_id, user, dry_run=dry_run)
     shown = report.to_dict()
     if not dry_run and report.redactor is not None:
         # The server's own copies: prompts and replies of recent ticks.
@@ -301,13 +256,8 @@ async def forget_entity(
 
 
 # -- history -----------------------------------------------------------------------------
-@router.get(
-    "/history",
-    summary="Who changed what, newest first",
-    operation_id="list_history",
-    response_model=HistoryOut,
-)
-async def history(
+@router.get("/history", summary="Who changed what, newest first", response_model=HistoryOut)
+async def list_history(
     key: KeyDep,
     hub: HubDep,
     offset: Offset = 0,

@@ -26,10 +26,9 @@ EventId = Annotated[str, Path(min_length=1, max_length=64, description="The even
     status_code=202,
     tags=["events"],
     summary="Queue an event",
-    operation_id="queue_event",
     response_model=EventQueued,
 )
-async def post_event(key: KeyDep, body: EventIn, hub: HubDep) -> dict[str, Any]:
+async def queue_event(key: KeyDep, body: EventIn, hub: HubDep) -> dict[str, Any]:
     """Put an event in the assistant's queue; its next tick takes it (urgent ones first).
 
     Poll ``GET .../events/{event_id}`` (or watch the stream) for the reply. The background
@@ -46,13 +45,9 @@ async def post_event(key: KeyDep, body: EventIn, hub: HubDep) -> dict[str, Any]:
 
 
 @router.get(
-    "/events",
-    tags=["events"],
-    summary="Events not yet processed",
-    operation_id="list_events",
-    response_model=EventList,
+    "/events", tags=["events"], summary="Events not yet processed", response_model=EventList
 )
-async def open_events(
+async def list_events(
     key: KeyDep, hub: HubDep, offset: Offset = 0, limit: Limit = 1000
 ) -> dict[str, Any]:
     """Pending and interrupted events, most urgent first."""
@@ -64,7 +59,6 @@ async def open_events(
     "/events/{event_id}",
     tags=["events"],
     summary="An event's status and reply",
-    operation_id="get_event",
     response_model=EventOut,
 )
 async def get_event(key: KeyDep, event_id: EventId, hub: HubDep) -> dict[str, Any]:
@@ -83,11 +77,10 @@ async def get_event(key: KeyDep, event_id: EventId, hub: HubDep) -> dict[str, An
     "/tick",
     tags=["ticks"],
     summary="Run one tick now",
-    operation_id="run_tick",
     response_model=TickRun,
     responses={502: {"description": "The language model failed."}},
 )
-async def tick_now(key: KeyDep, hub: HubDep) -> dict[str, Any]:
+async def run_tick(key: KeyDep, hub: HubDep) -> dict[str, Any]:
     """Run a tick at once (after a running one finishes): an event, goal work, a sleep tick
     or nothing (idle). Returns the tick's record as the context viewer shows it.
     """
@@ -105,14 +98,8 @@ async def tick_now(key: KeyDep, hub: HubDep) -> dict[str, Any]:
     }
 
 
-@router.get(
-    "/ticks",
-    tags=["ticks"],
-    summary="Recent ticks (summaries)",
-    operation_id="list_ticks",
-    response_model=TickList,
-)
-async def recent_ticks(
+@router.get("/ticks", tags=["ticks"], summary="Recent ticks (summaries)", response_model=TickList)
+async def list_ticks(
     key: KeyDep, hub: HubDep, offset: Offset = 0, limit: Limit = 1000
 ) -> dict[str, Any]:
     """The last ticks this server ran for the assistant, newest first (idle ones are not kept)."""
@@ -122,13 +109,9 @@ async def recent_ticks(
 
 
 @router.get(
-    "/ticks/{number}",
-    tags=["ticks"],
-    summary="One recent tick in full",
-    operation_id="get_tick",
-    response_model=TickOut,
+    "/ticks/{number}", tags=["ticks"], summary="One recent tick in full", response_model=TickOut
 )
-async def one_tick(
+async def get_tick(
     key: KeyDep, number: Annotated[int, Path(ge=1, le=2**31)], hub: HubDep
 ) -> dict[str, Any]:
     """Each prompt component with its tokens and content, the execution pattern with

@@ -14,10 +14,10 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Path
 from pydantic import BaseModel, Field
 
-from mindspace.engine import Actor, SessionItemKind
+from mindspace.engine import SessionItemKind
 from mindspace.hosts.http.auth import KeyDep
-from mindspace.hosts.http.routes.edits import ActorName, _Patch
-from mindspace.hosts.http.schemas import HubDep
+from mindspace.hosts.http.routes.edits import UserDep
+from mindspace.hosts.http.schemas import HubDep, StrictBody
 
 __all__ = ["router"]
 
@@ -30,7 +30,7 @@ Index = Annotated[int, Path(ge=0, description="The item's position, from 0.")]
 _KINDS: dict[str, SessionItemKind] = {"facts": "fact", "patterns": "pattern"}
 
 
-class SessionItemIn(_Patch):
+class SessionItemIn(StrictBody):
     """The item's text, in the third person (the persona guard checks it)."""
 
     text: str = Field(min_length=1, max_length=100_000)
@@ -46,25 +46,19 @@ class SessionItemOut(BaseModel):
     before: str | None = None
 
 
-@router.post(
-    "/{list_name}",
-    summary="Add a session fact or pattern",
-    operation_id="add_session_item",
-    response_model=SessionItemOut,
-)
+@router.post("/{list_name}", summary="Add a session fact or pattern", response_model=SessionItemOut)
 async def add_session_item(
-    key: KeyDep, list_name: ListName, body: SessionItemIn, hub: HubDep, actor: ActorName = "http"
+    key: KeyDep, list_name: ListName, body: SessionItemIn, hub: HubDep, user: UserDep
 ) -> SessionItemOut:
     """Append an item; it goes into every prompt from the next tick on."""
     kind = _KINDS[list_name]
-    index = await hub.get(key).edits.add_session_item(kind, body.text, Actor("user", actor))
+    index = await hub.get(key).edits.add_session_item(kind, body.text, user)
     return SessionItemOut(kind=kind, index=index, text=body.text.strip())
 
 
 @router.patch(
     "/{list_name}/{index}",
     summary="Change a session fact or pattern",
-    operation_id="edit_session_item",
     response_model=SessionItemOut,
 )
 async def edit_session_item(
@@ -73,25 +67,24 @@ async def edit_session_item(
     index: Index,
     body: SessionItemIn,
     hub: HubDep,
-    actor: ActorName = "http",
+    user: UserDep,
 ) -> SessionItemOut:
     """Replace the text of the item at ``index``."""
     kind = _KINDS[list_name]
     edits = hub.get(key).edits
-    old = await edits.update_session_item(kind, index, body.text, Actor("user", actor))
+    old = await edits.update_session_item(kind, index, body.text, user)
     return SessionItemOut(kind=kind, index=index, text=body.text.strip(), before=old)
 
 
 @router.delete(
     "/{list_name}/{index}",
     summary="Delete a session fact or pattern",
-    operation_id="delete_session_item",
     response_model=SessionItemOut,
 )
 async def delete_session_item(
-    key: KeyDep, list_name: ListName, index: Index, hub: HubDep, actor: ActorName = "http"
+    key: KeyDep, list_name: ListName, index: Index, hub: HubDep, user: UserDep
 ) -> SessionItemOut:
     """Delete the item at ``index``; the later ones move up by one."""
     kind = _KINDS[list_name]
-    old = await hub.get(key).edits.delete_session_item(kind, index, Actor("user", actor))
+    old = await hub.get(key).edits.delete_session_item(kind, index, user)
     return SessionItemOut(kind=kind, index=index, text=None, before=old)

@@ -37,24 +37,14 @@ Tags = Annotated[
 ]
 
 
-@router.get(
-    "/goals",
-    summary="The goal tree with progress",
-    operation_id="get_goal_tree",
-    response_model=GoalTree,
-)
-async def goals(key: KeyDep, hub: HubDep) -> dict[str, Any]:
+@router.get("/goals", summary="The goal tree with progress", response_model=GoalTree)
+async def get_goal_tree(key: KeyDep, hub: HubDep) -> dict[str, Any]:
     """Root goals with nested ``subtasks``; parents carry the rolled-up progress."""
     return hub.get(key).views.goal_tree()
 
 
-@router.get(
-    "/projects",
-    summary="Projects, the active one named",
-    operation_id="list_projects",
-    response_model=ProjectList,
-)
-async def projects(
+@router.get("/projects", summary="Projects, the active one named", response_model=ProjectList)
+async def list_projects(
     key: KeyDep, hub: HubDep, offset: Offset = 0, limit: Limit = 1000
 ) -> dict[str, Any]:
     """Every project with its status and context; ``active`` is the loaded one."""
@@ -66,10 +56,9 @@ async def projects(
 @router.get(
     "/session-memory",
     summary="Key facts, learned patterns, completed tasks",
-    operation_id="get_session_memory",
     response_model=SessionMemoryOut,
 )
-async def session_memory(key: KeyDep, hub: HubDep) -> dict[str, Any]:
+async def get_session_memory(key: KeyDep, hub: HubDep) -> dict[str, Any]:
     """The session memory."""
     memory = hub.get(key).views.session_memory()
     return {"success": True, **memory.model_dump(mode="json")}
@@ -78,10 +67,9 @@ async def session_memory(key: KeyDep, hub: HubDep) -> dict[str, Any]:
 @router.get(
     "/journal",
     summary="Journal entries, newest first, filtered and paged",
-    operation_id="list_journal_entries",
     response_model=JournalPage,
 )
-async def journal(
+async def list_journal_entries(
     key: KeyDep,
     hub: HubDep,
     tag: Tags = None,
@@ -110,10 +98,9 @@ async def journal(
 @router.get(
     "/memories",
     summary="Semantic memories: newest first, or ranked for a query",
-    operation_id="list_memories",
     response_model=MemoryPage,
 )
-async def memories(
+async def list_memories(
     key: KeyDep,
     hub: HubDep,
     query: Annotated[
@@ -148,24 +135,16 @@ async def memories(
     return JSONResponse({**result, "query": query}, status_code=outcome.http_status)
 
 
-@router.get(
-    "/memory-links",
-    summary="The A-MEM link graph",
-    operation_id="get_memory_graph",
-    response_model=MemoryGraph,
-)
-async def memory_links(key: KeyDep, hub: HubDep) -> dict[str, Any]:
+@router.get("/memory-links", summary="The A-MEM link graph", response_model=MemoryGraph)
+async def get_memory_graph(key: KeyDep, hub: HubDep) -> dict[str, Any]:
     """Memories as nodes and their A-MEM links (similarity scores) as edges."""
     return hub.get(key).views.memory_graph()
 
 
 @router.get(
-    "/entities",
-    summary="Entity profiles with relationship state",
-    operation_id="list_entities",
-    response_model=EntityList,
+    "/entities", summary="Entity profiles with relationship state", response_model=EntityList
 )
-async def entities(
+async def list_entities(
     key: KeyDep, hub: HubDep, offset: Offset = 0, limit: Limit = 1000
 ) -> dict[str, Any]:
     """Every profile, most recently seen first: type, attributes, observations,
@@ -176,13 +155,8 @@ async def entities(
     return {**view, **paging, "entities": listed}
 
 
-@router.get(
-    "/entities/{entity_id}",
-    summary="One entity profile",
-    operation_id="get_entity",
-    response_model=EntityOut,
-)
-async def entity(
+@router.get("/entities/{entity_id}", summary="One entity profile", response_model=EntityOut)
+async def get_entity(
     key: KeyDep,
     entity_id: Annotated[str, Path(min_length=1, max_length=128)],
     hub: HubDep,
@@ -198,13 +172,8 @@ async def entity(
     return {"success": True, "entity": profile.model_dump(mode="json")}
 
 
-@router.get(
-    "/working-memory",
-    summary="Active conversations",
-    operation_id="get_working_memory",
-    response_model=WorkingMemoryOut,
-)
-async def working_memory(key: KeyDep, hub: HubDep) -> dict[str, Any]:
+@router.get("/working-memory", summary="Active conversations", response_model=WorkingMemoryOut)
+async def get_working_memory(key: KeyDep, hub: HubDep) -> dict[str, Any]:
     """Topic, start, the last messages and pending actions of each active conversation."""
     memory = hub.get(key).views.working_memory()
     return {"success": True, **memory.model_dump(mode="json")}
@@ -213,20 +182,16 @@ async def working_memory(key: KeyDep, hub: HubDep) -> dict[str, Any]:
 @router.get(
     "/status",
     summary="Token usage, advisory level, loop and session metrics",
-    operation_id="get_status",
     response_model=StatusOut,
 )
-async def status(key: KeyDep, hub: HubDep) -> dict[str, Any]:
+async def get_status(key: KeyDep, hub: HubDep) -> dict[str, Any]:
     """What ``get_system_status`` reports, without counting as a tool call."""
     return hub.get(key).views.status()
 
 
 @router.get(
-    "/mode",
-    summary="Operating mode, sleep phase, tick rate and schedule",
-    operation_id="get_mode",
-    response_model=ModeOut,
+    "/mode", summary="Operating mode, sleep phase, tick rate and schedule", response_model=ModeOut
 )
-async def mode(key: KeyDep, hub: HubDep) -> dict[str, Any]:
+async def get_mode(key: KeyDep, hub: HubDep) -> dict[str, Any]:
     """Awake or asleep; asleep, the phase (compacting, dreaming) and depth."""
     return {"success": True, **hub.get(key).views.mode_view()}

@@ -43,7 +43,6 @@ def sse_message(kind: str, data: object) -> str:
     "/stream",
     tags=["stream"],
     summary="Live events (Server-Sent Events)",
-    operation_id="stream_events",
     response_class=StreamingResponse,
     responses={
         200: {
@@ -54,7 +53,7 @@ def sse_message(kind: str, data: object) -> str:
         503: {"description": "Too many streams are open (MINDSPACE_API_MAX_STREAMS)."},
     },
 )
-async def stream(
+async def stream_events(
     key: KeyDep,
     request: Request,
     hub: HubDep,

@@ -92,7 +92,6 @@ for _tool in assistant_tools().tools():
 @router.post(
     "/{name}",
     summary="Call any tool by name",
-    operation_id="call_tool",
     response_model=ToolResult,
     responses=_RESPONSES,
     openapi_extra={
