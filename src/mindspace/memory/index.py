@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mindspace.clock import parse_time
+from mindspace.memory.cells import CellIndex
 from mindspace.memory.fusion import zscores
 from mindspace.memory.lexical import LexicalIndex
 from mindspace.memory.quantized import QuantizedMatrix
@@ -31,6 +32,12 @@ from mindspace.state.semantic import Hit, Neighbour
 from mindspace.state.unit import StateCache
 
 __all__ = ["Hit", "MemoryIndex", "rrf"]
+
+CELLS_FROM = 32_768
+"""Rows from which :meth:`MemoryIndex.nearest` searches cells rather than every row.
+
+Below it one exact int8 pass over the matrix is cheaper than probing cells (measured
+in bench/RESULTS.md, "Linking that does not grow with the store")."""
 
 RRF_K = 60
 """Reciprocal-rank-fusion constant (Cormack et al. 2009)."""
@@ -143,9 +150,12 @@ class MemoryIndex:
     fields it needs (never whole records: memories are a lazy kind).
     """
 
-    def __init__(self, cache: StateCache, embedder: str | None = None) -> None:
+    def __init__(
+        self, cache: StateCache, embedder: str | None = None, *, cells_from: int = CELLS_FROM
+    ) -> None:
         self._cache = cache
         self.embedder = embedder
+        self.cells_from = cells_from
         self._built = False
         cache.listen(Memory.kind, self)
         self._clear()
@@ -155,6 +165,7 @@ class MemoryIndex:
         self._row_of: dict[str, int] = {}
         self._dim: int | None = None
         self._matrix: QuantizedMatrix | None = None
+        self._cells: CellIndex | None = None
         self._has_vector = _Column(np.bool_)
         self._alive = _Column(np.bool_)
         self._trust = _Column(np.float32)
@@ -278,9 +289,11 @@ class MemoryIndex:
     ) -> list[list[Neighbour]]:
         """For each row of ``vectors``, up to ``k`` memories with similarity >= ``threshold``.
 
-        The rows are scored together (one int8 kernel pass per 32 of them), so linking
-        a batch costs one pass over the matrix rather than one per memory. Scores are
-        the quantised dot products (within ~0.003 of float32).
+        Below :attr:`cells_from` rows the batch is scored exactly (one int8 kernel pass
+        over the matrix per 32 queries). From there the rows' cells are searched
+        (:class:`~mindspace.memory.cells.CellIndex`, O(√N) rows a query): approximate,
+        measured to find 0.97 of the exact links at 100k. Scores are the quantised dot
+        products either way (within ~0.003 of float32).
         """
         self.ensure()
         batch = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
@@ -288,14 +301,28 @@ class MemoryIndex:
         if self._matrix is None or batch.shape[1] != self._dim or not len(self.keys):
             return results
         usable = self._alive.view() & self._has_vector.view()
+        owns = [
+            self._row_of.get(exclude[i], -1) if i < len(exclude) else -1 for i in range(len(batch))
+        ]
+        if self._matrix.rows >= self.cells_from:
+            if self._cells is None:
+                self._cells = CellIndex(self._matrix)
+            for i, (rows, scores) in enumerate(self._cells.candidates(batch, threshold)):
+                keep = usable[rows] & (rows != owns[i])
+                rows, scores = rows[keep], scores[keep]
+                best = np.lexsort((rows, -scores))[:k]  # ties: the older row, as exact
+                results[i] = [
+                    Neighbour(self.keys[r], round(float(s), 4))
+                    for r, s in zip(rows[best].tolist(), scores[best].tolist(), strict=True)
+                ]
+            return results
         for start in range(0, batch.shape[0], 32):
             sims = self._matrix.scores_many(batch[start : start + 32])
             sims[:, ~usable] = -np.inf
             for offset, row_scores in enumerate(sims):
                 i = start + offset
-                own = self._row_of.get(exclude[i]) if i < len(exclude) else None
-                if own is not None:
-                    row_scores[own] = -np.inf
+                if owns[i] >= 0:
+                    row_scores[owns[i]] = -np.inf
                 keep = row_scores >= np.float32(threshold)
                 results[i] = [
                     Neighbour(self.keys[r], round(float(row_scores[r]), 4))

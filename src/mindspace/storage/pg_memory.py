@@ -30,7 +30,7 @@ from sqlalchemy.dialects.postgresql import TSVECTOR
 
 from mindspace.memory.records import memory_key
 from mindspace.storage.tables import memories
-from mindspace.storage.vectors import Vector, vector_literal
+from mindspace.storage.vectors import Vector, ensure_hnsw_index, vector_literal
 from mindspace.text import tokenize
 
 __all__ = [
@@ -181,21 +181,11 @@ def hnsw_name(dim: int) -> str:
 
 
 def ensure_hnsw(connection: Connection, dim: int) -> bool:
-    """Create the partial HNSW index of dimension ``dim`` unless it exists; True if created.
+    """Create the partial HNSW index of memory vectors of ``dim`` unless it exists.
 
-    One index per dimension: an HNSW index needs a fixed dimension and the column has
-    none, so the index is over ``vec::vector(dim)`` for the rows ``vector_dims(vec) =
-    dim``; searches use the same expression and predicate. Creators take an advisory
-    lock so two processes storing the first vector of a size do not both build it.
+    One index per dimension (:func:`mindspace.storage.vectors.ensure_hnsw_index`).
+
+    Returns:
+        Whether it was created.
     """
-    dim = int(dim)
-    name = hnsw_name(dim)
-    exists = connection.execute(text("SELECT to_regclass(:name)"), {"name": name}).scalar()
-    if exists is not None:
-        return False
-    connection.execute(text("SELECT pg_advisory_xact_lock(hashtext('mindspace-hnsw'))"))
-    connection.exec_driver_sql(
-        f"CREATE INDEX IF NOT EXISTS {name} ON memories USING hnsw "
-        f"((vec::vector({dim})) vector_cosine_ops) WHERE vector_dims(vec) = {dim}"
-    )
-    return True
+    return ensure_hnsw_index(connection, hnsw_name(dim), "memories", "vec", dim)
