@@ -25,7 +25,8 @@ from mindspace.memory.cells import CellIndex
 from mindspace.memory.fusion import zscores
 from mindspace.memory.lexical import LexicalIndex
 from mindspace.memory.quantized import QuantizedMatrix
-from mindspace.memory.records import Memory, memory_key
+from mindspace.memory.records import Memory
+from mindspace.memory.rows import neighbours, stored_lexical_text, stored_vector
 from mindspace.state.models import Record
 from mindspace.state.port import StoredRecord
 from mindspace.state.semantic import Hit, Neighbour
@@ -121,19 +122,15 @@ class _Row:
 
     @classmethod
     def from_stored(cls, row: StoredRecord) -> _Row:
-        # The same texts as Memory.lexical_key(), without validating a whole record.
-        dense = memory_key(str(row["content"]), row["source_entity"])
-        context = row["context"]
-        embedding = row["embedding"]
         return cls(
             str(row["id"]),
-            f"{context}\n{dense}" if context else dense,
+            stored_lexical_text(row),
             str(row["source_entity"] or "").casefold(),
             tuple(row["tags"] or ()),
             float(row["source_trust"]),
             parse_time(str(row["occurred_at"])).timestamp(),
             row["embedder"],
-            bytes(embedding) if embedding is not None else None,
+            stored_vector(row),
         )
 
 
@@ -311,10 +308,9 @@ class MemoryIndex:
                 keep = usable[rows] & (rows != owns[i])
                 rows, scores = rows[keep], scores[keep]
                 best = np.lexsort((rows, -scores))[:k]  # ties: the older row, as exact
-                results[i] = [
-                    Neighbour(self.keys[r], round(float(s), 4))
-                    for r, s in zip(rows[best].tolist(), scores[best].tolist(), strict=True)
-                ]
+                ranked = zip(rows[best].tolist(), scores[best].tolist(), strict=True)
+                pairs = ((self.keys[r], s) for r, s in ranked)
+                results[i] = neighbours(pairs, k=k, threshold=-math.inf)
             return results
         for start in range(0, batch.shape[0], 32):
             sims = self._matrix.scores_many(batch[start : start + 32])
@@ -324,10 +320,10 @@ class MemoryIndex:
                 if owns[i] >= 0:
                     row_scores[owns[i]] = -np.inf
                 keep = row_scores >= np.float32(threshold)
-                results[i] = [
-                    Neighbour(self.keys[r], round(float(row_scores[r]), 4))
-                    for r in self.top(row_scores, keep, k)
-                ]
+                top = self.top(row_scores, keep, k)
+                results[i] = neighbours(
+                    ((self.keys[r], float(row_scores[r])) for r in top), k=k, threshold=-math.inf
+                )
         return results
 
     def mask(self, *, min_trust: float = 0.0, tags: Sequence[str] = ()) -> npt.NDArray[np.bool_]:

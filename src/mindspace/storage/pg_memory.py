@@ -28,7 +28,7 @@ from typing import Any
 from sqlalchemy import Column, Connection, Integer, MetaData, Table, text
 from sqlalchemy.dialects.postgresql import TSVECTOR
 
-from mindspace.memory.records import memory_key
+from mindspace.memory.rows import lexical_text
 from mindspace.storage.tables import memories
 from mindspace.storage.vectors import Vector, ensure_hnsw_index, vector_literal
 from mindspace.text import tokenize
@@ -62,8 +62,7 @@ def _lexeme(term: str) -> str:
 
 def lexical_terms(context: str | None, content: str, source_entity: str | None) -> list[str]:
     """The BM25 terms of a memory: ``Memory.lexical_key()`` tokenized, as the embedded index."""
-    key = memory_key(content, source_entity)
-    return tokenize(f"{context}\n{key}" if context else key)
+    return tokenize(lexical_text(content, source_entity, context))
 
 
 def search_values(
