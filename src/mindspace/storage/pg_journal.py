@@ -87,6 +87,8 @@ _WINDOW = text(
     "LIMIT :cap) w"
 )
 _RESULT = (
+    # pgvector's inner product is single precision widened to double; compare with the
+    # threshold rounded the same way, as rank_candidates compares float32s.
     "passing AS (SELECT * FROM c WHERE score >= CAST(CAST(:threshold AS real) AS float8)) "
     "SELECT 0 AS part, key, score, row_number() OVER "
     "(ORDER BY score DESC, ts DESC, id DESC) AS n FROM "
