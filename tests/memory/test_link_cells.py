@@ -14,8 +14,10 @@ import numpy as np
 import pytest
 
 from mindspace.clock import ManualClock
+from mindspace.memory.cells import CellIndex
 from mindspace.memory.index import MemoryIndex
 from mindspace.memory.linking import UnlinkedMemories, run_dreaming_tick
+from mindspace.memory.quantized import QuantizedMatrix
 from mindspace.memory.records import Memory, MemoryLinks
 from mindspace.state.unit import StateCache
 from mindspace.storage import SqlStore
@@ -151,3 +153,22 @@ def test_a_memory_written_between_ticks_is_linked_by_the_memories_looked_up_befo
     record = unit.get(MemoryLinks, "m20")
     assert record is not None
     assert record.linked_to[0].id == "late"
+
+
+def test_probing_every_cell_is_the_exact_pass_and_fewer_cells_lose_few_links() -> None:
+    rows = clustered(4000, seed=3)
+    matrix = QuantizedMatrix(DIM)
+    matrix.set_many(0, rows)
+    queries = rows[::10]
+    exact = matrix.scores_many(queries)
+    truth = [set(np.flatnonzero(s >= THRESHOLD).tolist()) for s in exact]
+    every = CellIndex(matrix, probes=10**6)
+    found = every.candidates(queries, THRESHOLD)
+    assert every.cells == 21  # about √4000 / 3
+    assert [set(r.tolist()) for r, _ in found] == truth
+    assert all(np.allclose(s, exact[i, r]) for i, (r, s) in enumerate(found))
+    few = CellIndex(matrix, probes=7)  # a third of the cells
+    near = [set(r.tolist()) for r, _ in few.candidates(queries, THRESHOLD)]
+    wanted = sum(len(t) for t in truth)
+    assert sum(len(n & t) for n, t in zip(near, truth, strict=True)) / wanted >= 0.9
+    assert all(n <= t for n, t in zip(near, truth, strict=True))  # never a false link
