@@ -56,7 +56,9 @@ class _Cell:
     ) -> None:
         end = self.size + rows.shape[0]
         if end > self.rows.shape[0]:
-            grown = max(end, 2 * self.rows.shape[0])
+            # A quarter more, not double: the cells are a second copy of the codes, and
+            # every cell's slack would add up to the whole matrix again.
+            grown = max(end, self.rows.shape[0] + self.rows.shape[0] // 4)
             codes_now = np.zeros((grown, self.codes.shape[1]), dtype=np.int8)
             codes_now[: self.size] = self.codes[: self.size]
             scale_now = np.zeros(grown, dtype=np.float32)
@@ -147,8 +149,9 @@ class CellIndex:
             centroids[moved] = sums[moved] / lengths[moved, None]
         self._centroids = QuantizedMatrix(self._matrix.dim)
         self._centroids.set_many(0, centroids.astype(np.float32))
-        expected = max(8, 2 * rows // count)
-        self._cells = [_Cell(self._matrix.dim, expected) for _ in range(count)]
+        # Cells start small and grow as rows are filed (a quarter at a time), so the
+        # codes are held about once more, not once per expected cell size.
+        self._cells = [_Cell(self._matrix.dim, 8) for _ in range(count)]
         self._covered = 0
         self._trained_on = rows
 
