@@ -127,6 +127,17 @@ def test_ticks_that_look_ahead_make_the_links_each_memory_would_get_alone(
 ) -> None:
     opened, rows = filled
     exact = MemoryIndex(opened.cache, "hand", cells_from=2**62)
+    cells = MemoryIndex(opened.cache, "hand", cells_from=0)
+    links(cells, rows[:1], ["m0"])
+    assert cells.cells_nbytes > rows.shape[0] * DIM  # a second copy of the codes
+    made = tick_until_linked(opened, cells, batch=5)
+    assert cells.cells_nbytes == 0  # dropped once every memory is linked
+    opened.delete("m0")  # forget the links made through the cells: link again, exactly
+    unit = opened.cache.begin()
+    for key in made:
+        unit.delete(MemoryLinks, key)
+    opened.cache.commit(unit)
+    opened.write(memory("m0", rows[0]))
     made = tick_until_linked(opened, exact, batch=5)
     keys = [f"m{i}" for i in range(3000)]
     assert made == dict(zip(keys, links(exact, rows, keys), strict=True))

@@ -24,6 +24,7 @@ import numpy as np
 
 from mindspace.clock import Clock, format_time
 from mindspace.embeddings.port import Vectors
+from mindspace.memory.index import MemoryIndex
 from mindspace.memory.records import Memory, MemoryLink, MemoryLinks
 from mindspace.memory.semantic import MemoryState
 from mindspace.state.models import Record
@@ -178,11 +179,10 @@ def run_dreaming_tick(
         unit.put(MemoryLinks(memory_id=key, linked_to=tuple(links), processed_at=now))
         created += len(links)
         processed += 1
-    return {
-        "processed": processed,
-        "links_created": created,
-        "remaining": max(0, len(unlinked) - processed),
-    }
+    remaining = max(0, len(unlinked) - processed)
+    if not remaining and isinstance(index, MemoryIndex):
+        index.release_cells()  # every memory linked: the cells' codes are not needed
+    return {"processed": processed, "links_created": created, "remaining": remaining}
 
 
 def _neighbours(
