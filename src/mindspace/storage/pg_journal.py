@@ -28,9 +28,9 @@ B-tree, stopping at :data:`EXACT_WINDOW`:
   (:func:`ensure_journal_hnsw`) for the :data:`COUNTED` nearest entries passing the
   filter (pgvector's iterative scan; each is checked against its entry's filter and
   digest), ranks those exactly, and counts the matches among them: ``total`` is then
-  exact when fewer than :data:`COUNTED` match and at least :data:`COUNTED` otherwise
+  the walk's count (approximate) below :data:`COUNTED` and a floor at it
   (docs/postgresql.md). The entries without a current vector are still found by an
-  anti-join over the window (an index probe and an ``md5`` per entry).
+  anti-join over the window (an index probe and an ``md5`` per entry): O(entries).
 """
 
 from __future__ import annotations
