@@ -92,6 +92,9 @@ def test_the_hnsw_path_ranks_as_the_exact_scan(
     queries = vectors(12, seed=99)
     exact = [search(index, q, where) for q in queries]
     monkeypatch.setattr(pg_journal, "EXACT_WINDOW", 10)  # every window is large now
+    scanned = [search(index, q, where) for q in queries]  # the default: one scan
+    assert scanned == exact
+    monkeypatch.setattr(pg_journal, "HNSW_WINDOW", 10)  # and walked through HNSW
     walked = [search(index, q, where) for q in queries]
     for mine, reference in zip(walked, exact, strict=True):
         assert [h.key for h in mine.hits] == [h.key for h in reference.hits]
@@ -112,6 +115,7 @@ def test_past_counted_matches_the_total_is_a_floor(
     exact = search(index, query, EntryFilter(), threshold=-1.0)
     assert exact.total == 86  # every stored vector (600 / 7, rounded up) matches
     monkeypatch.setattr(pg_journal, "EXACT_WINDOW", 10)
+    monkeypatch.setattr(pg_journal, "HNSW_WINDOW", 10)
     monkeypatch.setattr(pg_journal, "COUNTED", 40)
     walked = search(index, query, EntryFilter(), threshold=-1.0)
     assert walked.total == 40
@@ -153,7 +157,7 @@ def test_a_large_journal_is_searched_through_its_indexes(pg_url: str) -> None:
     engine.dispose()
     assert pg_journal.journal_hnsw_name(DIM) in walked
     assert "ix_journal_entries_ts" in recent
-    # And the answers: the last days exactly, everything through the graph.
+    # And the answers: the last days exactly through the B-tree, everything by the scan.
     found = search(index, query, EntryFilter(since="2025-11-28"))
     assert found.hits
     assert found.total < pg_journal.EXACT_WINDOW

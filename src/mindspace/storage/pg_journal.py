@@ -24,7 +24,10 @@ B-tree, stopping at :data:`EXACT_WINDOW`:
   large one) is scored exactly: the window's entries come from the B-tree and each one's
   vector from the ``(assistant_id, key)`` unique index, so the cost follows the window,
   not the journal;
-- a larger window walks the partial HNSW index of the query's dimension
+- a larger window is scored by one scan of the assistant's vectors, hash-joined to the
+  filtered entries (the statement before version 10);
+- optionally (:data:`HNSW_WINDOW`, off by default: slower and less exact where
+  measured), a larger window walks the partial HNSW index of the query's dimension
   (:func:`ensure_journal_hnsw`) for the :data:`COUNTED` nearest entries passing the
   filter (pgvector's iterative scan; each is checked against its entry's filter and
   digest), ranks those exactly, and counts the matches among them: ``total`` is then
@@ -58,7 +61,15 @@ EXACT_WINDOW = 4096
 """Candidate entries up to which a search scores every one exactly."""
 
 COUNTED = 256
-"""Nearest candidates a larger search ranks and counts matches among."""
+"""Nearest candidates a search through the HNSW index ranks and counts matches among."""
+
+HNSW_WINDOW: int | None = None
+"""Windows larger than this walk the HNSW index; None (the default): never.
+
+Measured at 100,000 entries (bench/RESULTS.md, "PostgreSQL journal search"): the walk
+was 1.4x faster than the scan unfiltered but found 0.82 of its top 10, and 2.3x slower
+over the last 7 days (the filter drops most of what the walk yields). Off until the walk
+is worth it; the tests run it."""
 
 Transaction = Callable[[str], AbstractContextManager[Connection]]
 
@@ -98,6 +109,21 @@ _RESULT = (
 _UNEMBEDDED = (
     "UNION ALL SELECT 2, key, NULL, row_number() OVER (ORDER BY ts DESC, id DESC) "
     "FROM c WHERE score IS NULL ORDER BY part, n"
+)
+# A large window, exactly: every vector of the assistant scored in one scan, hash-joined
+# to the filtered entries (main's statement before version 10).
+_SCAN_SEARCH = text(
+    # Each vector is scored where it is read, so only (key, digest, score) reach the join:
+    # joining the vectors themselves (1 kB each) spilled the hash to disk at 100k entries.
+    "WITH v AS MATERIALIZED (SELECT key, digest, -(embedding <#> CAST(:query AS vector)) "
+    "AS score FROM journal_vectors WHERE assistant_id = :a AND embedder = :e "
+    "AND vector_dims(embedding) = :dim), "
+    # A key has one vector: join on the key alone and check the digest once per entry.
+    'c AS MATERIALIZED (SELECT e.key, e.id, e.timestamp COLLATE "C" AS ts, '
+    "CASE WHEN v.digest = md5(e.content) THEN v.score END AS score "
+    f"FROM journal_entries e LEFT JOIN v ON v.key = e.key WHERE {_FILTER}), "
+    + _RESULT
+    + _UNEMBEDDED
 )
 # A small window, exactly: each candidate's vector is one probe of the unique key index.
 _WINDOW_SEARCH = text(
@@ -221,10 +247,16 @@ class PgJournalIndex:
             ).scalar_one()
             if window <= EXACT_WINDOW:
                 statement = _WINDOW_SEARCH
-            else:
+            elif HNSW_WINDOW is not None and window > HNSW_WINDOW:
                 statement = text(_nearest_search(int(np.asarray(vector).shape[0])))
                 conn.exec_driver_sql("SET LOCAL hnsw.iterative_scan = relaxed_order")
                 conn.exec_driver_sql(f"SET LOCAL hnsw.ef_search = {max(40, COUNTED)}")
+            else:
+                # Before a new journal's first ANALYZE the planner guesses a few hundred
+                # rows on each side and nests loops over the scored vectors: quadratic.
+                # Every row is read anyway, so hash joins are never worse.
+                conn.exec_driver_sql("SET LOCAL enable_nestloop = off")
+                statement = _SCAN_SEARCH
             for part, key, score, _ in conn.execute(statement, params):
                 if part == 0:
                     hits.append(Neighbour(str(key), float(np.float32(score))))

@@ -6,9 +6,10 @@ one exact scan, so a search cost O(entries). This version adds, on PostgreSQL:
 - ``ix_journal_entries_ts``: a B-tree on ``(assistant_id, timestamp COLLATE "C")``, so a
   search of the last few days reads only that window's entries (and scores them exactly);
 - one partial HNSW index per vector dimension on ``journal_vectors``
-  (:func:`mindspace.storage.pg_journal.ensure_journal_hnsw`), so a search over a large
-  window walks the graph from the query instead of scoring every vector. Later
-  dimensions get their index on the first commit that stores one, as memories do.
+  (:func:`mindspace.storage.pg_journal.ensure_journal_hnsw`), for a search over a large
+  window that walks the graph instead of scoring every vector (off by default:
+  ``pg_journal.HNSW_WINDOW``). Later dimensions get their index on the first commit
+  that stores one, as memories do.
 
 SQLite keeps the embedded in-process journal index (``journal/vectors.py``), which needs
 neither. :func:`downgrade` drops both.
