@@ -8,12 +8,13 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 
-from mindspace import Assistant, Settings
+from mindspace import Settings
 from mindspace.engine.modes import SleepSchedule
 from mindspace.fleet import Fleet
 from mindspace.fleet.triggers import WORKER_APP
 from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 from mindspace.testing.postgres import LocalPostgres
 
 LATER = "UPDATE procrastinate_jobs SET scheduled_at = now() + interval '60 seconds'"
@@ -58,14 +59,14 @@ async def test_events_modes_schedules_and_goals_defer_one_tick_each_in_their_com
 ) -> None:
     await _prepared(pg_url)
     await _prepared(pg_url)  # a second start finds them current and leaves them
-    alice = Assistant.open(store, "alice", llm=OfflineLLM(announce=False), settings=settings)
+    alice = assistant_on(store, "alice", llm=OfflineLLM(announce=False), settings=settings)
     assert _jobs(postgres, pg_url) == [("alice", True)]  # created: one look at it
     alice.enqueue_event("hello", source_entity="Bob")
     alice.enqueue_event("again", source_entity="Bob")
     assert _jobs(postgres, pg_url) == [("alice", True)]  # one waiting tick serves both
 
     # a sleeping assistant's tick waits a minute; only an urgent event hurries it
-    bob = Assistant.open(store, "bob", llm=OfflineLLM(announce=False), settings=settings)
+    bob = assistant_on(store, "bob", llm=OfflineLLM(announce=False), settings=settings)
     await bob.sleep("night")
     _sql(postgres, pg_url, LATER)
     bob.enqueue_event("psst", source_entity="Carol")
@@ -77,7 +78,7 @@ async def test_events_modes_schedules_and_goals_defer_one_tick_each_in_their_com
     await bob.wake("morning")
     assert ("bob", True) in _jobs(postgres, pg_url)
 
-    carol = Assistant.open(store, "carol", llm=OfflineLLM(announce=False), settings=settings)
+    carol = assistant_on(store, "carol", llm=OfflineLLM(announce=False), settings=settings)
     _sql(postgres, pg_url, "DELETE FROM procrastinate_jobs")
     await carol.set_sleep_schedule(SleepSchedule(enabled=True))
     assert _jobs(postgres, pg_url) == [("carol", True)]
@@ -94,7 +95,7 @@ async def test_a_workers_own_writes_defer_nothing(
     monkeypatch.setitem(os.environ, "PGAPPNAME", WORKER_APP)
     store = SqlStore(pg_url)
     try:
-        dave = Assistant.open(store, "dave", llm=OfflineLLM(announce=False), settings=settings)
+        dave = assistant_on(store, "dave", llm=OfflineLLM(announce=False), settings=settings)
         dave.enqueue_event("hello", source_entity="Bob")
         await dave.call_tool("add_goal", {"description": "Sweep the floor"})
     finally:
@@ -107,6 +108,6 @@ async def test_a_hosts_write_is_kept_when_the_queue_is_gone(
 ) -> None:
     await _prepared(pg_url)
     _sql(postgres, pg_url, "DROP TABLE procrastinate_jobs CASCADE")
-    erin = Assistant.open(store, "erin", llm=OfflineLLM(announce=False), settings=settings)
+    erin = assistant_on(store, "erin", llm=OfflineLLM(announce=False), settings=settings)
     event = erin.enqueue_event("still here?", source_entity="Bob")
     assert erin.views.event(event.id) is not None

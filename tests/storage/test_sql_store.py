@@ -31,6 +31,7 @@ WRITER = textwrap.dedent(
     from mindspace import Assistant, ManualClock
     from mindspace.offline import OfflineLLM
     from mindspace.storage import SqlStore
+    from mindspace.testing.assistants import assistant_on
 
     async def main() -> None:
         store = SqlStore.from_path(sys.argv[1])

@@ -21,16 +21,24 @@ import numpy as np
 import numpy.typing as npt
 
 from mindspace.clock import parse_time
+from mindspace.memory.cells import CellIndex
 from mindspace.memory.fusion import zscores
 from mindspace.memory.lexical import LexicalIndex
 from mindspace.memory.quantized import QuantizedMatrix
-from mindspace.memory.records import Memory, memory_key
+from mindspace.memory.records import Memory
+from mindspace.memory.rows import neighbours, stored_lexical_text, stored_vector
 from mindspace.state.models import Record
 from mindspace.state.port import StoredRecord
 from mindspace.state.semantic import Hit, Neighbour
 from mindspace.state.unit import StateCache
 
 __all__ = ["Hit", "MemoryIndex", "rrf"]
+
+CELLS_FROM = 32_768
+"""Rows from which :meth:`MemoryIndex.nearest` searches cells rather than every row.
+
+Below it one exact int8 pass over the matrix is cheaper than probing cells (measured
+in bench/RESULTS.md, "Linking that does not grow with the store")."""
 
 RRF_K = 60
 """Reciprocal-rank-fusion constant (Cormack et al. 2009)."""
@@ -114,19 +122,15 @@ class _Row:
 
     @classmethod
     def from_stored(cls, row: StoredRecord) -> _Row:
-        # The same texts as Memory.lexical_key(), without validating a whole record.
-        dense = memory_key(str(row["content"]), row["source_entity"])
-        context = row["context"]
-        embedding = row["embedding"]
         return cls(
             str(row["id"]),
-            f"{context}\n{dense}" if context else dense,
+            stored_lexical_text(row),
             str(row["source_entity"] or "").casefold(),
             tuple(row["tags"] or ()),
             float(row["source_trust"]),
             parse_time(str(row["occurred_at"])).timestamp(),
             row["embedder"],
-            bytes(embedding) if embedding is not None else None,
+            stored_vector(row),
         )
 
 
@@ -143,9 +147,12 @@ class MemoryIndex:
     fields it needs (never whole records: memories are a lazy kind).
     """
 
-    def __init__(self, cache: StateCache, embedder: str | None = None) -> None:
+    def __init__(
+        self, cache: StateCache, embedder: str | None = None, *, cells_from: int = CELLS_FROM
+    ) -> None:
         self._cache = cache
         self.embedder = embedder
+        self.cells_from = cells_from
         self._built = False
         cache.listen(Memory.kind, self)
         self._clear()
@@ -155,6 +162,7 @@ class MemoryIndex:
         self._row_of: dict[str, int] = {}
         self._dim: int | None = None
         self._matrix: QuantizedMatrix | None = None
+        self._cells: CellIndex | None = None
         self._has_vector = _Column(np.bool_)
         self._alive = _Column(np.bool_)
         self._trust = _Column(np.float32)
@@ -252,6 +260,19 @@ class MemoryIndex:
             self._built = False
             self.ensure()
 
+    def release_cells(self) -> None:
+        """Drop the cells of :meth:`nearest` (rebuilt by the next call that needs them).
+
+        They are a second copy of the int8 codes (~43 MB at 100k memories); the night
+        drops them once every memory is linked.
+        """
+        self._cells = None
+
+    @property
+    def cells_nbytes(self) -> int:
+        """Bytes held by the cells of :meth:`nearest` (0 while none are built)."""
+        return self._cells.nbytes if self._cells is not None else 0
+
     @property
     def nbytes(self) -> int:
         """Bytes held in arrays (vectors, columns and BM25 postings; not Python objects)."""
@@ -278,9 +299,11 @@ class MemoryIndex:
     ) -> list[list[Neighbour]]:
         """For each row of ``vectors``, up to ``k`` memories with similarity >= ``threshold``.
 
-        The rows are scored together (one int8 kernel pass per 32 of them), so linking
-        a batch costs one pass over the matrix rather than one per memory. Scores are
-        the quantised dot products (within ~0.003 of float32).
+        Below :attr:`cells_from` rows the batch is scored exactly (one int8 kernel pass
+        over the matrix per 32 queries). From there the rows' cells are searched
+        (:class:`~mindspace.memory.cells.CellIndex`, O(√N) rows a query): approximate,
+        measured to find 0.97 of the exact links at 100k. Scores are the quantised dot
+        products either way (within ~0.003 of float32).
         """
         self.ensure()
         batch = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
@@ -288,19 +311,32 @@ class MemoryIndex:
         if self._matrix is None or batch.shape[1] != self._dim or not len(self.keys):
             return results
         usable = self._alive.view() & self._has_vector.view()
+        owns = [
+            self._row_of.get(exclude[i], -1) if i < len(exclude) else -1 for i in range(len(batch))
+        ]
+        if self._matrix.rows >= self.cells_from:
+            if self._cells is None:
+                self._cells = CellIndex(self._matrix)
+            for i, (rows, scores) in enumerate(self._cells.candidates(batch, threshold)):
+                keep = usable[rows] & (rows != owns[i])
+                rows, scores = rows[keep], scores[keep]
+                best = np.lexsort((rows, -scores))[:k]  # ties: the older row, as exact
+                ranked = zip(rows[best].tolist(), scores[best].tolist(), strict=True)
+                pairs = ((self.keys[r], s) for r, s in ranked)
+                results[i] = neighbours(pairs, k=k, threshold=-math.inf)
+            return results
         for start in range(0, batch.shape[0], 32):
             sims = self._matrix.scores_many(batch[start : start + 32])
             sims[:, ~usable] = -np.inf
             for offset, row_scores in enumerate(sims):
                 i = start + offset
-                own = self._row_of.get(exclude[i]) if i < len(exclude) else None
-                if own is not None:
-                    row_scores[own] = -np.inf
+                if owns[i] >= 0:
+                    row_scores[owns[i]] = -np.inf
                 keep = row_scores >= np.float32(threshold)
-                results[i] = [
-                    Neighbour(self.keys[r], round(float(row_scores[r]), 4))
-                    for r in self.top(row_scores, keep, k)
-                ]
+                top = self.top(row_scores, keep, k)
+                results[i] = neighbours(
+                    ((self.keys[r], float(row_scores[r])) for r in top), k=k, threshold=-math.inf
+                )
         return results
 
     def mask(self, *, min_trust: float = 0.0, tags: Sequence[str] = ()) -> npt.NDArray[np.bool_]:

@@ -23,7 +23,7 @@ try:  # pragma: no cover - exercised by whichever branch the install has
 except ImportError:  # pragma: no cover
     _kernels = None
 
-__all__ = ["QuantizedMatrix", "quantize"]
+__all__ = ["QuantizedMatrix", "dots", "quantize"]
 
 _CHUNK = 32
 """Queries scored per kernel call (bounds the n x chunk int32 temporary)."""
@@ -91,6 +91,16 @@ class QuantizedMatrix:
         self._scale[start:end] = scale
         self.rows = max(self.rows, end)
 
+    def block(self, start: int, stop: int) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float32]]:
+        """The codes and scales of rows ``start:stop`` (views, not copies)."""
+        return self._codes[start:stop], self._scale[start:stop]
+
+    def dense(self, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
+        """The float32 vectors the int8 ``rows`` stand for (codes times scale)."""
+        widened: npt.NDArray[np.float32] = self._codes[rows].astype(np.float32)
+        widened *= self._scale[rows, None]
+        return widened
+
     def scores(self, query: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """The dot product of every row with ``query`` (approximately: int8 codes)."""
         scored: npt.NDArray[np.float32] = self.scores_many(query[None, :])[0]
@@ -106,12 +116,12 @@ class QuantizedMatrix:
         scale = self._scale[: self.rows]
         for start in range(0, batch.shape[0], _CHUNK):
             q_codes, q_scale = quantize(batch[start : start + _CHUNK])
-            dots = _dots(codes, q_codes)  # (rows, chunk) int32-exact integers
-            out[start : start + _CHUNK] = (dots * scale[:, None]).T * q_scale[:, None]
+            dots_ = dots(codes, q_codes)  # (rows, chunk) int32-exact integers
+            out[start : start + _CHUNK] = (dots_ * scale[:, None]).T * q_scale[:, None]
         return out
 
 
-def _dots(codes: npt.NDArray[np.int8], queries: npt.NDArray[np.int8]) -> npt.NDArray[np.float32]:
+def dots(codes: npt.NDArray[np.int8], queries: npt.NDArray[np.int8]) -> npt.NDArray[np.float32]:
     """``codes @ queries.T`` of int8 matrices, accumulated exactly, as float32."""
     if _kernels is not None:
         packed = _kernels.dots_pack(np.ascontiguousarray(queries))

@@ -30,7 +30,8 @@ import numpy.typing as npt
 from mindspace.config import Settings
 from mindspace.memory.fusion import fuse_candidates
 from mindspace.memory.lexical import LexicalIndex
-from mindspace.memory.records import Memory, memory_key
+from mindspace.memory.records import Memory
+from mindspace.memory.rows import neighbours, stored_lexical_text, stored_vector
 from mindspace.state.models import Record
 from mindspace.state.port import StoredRecord
 from mindspace.state.semantic import Hit, Neighbour, SemanticIndex
@@ -75,18 +76,14 @@ class _Row:
 
     @classmethod
     def from_stored(cls, row: StoredRecord) -> _Row:
-        # The same text as Memory.lexical_key(), without validating a whole record.
-        dense = memory_key(str(row["content"]), row["source_entity"])
-        context = row["context"]
-        embedding = row["embedding"]
         return cls(
             str(row["id"]),
             str(row["content"]),
-            f"{context}\n{dense}" if context else dense,
+            stored_lexical_text(row),
             tuple(str(t).casefold() for t in row["tags"] or ()),
             float(row["source_trust"]),
             row["embedder"],
-            bytes(embedding) if embedding is not None else None,
+            stored_vector(row),
         )
 
     def digest(self) -> str:
@@ -332,12 +329,8 @@ class Mem0SemanticIndex:
         for i, row in enumerate(batch):
             own = exclude[i] if i < len(exclude) else ""
             found = self._dense(row, k + 1)
-            near = [
-                Neighbour(key, round(score, 4))
-                for key, score in found.items()
-                if key != own and key in self._entries and score >= threshold
-            ]
-            results[i] = sorted(near, key=lambda n: -n.score)[:k]
+            eligible = ((key, s) for key, s in found.items() if key != own and key in self._entries)
+            results[i] = neighbours(eligible, k=k, threshold=threshold)
         return results
 
 

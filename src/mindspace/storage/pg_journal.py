@@ -1,4 +1,4 @@
-"""The journal side of the semantic-store port on PostgreSQL: an exact pgvector scan in SQL.
+"""The journal side of the semantic-store port on PostgreSQL: pgvector in SQL, through indexes.
 
 ``journal_vectors.embedding`` is a pgvector ``vector`` on PostgreSQL
 (:class:`~mindspace.storage.vectors.Embedding`). ``search_journal`` filters entries
@@ -15,6 +15,25 @@ Python's ``str``), tags and projects through ``lower()`` (Python casefolds: the 
 differ only for a few letters such as ``ß``), and the statement returns the top hits
 (best first, ties newest first), the count reaching the cut-off and the entries with no
 current vector.
+
+That scan read every vector of the assistant (O(entries) a search). From schema version
+10 a search first counts its candidate window through the ``(assistant_id, timestamp)``
+B-tree, stopping at :data:`EXACT_WINDOW`:
+
+- a window of at most that many entries (a small journal, or the last few days of a
+  large one) is scored exactly: the window's entries come from the B-tree and each one's
+  vector from the ``(assistant_id, key)`` unique index, so the cost follows the window,
+  not the journal;
+- a larger window is scored by one scan of the assistant's vectors, hash-joined to the
+  filtered entries (the statement before version 10);
+- optionally (:data:`HNSW_WINDOW`, off by default: slower and less exact where
+  measured), a larger window walks the partial HNSW index of the query's dimension
+  (:func:`ensure_journal_hnsw`) for the :data:`COUNTED` nearest entries passing the
+  filter (pgvector's iterative scan; each is checked against its entry's filter and
+  digest), ranks those exactly, and counts the matches among them: ``total`` is then
+  the walk's count (approximate) below :data:`COUNTED` and a floor at it
+  (docs/postgresql.md). The entries without a current vector are still found by an
+  anti-join over the window (an index probe and an ``md5`` per entry): O(entries).
 """
 
 from __future__ import annotations
@@ -27,9 +46,30 @@ import numpy.typing as npt
 from sqlalchemy import Connection, text
 
 from mindspace.state.semantic import EntryFilter, Neighbour, Ranked, rank_candidates
-from mindspace.storage.vectors import vector_literal
+from mindspace.storage.vectors import ensure_hnsw_index, vector_literal
 
-__all__ = ["PgJournalIndex"]
+__all__ = [
+    "COUNTED",
+    "EXACT_WINDOW",
+    "PgJournalIndex",
+    "drop_journal_indexes",
+    "ensure_journal_hnsw",
+    "journal_hnsw_name",
+]
+
+EXACT_WINDOW = 4096
+"""Candidate entries up to which a search scores every one exactly."""
+
+COUNTED = 256
+"""Nearest candidates a search through the HNSW index ranks and counts matches among."""
+
+HNSW_WINDOW: int | None = None
+"""Windows larger than this walk the HNSW index; None (the default): never.
+
+Measured at 100,000 entries (bench/RESULTS.md, "PostgreSQL journal search"): the walk
+was 1.4x faster than the scan unfiltered but found 0.82 of its top 10, and 2.3x slower
+over the last 7 days (the filter drops most of what the walk yields). Off until the walk
+is worth it; the tests run it."""
 
 Transaction = Callable[[str], AbstractContextManager[Connection]]
 
@@ -41,36 +81,85 @@ _SCORES = text(
     "AND v.embedder = :e AND v.digest = md5(e.content) "
     "AND vector_dims(v.embedding) = :dim ORDER BY c.n"
 )
-_CANDIDATES = (
-    # Each vector is scored where it is read, so only (key, digest, score) reach the join:
-    # joining the vectors themselves (1 kB each) spilled the hash to disk at 100k entries.
-    "WITH v AS MATERIALIZED (SELECT key, digest, -(embedding <#> CAST(:query AS vector)) "
-    "AS score FROM journal_vectors WHERE assistant_id = :a AND embedder = :e "
-    "AND vector_dims(embedding) = :dim), "
-    # A key has one vector: join on the key alone and check the digest once per entry
-    # (in the join condition, a nested loop would hash every entry for every vector).
-    'c AS MATERIALIZED (SELECT e.key, e.id, e.timestamp COLLATE "C" AS ts, '
-    "CASE WHEN v.digest = md5(e.content) THEN v.score END AS score "
-    "FROM journal_entries e LEFT JOIN v ON v.key = e.key "
-    "WHERE e.assistant_id = :a AND e.key <> ALL(CAST(:exclude AS text[])) "
+# The filter of ``journal_entries e`` (timestamp byte-wise, projects and tags lowered).
+_FILTER = (
+    "e.assistant_id = :a AND e.key <> ALL(CAST(:exclude AS text[])) "
     'AND (CAST(:since AS text) IS NULL OR e.timestamp COLLATE "C" >= CAST(:since AS text)) '
     "AND (CAST(:project AS text) IS NULL OR EXISTS (SELECT 1 FROM "
     "json_array_elements_text(e.related_projects) p WHERE lower(p) = CAST(:project AS text))) "
     "AND (cardinality(CAST(:tags AS text[])) = 0 OR (SELECT count(DISTINCT lower(t)) FROM "
     "json_array_elements_text(e.tags) t WHERE lower(t) = ANY(CAST(:tags AS text[]))) "
-    ">= CASE WHEN :any_tag THEN 1 ELSE cardinality(CAST(:tags AS text[])) END)), "
+    ">= CASE WHEN :any_tag THEN 1 ELSE cardinality(CAST(:tags AS text[])) END)"
+)
+# How many entries the window holds, up to :cap (an index-only range of the B-tree).
+_WINDOW = text(
+    "SELECT count(*) FROM (SELECT 1 FROM journal_entries e WHERE e.assistant_id = :a "
+    'AND (CAST(:since AS text) IS NULL OR e.timestamp COLLATE "C" >= CAST(:since AS text)) '
+    "LIMIT :cap) w"
+)
+_RESULT = (
     # pgvector's inner product is single precision widened to double; compare with the
     # threshold rounded the same way, as rank_candidates compares float32s.
     "passing AS (SELECT * FROM c WHERE score >= CAST(CAST(:threshold AS real) AS float8)) "
-)
-_SEARCH = text(
-    _CANDIDATES + "SELECT 0 AS part, key, score, row_number() OVER "
+    "SELECT 0 AS part, key, score, row_number() OVER "
     "(ORDER BY score DESC, ts DESC, id DESC) AS n FROM "
     "(SELECT * FROM passing ORDER BY score DESC, ts DESC, id DESC LIMIT :limit) AS best "
     "UNION ALL SELECT 1, NULL, count(*), 0 FROM passing "
+)
+_UNEMBEDDED = (
     "UNION ALL SELECT 2, key, NULL, row_number() OVER (ORDER BY ts DESC, id DESC) "
     "FROM c WHERE score IS NULL ORDER BY part, n"
 )
+# A large window, exactly: every vector of the assistant scored in one scan, hash-joined
+# to the filtered entries (main's statement before version 10).
+_SCAN_SEARCH = text(
+    # Each vector is scored where it is read, so only (key, digest, score) reach the join:
+    # joining the vectors themselves (1 kB each) spilled the hash to disk at 100k entries.
+    "WITH v AS MATERIALIZED (SELECT key, digest, -(embedding <#> CAST(:query AS vector)) "
+    "AS score FROM journal_vectors WHERE assistant_id = :a AND embedder = :e "
+    "AND vector_dims(embedding) = :dim), "
+    # A key has one vector: join on the key alone and check the digest once per entry.
+    'c AS MATERIALIZED (SELECT e.key, e.id, e.timestamp COLLATE "C" AS ts, '
+    "CASE WHEN v.digest = md5(e.content) THEN v.score END AS score "
+    f"FROM journal_entries e LEFT JOIN v ON v.key = e.key WHERE {_FILTER}), "
+    + _RESULT
+    + _UNEMBEDDED
+)
+# A small window, exactly: each candidate's vector is one probe of the unique key index.
+_WINDOW_SEARCH = text(
+    'WITH c AS MATERIALIZED (SELECT e.key, e.id, e.timestamp COLLATE "C" AS ts, s.score '
+    "FROM journal_entries e LEFT JOIN LATERAL (SELECT "
+    "-(v.embedding <#> CAST(:query AS vector)) AS score FROM journal_vectors v "
+    "WHERE v.assistant_id = :a AND v.key = e.key AND v.embedder = :e "
+    "AND v.digest = md5(e.content) AND vector_dims(v.embedding) = :dim) s ON true "
+    f"WHERE {_FILTER}), " + _RESULT + _UNEMBEDDED
+)
+
+
+def _nearest_search(dim: int) -> str:
+    """A large window: the :data:`COUNTED` nearest through the HNSW index of ``dim``."""
+    dim = int(dim)
+    distance = f"(v.embedding::vector({dim})) <=> CAST(:query AS vector({dim}))"
+    return (
+        # The index scan drives: each vector it yields is checked against its entry.
+        "WITH near AS MATERIALIZED (SELECT v.key, "
+        "-(v.embedding <#> CAST(:query AS vector)) AS score FROM journal_vectors v "
+        f"WHERE v.assistant_id = :a AND v.embedder = :e AND vector_dims(v.embedding) = {dim} "
+        "AND EXISTS (SELECT 1 FROM journal_entries e WHERE e.key = v.key "
+        f"AND v.digest = md5(e.content) AND {_FILTER}) "
+        f"ORDER BY {distance} LIMIT :counted), "
+        'c AS MATERIALIZED (SELECT n.key, e.id, e.timestamp COLLATE "C" AS ts, n.score '
+        "FROM near n JOIN journal_entries e ON e.assistant_id = :a AND e.key = n.key), "
+        + _RESULT
+        + "UNION ALL SELECT 2, e.key, NULL, row_number() OVER "
+        '(ORDER BY e.timestamp COLLATE "C" DESC, e.id DESC) FROM journal_entries e '
+        f"WHERE {_FILTER} AND NOT EXISTS (SELECT 1 FROM journal_vectors v "
+        "WHERE v.assistant_id = :a AND v.key = e.key AND v.embedder = :e "
+        f"AND v.digest = md5(e.content) AND vector_dims(v.embedding) = {dim}) "
+        "ORDER BY part, n"
+    )
+
+
 _MISSING = text(
     "SELECT e.key FROM journal_entries e WHERE e.assistant_id = :a AND NOT EXISTS "
     "(SELECT 1 FROM journal_vectors v WHERE v.assistant_id = :a AND v.key = e.key "
@@ -148,12 +237,27 @@ class PgJournalIndex:
         hits: list[Neighbour] = []
         total = 0
         unembedded: list[str] = []
+        params["counted"] = COUNTED
         with self._transaction("searching journal entries") as conn:
-            # Before a new journal's first ANALYZE the planner guesses a few hundred rows
-            # on each side and nests loops over the scored vectors: quadratic (50 ms at
-            # 1,000 entries). Every row is read anyway, so hash joins are never worse.
-            conn.exec_driver_sql("SET LOCAL enable_nestloop = off")
-            for part, key, score, _ in conn.execute(_SEARCH, params):
+            # Plans for these values: a generic plan cannot drop the filters not asked
+            # for, and would read every entry instead of the timestamp range.
+            conn.exec_driver_sql("SET LOCAL plan_cache_mode = force_custom_plan")
+            window = conn.execute(
+                _WINDOW, {"a": self.assistant_id, "since": where.since, "cap": EXACT_WINDOW + 1}
+            ).scalar_one()
+            if window <= EXACT_WINDOW:
+                statement = _WINDOW_SEARCH
+            elif HNSW_WINDOW is not None and window > HNSW_WINDOW:
+                statement = text(_nearest_search(int(np.asarray(vector).shape[0])))
+                conn.exec_driver_sql("SET LOCAL hnsw.iterative_scan = relaxed_order")
+                conn.exec_driver_sql(f"SET LOCAL hnsw.ef_search = {max(40, COUNTED)}")
+            else:
+                # Before a new journal's first ANALYZE the planner guesses a few hundred
+                # rows on each side and nests loops over the scored vectors: quadratic.
+                # Every row is read anyway, so hash joins are never worse.
+                conn.exec_driver_sql("SET LOCAL enable_nestloop = off")
+                statement = _SCAN_SEARCH
+            for part, key, score, _ in conn.execute(statement, params):
                 if part == 0:
                     hits.append(Neighbour(str(key), float(np.float32(score))))
                 elif part == 1:
@@ -177,3 +281,33 @@ class PgJournalIndex:
         with self._transaction("finding vectors of deleted journal entries") as conn:
             found = conn.execute(_ORPHANS, {"a": self.assistant_id, "limit": limit})
             return [str(k) for k in found.scalars()]
+
+
+def journal_hnsw_name(dim: int) -> str:
+    """The name of the HNSW index over the journal vectors of dimension ``dim``."""
+    return f"ix_journal_vectors_hnsw_{int(dim)}"
+
+
+def ensure_journal_hnsw(connection: Connection, dim: int) -> bool:
+    """Create the partial HNSW index of journal vectors of ``dim`` unless it exists.
+
+    One index per dimension, as memories have
+    (:func:`mindspace.storage.vectors.ensure_hnsw_index`).
+
+    Returns:
+        Whether it was created.
+    """
+    name = journal_hnsw_name(dim)
+    return ensure_hnsw_index(connection, name, "journal_vectors", "embedding", dim)
+
+
+def drop_journal_indexes(connection: Connection) -> None:
+    """Drop the journal search indexes of schema version 10 (its downgrade)."""
+    names = connection.execute(
+        text(
+            "SELECT indexname FROM pg_indexes WHERE tablename = 'journal_vectors' "
+            "AND indexname LIKE 'ix\\_journal\\_vectors\\_hnsw\\_%'"
+        )
+    ).scalars()
+    for name in [*names, "ix_journal_entries_ts"]:
+        connection.exec_driver_sql(f'DROP INDEX IF EXISTS "{name}"')

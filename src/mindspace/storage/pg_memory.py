@@ -28,9 +28,9 @@ from typing import Any
 from sqlalchemy import Column, Connection, Integer, MetaData, Table, text
 from sqlalchemy.dialects.postgresql import TSVECTOR
 
-from mindspace.memory.records import memory_key
+from mindspace.memory.rows import lexical_text
 from mindspace.storage.tables import memories
-from mindspace.storage.vectors import Vector, vector_literal
+from mindspace.storage.vectors import Vector, ensure_hnsw_index, vector_literal
 from mindspace.text import tokenize
 
 __all__ = [
@@ -62,8 +62,7 @@ def _lexeme(term: str) -> str:
 
 def lexical_terms(context: str | None, content: str, source_entity: str | None) -> list[str]:
     """The BM25 terms of a memory: ``Memory.lexical_key()`` tokenized, as the embedded index."""
-    key = memory_key(content, source_entity)
-    return tokenize(f"{context}\n{key}" if context else key)
+    return tokenize(lexical_text(content, source_entity, context))
 
 
 def search_values(
@@ -181,21 +180,11 @@ def hnsw_name(dim: int) -> str:
 
 
 def ensure_hnsw(connection: Connection, dim: int) -> bool:
-    """Create the partial HNSW index of dimension ``dim`` unless it exists; True if created.
+    """Create the partial HNSW index of memory vectors of ``dim`` unless it exists.
 
-    One index per dimension: an HNSW index needs a fixed dimension and the column has
-    none, so the index is over ``vec::vector(dim)`` for the rows ``vector_dims(vec) =
-    dim``; searches use the same expression and predicate. Creators take an advisory
-    lock so two processes storing the first vector of a size do not both build it.
+    One index per dimension (:func:`mindspace.storage.vectors.ensure_hnsw_index`).
+
+    Returns:
+        Whether it was created.
     """
-    dim = int(dim)
-    name = hnsw_name(dim)
-    exists = connection.execute(text("SELECT to_regclass(:name)"), {"name": name}).scalar()
-    if exists is not None:
-        return False
-    connection.execute(text("SELECT pg_advisory_xact_lock(hashtext('mindspace-hnsw'))"))
-    connection.exec_driver_sql(
-        f"CREATE INDEX IF NOT EXISTS {name} ON memories USING hnsw "
-        f"((vec::vector({dim})) vector_cosine_ops) WHERE vector_dims(vec) = {dim}"
-    )
-    return True
+    return ensure_hnsw_index(connection, hnsw_name(dim), "memories", "vec", dim)

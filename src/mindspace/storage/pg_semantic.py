@@ -33,6 +33,7 @@ import numpy.typing as npt
 from sqlalchemy import Connection, text
 
 from mindspace.memory.fusion import fuse_candidates
+from mindspace.memory.rows import neighbours
 from mindspace.state.semantic import Hit, Neighbour
 from mindspace.storage.pg_memory import MAX_POSTING_BYTES, vector_literal
 from mindspace.text import tokenize
@@ -201,12 +202,10 @@ class PgSemanticIndex:
             _custom_plans(conn)
             _iterative_scan(conn, k)
             rows = conn.execute(text(sql), params).all()
+        found: list[list[tuple[str, float]]] = [[] for _ in results]
         for i, key, dot in rows:
-            if float(dot) >= threshold:
-                results[int(i) - 1].append(Neighbour(str(key), round(float(dot), 4)))
-        for found in results:
-            found.sort(key=lambda n: -n.score)
-        return results
+            found[int(i) - 1].append((str(key), float(dot)))
+        return [neighbours(pairs, k=k, threshold=threshold) for pairs in found]
 
 
 # BM25 of every memory holding a query term, from the postings (one index range per term):

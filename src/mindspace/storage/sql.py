@@ -20,30 +20,22 @@ import logging
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import (
-    BindParameter,
     Connection,
-    Delete,
     Engine,
-    Table,
-    Update,
-    bindparam,
     create_engine,
-    delete,
     event,
     insert,
     select,
-    update,
 )
 from sqlalchemy.exc import SQLAlchemyError
 
 from mindspace.clock import format_time
 from mindspace.config import database_url
-from mindspace.errors import AssistantNotFoundError, ConcurrencyError, ConfigError, StorageError
+from mindspace.errors import AssistantNotFoundError, ConfigError, StorageError
 from mindspace.journal.vectors import EntryVectorIndex
 from mindspace.memory.index import MemoryIndex
 from mindspace.state.port import AssistantInfo, Change, StoredRecord
@@ -51,19 +43,13 @@ from mindspace.state.semantic import JournalIndex, SemanticIndex
 from mindspace.state.unit import StateCache
 from mindspace.storage import queries
 from mindspace.storage.connection import begin_sqlite, file_of, parse_url, sqlite_file, tune_sqlite
-from mindspace.storage.feed import read_feed, record_feed
+from mindspace.storage.feed import read_feed
 from mindspace.storage.migrations import migrate
-from mindspace.storage.pg_journal import PgJournalIndex
-from mindspace.storage.pg_memory import (
-    PG_COLUMNS,
-    PG_MEMORIES,
-    ensure_hnsw,
-    index_terms,
-    old_lengths,
-    search_values,
-)
+from mindspace.storage.pg_journal import PgJournalIndex, ensure_journal_hnsw
+from mindspace.storage.pg_memory import ensure_hnsw
 from mindspace.storage.pg_semantic import PgSemanticIndex
-from mindspace.storage.tables import KindTable, assistants, kind_table, memories, row_values
+from mindspace.storage.tables import assistants, kind_table
+from mindspace.storage.writes import VectorTable, write_changes
 from mindspace.validation import assistant_key_problem
 
 __all__ = ["STAGING_PREFIX", "SemanticFactory", "SqlStore", "sqlite_file"]
@@ -148,7 +134,7 @@ class SqlStore:
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", tune_sqlite)
             event.listen(self.engine, "begin", begin_sqlite)
-        self._hnsw_dims: set[int] = set()
+        self._hnsw_dims: set[tuple[VectorTable, int]] = set()
         if migrate_schema:
             with self._transaction(f"migrating {url!r}", write=True) as conn:
                 migrate(conn)
@@ -333,94 +319,21 @@ class SqlStore:
                 return
 
     def commit(self, assistant_id: int, expected_revision: int, changes: Sequence[Change]) -> int:
-        """Apply ``changes`` in one transaction after checking the revision."""
-        dims: set[int] = set()
+        """Apply ``changes`` in one transaction after checking the revision.
+
+        The writing itself is :func:`mindspace.storage.writes.write_changes`.
+        """
         with self._transaction("committing changes", write=True) as conn:
-            bumped = conn.execute(
-                update(assistants)
-                .where(assistants.c.id == assistant_id)
-                .where(assistants.c.revision == expected_revision)
-                .values(revision=expected_revision + 1)
+            dims = write_changes(
+                conn,
+                assistant_id,
+                expected_revision,
+                changes,
+                postgres=self.postgres,
+                supports_batches=self.engine.dialect.supports_sane_multi_rowcount,
             )
-            if bumped.rowcount != 1:
-                raise ConcurrencyError(
-                    f"Assistant id {assistant_id!r} was changed by another writer since "
-                    f"revision {expected_revision!r}; its state was reloaded - retry the call."
-                )
-            inserts: dict[str, list[dict[str, Any]]] = {}
-            searched: dict[str, dict[str, Any] | None] = {}  # memories, on PostgreSQL
-            before: dict[str, int] = {}
-            if self.postgres:
-                keys = [c.key for c in changes if c.kind == "memory" and not c.new]
-                before = old_lengths(conn, assistant_id, keys)
-            updates: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
-            for change in changes:
-                spec = kind_table(change.kind)
-                searching = self.postgres and spec.table is memories
-                _, deleting = _statements(change.kind, searching)
-                where = {"_owner": assistant_id, "_key": change.key}
-                if change.record is None:
-                    conn.execute(deleting, where)
-                    if searching:
-                        searched[change.key] = None
-                    continue
-                row = row_values(spec, change.record)
-                if searching:
-                    searched[change.key] = dict(row)
-                    row.update(_search_values(row))
-                    if row["vec"] is not None:
-                        dims.add(len(row["vec"]) // 4)
-                if change.new:
-                    inserts.setdefault(change.kind, []).append(
-                        {"assistant_id": assistant_id, **row}
-                    )
-                else:
-                    values = {f"_set_{name}": value for name, value in row.items()}
-                    updates.setdefault(change.kind, []).append(({**where, **values}, row))
-            for kind, pairs in updates.items():
-                missing = self._update_many(conn, kind, assistant_id, pairs)
-                inserts.setdefault(kind, []).extend(
-                    {"assistant_id": assistant_id, **row} for row in missing
-                )
-            for kind, rows in inserts.items():
-                if not rows:
-                    continue
-                conn.execute(insert(self._table(kind_table(kind))), rows)
-            if searched:
-                index_terms(conn, assistant_id, searched, before)
-            record_feed(conn, assistant_id, expected_revision + 1, changes)
         self._ensure_hnsw(dims)
         return expected_revision + 1
-
-    def _update_many(
-        self,
-        conn: Connection,
-        kind: str,
-        owner: int,
-        pairs: Sequence[tuple[dict[str, Any], dict[str, Any]]],
-    ) -> list[dict[str, Any]]:
-        """Run one kind's UPDATEs as one batch; returns the rows no record matched.
-
-        A sleep tick rewrites ~100 journal entries and writes its new memories (a lazy
-        kind, so not known to be new): one statement execution per row was most of its
-        commit. When the driver reports a batch's matched rows (SQLite and psycopg do)
-        and some did not match, one SELECT of the keys finds the rows to insert.
-        """
-        spec = kind_table(kind)
-        table = self._table(spec)
-        updating = _statements(kind, self.postgres and spec.table is memories)[0]
-        params = [p for p, _ in pairs]
-        if len(params) == 1 or not self.engine.dialect.supports_sane_multi_rowcount:
-            return [row for p, row in pairs if conn.execute(updating, p).rowcount == 0]
-        if conn.execute(updating, params).rowcount == len(params):
-            return []
-        column = table.c[spec.key_column]
-        keys = [p["_key"] for p in params]
-        found = conn.execute(
-            select(column).where(table.c.assistant_id == owner).where(column.in_(keys))
-        )
-        present = {str(key) for key in found.scalars()}
-        return [row for p, row in pairs if p["_key"] not in present]
 
     # -- PostgreSQL memory search --------------------------------------------------------
     @property
@@ -428,27 +341,24 @@ class SqlStore:
         """Whether this store is on PostgreSQL (memory search then runs in the database)."""
         return self.engine.dialect.name == "postgresql"
 
-    def _table(self, spec: KindTable) -> Table:
-        """Where ``spec``'s rows are written: memories on PostgreSQL carry search columns."""
-        return PG_MEMORIES if self.postgres and spec.table is memories else spec.table
-
-    def _ensure_hnsw(self, dims: set[int]) -> None:
+    def _ensure_hnsw(self, dims: set[tuple[VectorTable, int]]) -> None:
         """Build the HNSW index of each new vector size, after (not inside) the commit.
 
         Building takes a lock that conflicts with other writers' inserts, so it runs in
         its own short transaction once the changes are committed; this process remembers
         the sizes it has seen, so the check costs nothing on later commits.
         """
-        for dim in sorted(dims - self._hnsw_dims):
+        for table, dim in sorted(dims - self._hnsw_dims):
+            ensure = ensure_hnsw if table == "memories" else ensure_journal_hnsw
             try:
-                with self._transaction(f"indexing {dim}-d memory vectors", write=True) as c:
-                    ensure_hnsw(c, dim)
+                with self._transaction(f"indexing {dim}-d {table} vectors", write=True) as c:
+                    ensure(c, dim)
             except StorageError as exc:
                 # The changes are committed; searches stay correct without the index
                 # (an exact scan), and the next commit of this size tries again.
                 logger.warning("%s", exc)
                 continue
-            self._hnsw_dims.add(dim)
+            self._hnsw_dims.add((table, dim))
 
     def semantic_index(self, cache: StateCache, embedder: str | None) -> SemanticIndex:
         """The memory search of the cache's assistant (the :class:`SemanticStore` port).
@@ -527,31 +437,6 @@ class SqlStore:
         queries.check_event_fields(fields)
         with self._transaction("updating an event", write=True) as conn:
             queries.update_event(conn, assistant_id, event_id, fields)
-
-
-@cache
-def _statements(kind: str, search_columns: bool = False) -> tuple[Update, Delete]:
-    """The UPDATE and DELETE of one record of ``kind``, built once with bound parameters.
-
-    Building a statement per change (``update(table).where(...).values(**row)``) cost
-    SQLAlchemy about a millisecond of coercion and cache-key work per row, the bulk of a
-    sleep tick's commit; one statement per kind is compiled once and reused.
-    """
-    spec = kind_table(kind)
-    # Memories on PostgreSQL also carry their search columns (pg_memory.PG_COLUMNS).
-    table = PG_MEMORIES if search_columns else spec.table
-    names = [*spec.value_columns, *(PG_COLUMNS if search_columns else ())]
-    where = (table.c.assistant_id == bindparam("_owner")) & (
-        table.c[spec.key_column] == bindparam("_key")
-    )
-    values: dict[str, BindParameter[Any]] = {
-        name: bindparam(f"_set_{name}", type_=table.c[name].type) for name in names
-    }
-    return update(table).where(where).values(values), delete(table).where(where)
-
-
-def _search_values(row: dict[str, Any]) -> dict[str, Any]:
-    return search_values(row["context"], row["content"], row["source_entity"], row["embedding"])
 
 
 def _find(conn: Connection, key: str) -> AssistantInfo | None:

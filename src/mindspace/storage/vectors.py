@@ -12,11 +12,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from sqlalchemy import LargeBinary
+from sqlalchemy import Connection, LargeBinary, text
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator, TypeEngine, UserDefinedType
 
-__all__ = ["Embedding", "Vector", "vector_literal"]
+__all__ = ["Embedding", "Vector", "ensure_hnsw_index", "vector_literal"]
 
 
 class Vector(UserDefinedType[Any]):
@@ -71,3 +71,26 @@ class Embedding(TypeDecorator[bytes]):
         if isinstance(value, memoryview):
             return value.tobytes()
         return _float32_bytes(value)
+
+
+def ensure_hnsw_index(connection: Connection, name: str, table: str, column: str, dim: int) -> bool:
+    """Create the partial HNSW index ``name`` over ``table.column`` of dimension ``dim``.
+
+    The column has no fixed dimension (embedders differ) and an HNSW index needs one, so
+    the index is over ``column::vector(dim)`` for the rows ``vector_dims(column) = dim``;
+    searches use the same expression and predicate. Creators take an advisory lock so
+    two processes storing the first vector of a size do not both build it.
+
+    Returns:
+        Whether it was created (False: it existed).
+    """
+    dim = int(dim)
+    exists = connection.execute(text("SELECT to_regclass(:name)"), {"name": name}).scalar()
+    if exists is not None:
+        return False
+    connection.execute(text("SELECT pg_advisory_xact_lock(hashtext('mindspace-hnsw'))"))
+    connection.exec_driver_sql(
+        f"CREATE INDEX IF NOT EXISTS {name} ON {table} USING hnsw "
+        f"(({column}::vector({dim})) vector_cosine_ops) WHERE vector_dims({column}) = {dim}"
+    )
+    return True

@@ -2,7 +2,8 @@
 
 Each migration is a module with ``NAME`` and ``upgrade(op)``, where ``op`` is Alembic's
 ``Operations`` bound to the connection, so the DDL is portable across SQLite and
-PostgreSQL. A migration is never edited once released; a change is a new version.
+PostgreSQL; from version 10 on also ``downgrade(op)``, which :func:`revert` runs. A
+migration is never edited once released; a change is a new version.
 """
 
 from __future__ import annotations
@@ -27,10 +28,11 @@ from mindspace.storage.migrations import (
     v0007_journal_vectors,
     v0008_history,
     v0009_memory_validity,
+    v0010_journal_index,
 )
 from mindspace.storage.tables import schema_migrations
 
-__all__ = ["MIGRATIONS", "Migration", "migrate"]
+__all__ = ["MIGRATIONS", "Migration", "migrate", "revert"]
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,7 @@ class Migration:
     version: int
     name: str
     upgrade: Callable[[Operations], None]
+    downgrade: Callable[[Operations], None] | None = None
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -52,6 +55,12 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, v0007_journal_vectors.NAME, v0007_journal_vectors.upgrade),
     Migration(8, v0008_history.NAME, v0008_history.upgrade),
     Migration(9, v0009_memory_validity.NAME, v0009_memory_validity.upgrade),
+    Migration(
+        10,
+        v0010_journal_index.NAME,
+        v0010_journal_index.upgrade,
+        v0010_journal_index.downgrade,
+    ),
 )
 
 
@@ -84,3 +93,25 @@ def migrate(connection: Connection) -> list[int]:
         )
         done.append(migration.version)
     return done
+
+
+def revert(connection: Connection, version: int) -> None:
+    """Undo the applied migration ``version`` (it must be the newest applied).
+
+    Raises:
+        MigrationError: ``version`` is not the newest applied one, or has no downgrade.
+    """
+    applied = set(connection.execute(select(schema_migrations.c.version)).scalars())
+    if not applied or max(applied) != version:
+        raise MigrationError(
+            f"Cannot revert schema version {version!r}: the newest applied is "
+            f"{max(applied) if applied else None!r}; revert the newer ones first."
+        )
+    migration = next((m for m in MIGRATIONS if m.version == version), None)
+    if migration is None or migration.downgrade is None:
+        raise MigrationError(
+            f"Schema version {version!r} cannot be reverted (it has no downgrade); restore "
+            "a backup taken before it instead."
+        )
+    migration.downgrade(Operations(MigrationContext.configure(connection)))
+    connection.execute(schema_migrations.delete().where(schema_migrations.c.version == version))

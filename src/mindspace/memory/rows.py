@@ -1,0 +1,52 @@
+"""How every memory search backend reads a stored row and reports neighbours.
+
+The embedded index (:mod:`mindspace.memory.index`), the Mem0 tier
+(:mod:`mindspace.storage.mem0_semantic`) and PostgreSQL (:mod:`mindspace.storage.pg_memory`,
+:mod:`mindspace.storage.pg_semantic`) each used to rebuild a memory's search text from
+its stored columns and to turn (key, similarity) pairs into :class:`Neighbour` lists
+their own way; the copies had started to differ (rounding before or after the
+threshold, the order of ties). Here is the one way, so the backends answer alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from mindspace.memory.records import memory_key
+from mindspace.state.port import StoredRecord
+from mindspace.state.semantic import Neighbour
+
+__all__ = ["lexical_text", "neighbours", "stored_lexical_text", "stored_vector"]
+
+
+def lexical_text(content: str, source_entity: str | None, context: str | None) -> str:
+    """What BM25 indexes of a memory: ``Memory.lexical_key()`` from its columns."""
+    key = memory_key(content, source_entity)
+    return f"{context}\n{key}" if context else key
+
+
+def stored_lexical_text(row: StoredRecord) -> str:
+    """:func:`lexical_text` of a stored row (no record validated)."""
+    return lexical_text(str(row["content"]), row["source_entity"], row["context"])
+
+
+def stored_vector(row: StoredRecord) -> bytes | None:
+    """A stored row's float32 vector bytes (drivers may return a memoryview)."""
+    embedding = row["embedding"]
+    return bytes(embedding) if embedding is not None else None
+
+
+def neighbours(found: Iterable[tuple[str, float]], *, k: int, threshold: float) -> list[Neighbour]:
+    """The ``k`` best of ``found`` with similarity >= ``threshold``, best first.
+
+    Args:
+        found: (key, similarity) pairs, in the order that breaks ties (older first).
+        k: How many at most.
+        threshold: The least similarity, compared before rounding.
+
+    Returns:
+        Neighbours whose scores are rounded to 4 decimals (what links record).
+    """
+    kept = [(key, float(score)) for key, score in found if float(score) >= threshold]
+    kept.sort(key=lambda pair: -pair[1])  # stable: ties keep the given order
+    return [Neighbour(key, round(score, 4)) for key, score in kept[: max(k, 0)]]
