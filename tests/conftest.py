@@ -66,7 +66,14 @@ GROUPED_MODULES = {
 }
 # What starts a process in a test module's source (a spawn costs about a second: the
 # interpreter and mindspace's imports).
-_SPAWNS = ("subprocess.", "sys.executable", "create_subprocess", "Popen(")
+_SPAWNS = (
+    "subprocess.run(",
+    "subprocess.call(",
+    "subprocess.check_",
+    "Popen(",
+    "sys.executable",
+    "create_subprocess_",
+)
 _TESTS = Path(__file__).resolve().parent
 
 
