@@ -18,9 +18,11 @@ import ast
 import functools
 import io
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import threading
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -138,11 +140,20 @@ _BOOKKEEPING_DOCS = ("session_metrics",)
 
 
 @pytest.fixture(scope="session")
-def postgres(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalPostgres]:
-    """A real PostgreSQL server with pgvector, shared by the whole test session."""
-    server = LocalPostgres(tmp_path_factory.mktemp("postgres"))
-    yield server
-    server.stop()
+def postgres() -> Iterator[LocalPostgres]:
+    """A real PostgreSQL server with pgvector, shared by the whole test session.
+
+    Its data lives outside pytest's temp root: as root, pgserver runs PostgreSQL as another
+    user, and every new pytest session on the machine takes the other users' access to
+    that root away again (it keeps the root private), which stops a running server.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="mindspace-pg-"))
+    server = LocalPostgres(folder / "data")
+    try:
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 _databases = iter(range(1, 1_000_000))
