@@ -84,10 +84,11 @@ def spawning_functions(path: Path) -> frozenset[str]:
     """The functions of a test module that start a process: directly, or by calling one
     of the module's functions (or taking one of its fixtures) that does."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
+    # Module-level functions and test-class methods; a nested function is part of its
+    # enclosing one (two fixtures may each have an inner `run`).
+    tops = [*tree.body, *(n for c in tree.body if isinstance(c, ast.ClassDef) for n in c.body)]
     functions = {
-        node.name: node
-        for node in ast.walk(tree)
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        node.name: node for node in tops if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
     }
     spawning = {
         name
