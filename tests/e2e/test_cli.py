@@ -1,4 +1,8 @@
-"""End-to-end tests of the ``mindspace`` command: real subprocesses on a temp SQLite file."""
+"""End-to-end tests of the ``mindspace`` command on a temp SQLite file.
+
+Most run the command's entry point in the test's process (``run_cli``: the environment
+and streams are the call's own); a restart and the demo run in real processes.
+"""
 
 from __future__ import annotations
 
@@ -43,7 +47,20 @@ def cli_db(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def cli(cli_env: dict[str, str], cli_db: Path) -> Cli:
+def cli(cli_env: dict[str, str], cli_db: Path, run_cli: Cli) -> Cli:
+    """Run ``mindspace ARGS... --db <db>`` through its entry point, in this process."""
+
+    def run(
+        *args: str, use_db: bool = True, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        command = [*args, "--db", str(cli_db)] if use_db else list(args)
+        return run_cli(command, env=env or cli_env)
+
+    return run
+
+
+@pytest.fixture
+def spawned_cli(cli_env: dict[str, str], cli_db: Path) -> Cli:
     """Run ``mindspace ARGS... --db <db>`` in a fresh process."""
 
     def run(
@@ -87,7 +104,8 @@ def test_tool_list_names_every_tool(cli: Cli) -> None:
     assert "required" in process.stdout  # parameters are described
 
 
-def test_added_goal_survives_a_restart(cli: Cli) -> None:
+def test_added_goal_survives_a_restart(spawned_cli: Cli) -> None:
+    cli = spawned_cli  # two processes: nothing carries over but the database file
     added = cli("tool", "add_goal", "--args", '{"description": "Fix the gate"}')
     assert added.returncode == 0, added.stderr
     result = json.loads(added.stdout)
@@ -222,7 +240,8 @@ def test_bad_setting_is_one_error_line(cli: Cli, cli_env: dict[str, str]) -> Non
     assert "MINDSPACE_MODEL_LIMIT" in _error_line(process)
 
 
-def test_demo_runs_and_leaves_its_workspace(cli: Cli, cli_db: Path, tmp_path: Path) -> None:
+def test_demo_runs_and_leaves_its_workspace(spawned_cli: Cli, cli_db: Path, tmp_path: Path) -> None:
+    cli = spawned_cli  # the demo as a user runs it, in its own process
     process = cli("demo")
     assert process.returncode == 0, process.stderr
     out = process.stdout

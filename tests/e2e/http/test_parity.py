@@ -1,8 +1,9 @@
 """Every tool returns the same result through Python, the CLI and HTTP, good calls and bad
 (issue 12); and the CLI refuses ``--args`` nested too deep as a usage error.
 
-Each channel gets its own fresh SQLite file, prepared the same way; the CLI runs as a real
-subprocess, HTTP through the real app. Ids and timestamps differ between runs (each
+Each channel gets its own fresh SQLite file, prepared the same way; the CLI runs through
+the ``mindspace`` command's entry point (in this process; the deep-args case spawns a real
+one), HTTP through the real app. Ids and timestamps differ between runs (each
 channel has its own clock and ids), so they are replaced by placeholders before comparing.
 """
 
@@ -14,6 +15,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -80,14 +82,19 @@ async def _prepare(folder: Path) -> Path:
     return db
 
 
-def _cli(folder: Path, db: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _env(folder: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MINDSPACE_")}
     env.update(
         MINDSPACE_DATA_DIR=str(folder), MINDSPACE_EMBEDDER="hashing", PYTHONIOENCODING="utf-8"
     )
+    return env
+
+
+def _cli(folder: Path, db: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The ``mindspace`` command in a real process."""
     return subprocess.run(
         [sys.executable, "-m", "mindspace.hosts.cli.app", *args, "--db", str(db), "-a", KEY],
-        env=env,
+        env=_env(folder),
         capture_output=True,
         text=True,
         encoding="utf-8",
@@ -100,7 +107,7 @@ def _cli(folder: Path, db: Path, *args: str) -> subprocess.CompletedProcess[str]
     ("tool", "args"), CALLS, ids=[f"{i:02d}-{c[0]}" for i, c in enumerate(CALLS)]
 )
 async def test_a_tool_answers_the_same_through_python_cli_and_http(
-    tmp_path: Path, tool: str, args: str
+    tmp_path: Path, tool: str, args: str, run_cli: Callable[..., Any]
 ) -> None:
     py_db = await _prepare(tmp_path / "python")
     store = SqlStore.from_path(py_db)
@@ -113,7 +120,10 @@ async def test_a_tool_answers_the_same_through_python_cli_and_http(
         store.close()
 
     cli_db = await _prepare(tmp_path / "cli")
-    process = await asyncio.to_thread(_cli, tmp_path / "cli", cli_db, "tool", tool, "--args", args)
+    # The command's own entry point in this process (a spawn per case cost more than the
+    # rest of the case); the deep-args test below runs a real `mindspace` process.
+    command = ("tool", tool, "--args", args, "--db", str(cli_db), "-a", KEY)
+    process = await asyncio.to_thread(run_cli, command, env=_env(tmp_path / "cli"))
     assert "Traceback" not in process.stderr, process.stderr
     assert process.returncode == (0 if through_python["success"] else 1), process.stderr
     through_cli = json.loads(process.stdout)
