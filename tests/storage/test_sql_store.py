@@ -28,7 +28,8 @@ from mindspace.workspace import SystemPrompts
 WRITER = textwrap.dedent(
     """
     import asyncio, sys
-    from mindspace import Assistant, ManualClock
+    from mindspace import ManualClock
+    from mindspace.testing.assistants import assistant_on
     from mindspace.llm import OfflineLLM
     from mindspace.storage import SqlStore
 
