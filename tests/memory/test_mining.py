@@ -401,7 +401,8 @@ def test_the_offline_extractor_answers_only_with_the_speakers_own_statements() -
 WORKER = textwrap.dedent(
     """
     import asyncio, sys
-    from mindspace import Assistant, ManualClock, Settings
+    from mindspace import ManualClock, Settings
+    from mindspace.testing.assistants import assistant_on
     from mindspace.embeddings import HashingEmbedder
     from mindspace.offline import OfflineLLM
     from mindspace.storage import SqlStore

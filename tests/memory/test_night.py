@@ -152,7 +152,8 @@ async def test_a_whole_night(make_assistant: Callable[..., Assistant], clock: Ma
 WORKER = textwrap.dedent(
     """
     import asyncio, sys
-    from mindspace import Assistant, ManualClock
+    from mindspace import ManualClock
+    from mindspace.testing.assistants import assistant_on
     from mindspace.embeddings import HashingEmbedder
     from mindspace.offline import OfflineLLM
     from mindspace.storage import SqlStore
