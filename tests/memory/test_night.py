@@ -157,7 +157,6 @@ WORKER = textwrap.dedent(
     from mindspace.embeddings import HashingEmbedder
     from mindspace.offline import OfflineLLM
     from mindspace.storage import SqlStore
-    from mindspace.testing.assistants import assistant_on
 
     async def main() -> None:
         assistant = assistant_on(
