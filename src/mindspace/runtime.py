@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from mindspace.state.unit import StateCache
     from mindspace.tools.registry import ToolRegistry
     from mindspace.transfer import ExportSummary, ImportSummary
-    from mindspace.transfer.exporter import Progress
+    from mindspace.transfer.format import Progress
 
 __all__ = [
     "EMBEDDERS",
