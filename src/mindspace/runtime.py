@@ -25,7 +25,7 @@ from mindspace.adapters import (
     build_llm,
     probe_llm,
 )
-from mindspace.config import Settings, database_url
+from mindspace.config import Settings
 from mindspace.engine.assistant import Assistant
 from mindspace.engine.indexes import IndexFactory, SearchIndexes, embedded_indexes
 from mindspace.errors import ConfigError
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from mindspace.state.unit import StateCache
     from mindspace.tools.registry import ToolRegistry
     from mindspace.transfer import ExportSummary, ImportSummary
-    from mindspace.transfer.exporter import Progress
+    from mindspace.transfer.format import Progress
 
 __all__ = [
     "EMBEDDERS",
@@ -88,7 +88,7 @@ def open_store(settings: Settings, db: str | Path | None = None, *, create: bool
         ConfigError: the URL is malformed or no store provider serves its scheme.
         StorageError: the database cannot be opened.
     """
-    url = _url_of(settings, db)
+    url = settings.resolved_database_url(db)
     return STORES.get(_scheme(url))(url, settings, create)
 
 
@@ -102,7 +102,7 @@ def database_file(settings: Settings, db: str | Path | None = None) -> Path | No
         return Path(db).expanduser()
     from mindspace.storage.sql import sqlite_file
 
-    return sqlite_file(_url_of(settings, db))
+    return sqlite_file(settings.resolved_database_url(db))
 
 
 def shown_url(url: str) -> str:
@@ -438,10 +438,6 @@ def _indexes_of(store: Store) -> IndexFactory:
         return SearchIndexes(semantic.semantic_index(state, embedder), journal)
 
     return store_indexes
-
-
-def _url_of(settings: Settings, db: str | Path | None) -> str:
-    return settings.resolved_database_url() if db is None else database_url(db)
 
 
 def _scheme(url: str) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mindspace.config import Settings, database_url
+from mindspace.config import Settings
 from mindspace.engine import Assistant
 from mindspace.errors import ConfigError
 from mindspace.runtime import Runtime
@@ -22,10 +22,6 @@ if TYPE_CHECKING:
     from mindspace.engine.scheduler import TickDispatch, TickSource
 
 __all__ = ["queue_ticks", "require_queue_database", "run_worker"]
-
-
-def _url_of(settings: Settings, db: str | Path | None) -> str:
-    return settings.resolved_database_url() if db is None else database_url(db)
 
 
 class _RuntimeAssistants:
@@ -44,7 +40,13 @@ class _RuntimeAssistants:
         self.runtime.close()
 
 
-def _fleet_module() -> Any:
+def _fleet_on(settings: Settings, db: str | Path | None) -> tuple[str, Any]:
+    """The fleet's database URL, checked to be PostgreSQL, and the fleet module.
+
+    Raises:
+        ConfigError: the database is not PostgreSQL, or the ``fleet`` extra is missing.
+    """
+    url = settings.resolved_database_url(db)
     try:
         import mindspace.fleet as fleet
     except ImportError as exc:
@@ -53,7 +55,8 @@ def _fleet_module() -> Any:
             "mindspace clone "
             f"(missing: {exc.name or exc})."
         ) from None
-    return fleet
+    fleet.require_postgres(url)
+    return url, fleet
 
 
 def run_worker(
@@ -74,9 +77,7 @@ def run_worker(
             ``fleet`` extra is missing.
         StorageError: the database cannot be reached.
     """
-    url = _url_of(settings, db)
-    fleet = _fleet_module()
-    fleet.require_postgres(url)
+    url, fleet = _fleet_on(settings, db)
     options = fleet.WorkerOptions(
         concurrency=concurrency,
         heartbeat=heartbeat,
@@ -99,9 +100,7 @@ def require_queue_database(settings: Settings, db: str | Path | None = None) -> 
         ConfigError: the database is not PostgreSQL, or the ``fleet`` extra is missing.
         StorageError: the database cannot be reached.
     """
-    url = _url_of(settings, db)
-    fleet = _fleet_module()
-    fleet.require_postgres(url)
+    url, fleet = _fleet_on(settings, db)
     fleet.connection.check_reachable(url)
 
 
@@ -121,9 +120,7 @@ def queue_ticks(
         ConfigError: the database is not PostgreSQL, or the ``fleet`` extra is missing.
         StorageError: the database cannot be reached.
     """
-    url = _url_of(settings, db)
-    fleet = _fleet_module()
-    fleet.require_postgres(url)
+    url, fleet = _fleet_on(settings, db)
     queue = fleet.Fleet(url, awake_rate=settings.tick_rate_awake)
     dispatch: TickDispatch = fleet.QueueDispatch(source, queue, asleep=asleep)
     return dispatch

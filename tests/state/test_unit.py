@@ -118,3 +118,28 @@ def test_a_record_is_keyed_by_its_key_field_as_text() -> None:
         }
     )
     assert entry.record_key() == "7"
+
+
+def test_derived_state_is_made_once_per_cache_and_follows_its_commits(store: SqlStore) -> None:
+    info = store.open_assistant("a", create=True)
+    cache = StateCache(store, info.id, info.revision)
+
+    class Heard:
+        def __init__(self, cache: StateCache) -> None:
+            self.keys: list[str] = []
+            cache.listen(Goal.kind, self)
+
+        def applied(self, key: str, record: Record | None) -> None:
+            self.keys.append(key)
+
+        def reset(self) -> None:
+            self.keys.clear()
+
+    first = cache.derived(Heard)
+    assert cache.derived(Heard) is first
+    assert StateCache(store, info.id, info.revision).derived(Heard) is not first
+    unit = cache.begin()
+    unit.put(_goal("g1"))
+    cache.commit(unit)
+    # Made (and listening) once: a second build would have heard the commit twice.
+    assert first.keys == ["g1"]

@@ -210,8 +210,14 @@ class RuntimeSettings(BaseSettings):
     def _blank_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
 
-    def resolved_database_url(self) -> str:
-        """The database URL to use: ``database_url`` or the SQLite file in ``data_dir``."""
+    def resolved_database_url(self, db: str | Path | None = None) -> str:
+        """The database URL to use: ``database_url`` or the SQLite file in ``data_dir``.
+
+        Args:
+            db: A database given for this run instead (``--db``: a path or a URL).
+        """
+        if db is not None:
+            return database_url(db)
         return database_url(self.database_url or self.data_dir / "mindspace.db")
 
     @property

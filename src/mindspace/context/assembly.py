@@ -19,7 +19,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from mindspace.context.components import STATIC_COMPONENTS, ComponentRole, Placement
+from mindspace.context.components import (
+    STATIC_COMPONENTS,
+    ComponentRole,
+    Placement,
+    PromptComponent,
+)
 from mindspace.llm.port import Message
 from mindspace.tokens import estimate_tokens
 
@@ -49,6 +54,27 @@ class RenderedComponent:
     budget: int | None = None
     placement: Placement | None = None
     """None: the static component's with this id, else ``turn``."""
+
+    @classmethod
+    def of(
+        cls,
+        component: PromptComponent,
+        budget: int | None,
+        *,
+        content: str = "",
+        messages: tuple[Message, ...] = (),
+    ) -> RenderedComponent:
+        """``component`` filled with ``content`` (or ``messages``), within ``budget`` tokens."""
+        return cls(
+            component.id,
+            component.key,
+            component.name,
+            component.role,
+            content=content,
+            messages=messages,
+            budget=budget,
+            placement=component.placement,
+        )
 
     @property
     def zone(self) -> Placement:

@@ -236,24 +236,41 @@ class OpenAICompatibleEmbedder:
         return vectors
 
 
+_WHERE = "The embeddings endpoint at {url}"
+_ERRORS: tuple[tuple[type[openai.APIError], str], ...] = (
+    (openai.APITimeoutError, _WHERE + " did not answer in time"),
+    (
+        openai.APIConnectionError,
+        "Cannot reach the embeddings endpoint at {url}: {reason}. "
+        "Check MINDSPACE_EMBEDDING_BASE_URL.",
+    ),
+    (
+        openai.AuthenticationError,
+        _WHERE + " refused the API key; check MINDSPACE_EMBEDDING_API_KEY.",
+    ),
+    (openai.RateLimitError, _WHERE + " is rate limiting requests (429)"),
+    (
+        openai.NotFoundError,
+        _WHERE + " answered 404: {detail}. Check MINDSPACE_EMBEDDING_MODEL and "
+        "that the base URL ends in /v1.",
+    ),
+    (openai.APIStatusError, _WHERE + " answered {status}: {detail}"),
+)
+"""How each SDK failure is worded, the first matching row winning (a timeout is a
+connection error, a 404 a status error); templates over ``url`` (quoted), ``reason``
+(the SDK's message without its full stop), ``status`` and ``detail`` (an error answer's
+code and own message)."""
+
+
 def _map_error(exc: openai.APIError, base_url: str) -> EmbeddingError:
-    where = f"The embeddings endpoint at {base_url!r}"
-    if isinstance(exc, openai.APITimeoutError):
-        return EmbeddingError(f"{where} did not answer in time")
-    if isinstance(exc, openai.APIConnectionError):
-        return EmbeddingError(
-            f"Cannot reach the embeddings endpoint at {base_url!r}: {str(exc).rstrip('.')}. "
-            "Check MINDSPACE_EMBEDDING_BASE_URL."
-        )
-    if isinstance(exc, openai.AuthenticationError):
-        return EmbeddingError(f"{where} refused the API key; check MINDSPACE_EMBEDDING_API_KEY.")
-    if isinstance(exc, openai.RateLimitError):
-        return EmbeddingError(f"{where} is rate limiting requests (429)")
-    if isinstance(exc, openai.NotFoundError):
-        return EmbeddingError(
-            f"{where} answered 404: {error_detail(exc)}. Check MINDSPACE_EMBEDDING_MODEL and "
-            "that the base URL ends in /v1."
-        )
-    if isinstance(exc, openai.APIStatusError):
-        return EmbeddingError(f"{where} answered {exc.status_code}: {error_detail(exc)}")
-    return EmbeddingError(f"{where} failed: {exc}")
+    template = next(
+        (text for kind, text in _ERRORS if isinstance(exc, kind)), _WHERE + " failed: {exc}"
+    )
+    status, detail = (
+        (exc.status_code, error_detail(exc))
+        if isinstance(exc, openai.APIStatusError)
+        else (None, "")
+    )
+    reason = str(exc).rstrip(".")
+    text = template.format(url=repr(base_url), reason=reason, status=status, detail=detail, exc=exc)
+    return EmbeddingError(text)

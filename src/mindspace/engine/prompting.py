@@ -222,17 +222,7 @@ class PromptBuilder:
             used = sum(estimate_tokens(p.content) for p in parts) + inputs.reserved_tokens
             total = inputs.config.token_budget or self.settings.context_token_budget
             budget = min(budgets.get("conversation_history", total), max(0, total - used))
-            parts.append(
-                RenderedComponent(
-                    history.id,
-                    history.key,
-                    history.name,
-                    history.role,
-                    messages=messages,
-                    budget=budget,
-                    placement=history.placement,
-                )
-            )
+            parts.append(RenderedComponent.of(history, budget, messages=messages))
         return assemble(parts, turn_header=f"Current time: {inputs.now}")
 
     def _plugged_after_enabled(self, component: PromptComponent, enabled: set[int]) -> bool:
@@ -253,15 +243,7 @@ class PromptBuilder:
         else:
             template = override if override is not None else component.content
             text = _fill(template, inputs)
-        return RenderedComponent(
-            component.id,
-            component.key,
-            component.name,
-            component.role,
-            content=text,
-            budget=budget,
-            placement=component.placement,
-        )
+        return RenderedComponent.of(component, budget, content=text)
 
     async def _text(self, key: str, inputs: PromptInputs) -> str:
         value = await self._provided(key, inputs)

@@ -19,7 +19,6 @@ scored in a small overlay index built on the fly (see :func:`indexes_for`).
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -258,22 +257,21 @@ def _same_text(old: JournalEntry, new: JournalEntry) -> bool:
     return (old.content, old.timestamp) == (new.content, new.timestamp)
 
 
-@dataclass
 class _Stamped:
-    token: tuple[int, int]
-    index: EpisodicIndex
+    """The committed index of a cache and the journal version it was brought up to."""
 
-
-_INDEXES: weakref.WeakKeyDictionary[StateCache, _Stamped] = weakref.WeakKeyDictionary()
+    def __init__(self, cache: StateCache) -> None:
+        self.token = cache.version(JournalEntry.kind)
+        self.index = EpisodicIndex.build(cache.records(JournalEntry).values())
 
 
 def committed_index(cache: StateCache) -> EpisodicIndex:
     """The index over ``cache``'s committed entries, brought up to date."""
     token = cache.version(JournalEntry.kind)
-    stamped = _INDEXES.get(cache)
-    if stamped is None or stamped.token[0] != token[0]:
-        stamped = _Stamped(token, EpisodicIndex.build(cache.records(JournalEntry).values()))
-        _INDEXES[cache] = stamped
+    stamped = cache.derived(_Stamped)
+    if stamped.token[0] != token[0]:
+        stamped.token = token
+        stamped.index = EpisodicIndex.build(cache.records(JournalEntry).values())
     elif stamped.token != token:
         stamped.index.sync(cache.records(JournalEntry))
         stamped.token = token

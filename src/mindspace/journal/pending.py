@@ -23,7 +23,6 @@ through the unit would give - the same entries, in the same order, with the same
 from __future__ import annotations
 
 import heapq
-import weakref
 from collections.abc import Container, Iterable
 from dataclasses import dataclass
 from typing import Literal
@@ -118,12 +117,16 @@ class PendingIndex:
     """The pending queues over one cache's committed journal entries (a cache listener).
 
     Use :func:`pending_entries`; it finds (or creates) the index of a unit's cache.
+
+    Args:
+        cache: The cache it follows (it starts listening to the cache's journal entries).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, cache: StateCache) -> None:
         self._queues: dict[Queue, _Heap] = {queue: _Heap() for queue in QUEUES}
         self._epoch: int | None = None  # the cache epoch built from; None: not built
         self.rebuilds = 0
+        cache.listen(JournalEntry.kind, self)
 
     # -- CacheListener -------------------------------------------------------------------
     def applied(self, key: str, record: Record | None) -> None:
@@ -159,17 +162,9 @@ class PendingIndex:
                     heap.put(entry.record_key(), order)
 
 
-_INDEXES: weakref.WeakKeyDictionary[StateCache, PendingIndex] = weakref.WeakKeyDictionary()
-
-
 def pending_index(cache: StateCache) -> PendingIndex:
     """The pending index of ``cache``, created (and listening) on first use."""
-    index = _INDEXES.get(cache)
-    if index is None:
-        index = PendingIndex()
-        cache.listen(JournalEntry.kind, index)
-        _INDEXES[cache] = index
-    return index
+    return cache.derived(PendingIndex)
 
 
 @dataclass(frozen=True)

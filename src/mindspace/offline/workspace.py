@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import re
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -258,21 +258,43 @@ def _follow_up(
                     "favorability_change": change,
                 },
             )
+    return _project_log(
+        prompt,
+        main,
+        done,
+        offered,
+        lambda changed: {
+            "content": f'{who} ({event_type}): "{said[:400]}" - {_outcome(changed)}',
+            "source_type": "direct",
+            "source_entity": who,
+            "tags": sorted({_tag(r.name) for r in changed}),
+        },
+    )
+
+
+def _project_log(
+    prompt: str,
+    main: list[_Result],
+    done: set[str],
+    offered: set[str],
+    entry: Callable[[list[_Result]], dict[str, Any]],
+) -> LLMResponse | None:
+    """The follow-up call that logs what the turn changed in its projects' journal.
+
+    None unless something changed, a project is active after the turn, and
+    add_journal_entry is offered and not called yet this turn; ``entry`` makes the
+    call's arguments (but the projects) from the successful changing calls.
+    """
     changed = [r for r in main if r.ok and r.name not in _READ_ONLY]
     projects = _projects_after(prompt, main)
-    if projects and changed and "add_journal_entry" in offered and "add_journal_entry" not in done:
-        return _call(
-            FOLLOW + "journal",
-            "add_journal_entry",
-            {
-                "content": f'{who} ({event_type}): "{said[:400]}" - {_outcome(changed)}',
-                "source_type": "direct",
-                "source_entity": who,
-                "tags": sorted({_tag(r.name) for r in changed}),
-                "related_projects": projects,
-            },
-        )
-    return None
+    if (
+        not (projects and changed)
+        or "add_journal_entry" not in offered
+        or "add_journal_entry" in done
+    ):
+        return None
+    arguments = {**entry(changed), "related_projects": projects}
+    return _call(FOLLOW + "journal", "add_journal_entry", arguments)
 
 
 def _observation(said: str, who: str, main: list[_Result]) -> tuple[str | None, float]:
@@ -351,19 +373,19 @@ def _autonomous(prompt: str, results: list[_Result], offered: set[str]) -> LLMRe
             )
         return _call(OWN + "idle", "noop", {}) if "noop" in offered else None
     done = {r.name for r in results if r.call_id.startswith(FOLLOW)}
-    changed = [r for r in main if r.ok and r.name not in _READ_ONLY]
-    projects = _projects_after(prompt, main)
-    if projects and changed and "add_journal_entry" in offered and "add_journal_entry" not in done:
-        return _call(
-            FOLLOW + "journal",
-            "add_journal_entry",
-            {
-                "content": f"Worked on the goals while nothing else was asked: {_outcome(changed)}",
-                "source_type": "observation",
-                "tags": ["progress", "autonomous"],
-                "related_projects": projects,
-            },
-        )
+    logged = _project_log(
+        prompt,
+        main,
+        done,
+        offered,
+        lambda changed: {
+            "content": f"Worked on the goals while nothing else was asked: {_outcome(changed)}",
+            "source_type": "observation",
+            "tags": ["progress", "autonomous"],
+        },
+    )
+    if logged is not None:
+        return logged
     last = main[-1]
     if last.name == "update_goal" and last.ok:
         goal = last.result["goal"]

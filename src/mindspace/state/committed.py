@@ -8,7 +8,7 @@ keep derived indexes in step. Writing goes through :class:`~mindspace.state.unit
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol, TypeVar, cast
 
 from mindspace.state.lazy import RecordLRU, not_listable
@@ -67,6 +67,8 @@ class CommittedState:
         self._written: dict[Slot, int] = {}
         self._models: dict[str, type[Record]] = {}
         self._lru: dict[str, RecordLRU] = {}
+        # What StateCache.derived made, by the callable that made it (indexes, queues).
+        self._derived: dict[Callable[..., Any], Any] = {}
         self.epoch = 0
 
     @property

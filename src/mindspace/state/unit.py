@@ -15,8 +15,8 @@ A *lazy* kind (``Record.lazy``) is never loaded whole, only read by key through 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar, cast
 
 from mindspace.errors import ConcurrencyError
 from mindspace.state.committed import CommittedState, Entry, Slot, topic_of
@@ -31,6 +31,7 @@ MAX_INCREMENTAL = 2000
 
 R = TypeVar("R", bound=Record)
 D = TypeVar("D", bound=Document)
+T = TypeVar("T")
 
 
 class StateCache(CommittedState):
@@ -41,6 +42,23 @@ class StateCache(CommittedState):
         assistant_id: The assistant's id in the store.
         revision: The revision the cache starts at.
     """
+
+    # -- derived state -----------------------------------------------------------------
+    def derived(self, build: Callable[[StateCache], T]) -> T:
+        """The one object ``build`` makes for this cache, made on first use.
+
+        Indexes and queues kept over the committed records (usually cache listeners
+        that register themselves while built) live as long as the cache, so every unit
+        of work and status view on it shares them instead of scanning the store again.
+
+        Args:
+            build: Makes the object from the cache; the same callable (a class or a
+                module-level function) finds it again.
+        """
+        if build not in self._derived:
+            self._derived[build] = build(self)
+        # One object per callable, made by it, so it is of the callable's return type.
+        return cast("T", self._derived[build])
 
     # -- units -------------------------------------------------------------------------
     def begin(self) -> Unit:

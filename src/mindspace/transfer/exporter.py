@@ -13,7 +13,6 @@ import json
 import os
 import stat
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,6 +25,7 @@ from mindspace.state.port import Store
 from mindspace.transfer.format import (
     FORMAT,
     VERSION,
+    Progress,
     TransferError,
     encode_record,
     kind_specs,
@@ -33,8 +33,6 @@ from mindspace.transfer.format import (
 )
 
 __all__ = ["ExportSummary", "export_assistant", "export_to_path"]
-
-Progress = Callable[[str], None]
 
 
 @dataclass

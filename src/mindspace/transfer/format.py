@@ -19,7 +19,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal
@@ -35,12 +35,16 @@ __all__ = [
     "FORMAT",
     "VERSION",
     "KindSpec",
+    "Progress",
     "TransferError",
     "decode_fields",
     "encode_record",
     "kind_specs",
     "schema_version",
 ]
+
+Progress = Callable[[str], None]
+"""Told a line of progress now and then during a long export or import (stderr in the CLI)."""
 
 FORMAT = "mindspace-export"
 """The ``format`` of every export's header (and the ``end`` of its last line)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from mindspace.transfer.checks import RecordChecker, field_limits
 from mindspace.transfer.format import (
     FORMAT,
     VERSION,
+    Progress,
     TransferError,
     decode_fields,
     kind_specs,
@@ -37,8 +38,6 @@ from mindspace.transfer.format import (
 from mindspace.validation import MAX_JSON_DEPTH, assistant_key_problem, json_depth_exceeds
 
 __all__ = ["ImportSummary", "import_assistant", "read_header"]
-
-Progress = Callable[[str], None]
 
 logger = logging.getLogger("mindspace.transfer")
 

@@ -14,7 +14,6 @@ the dashboard) and is taken up first by the next sleep.
 from __future__ import annotations
 
 import math
-import weakref
 from dataclasses import asdict, dataclass
 
 from mindspace.clock import Clock, parse_time
@@ -81,20 +80,13 @@ class NightBudget:
     ticks_left: int | None
 
 
-_UNLINKED: weakref.WeakKeyDictionary[StateCache, UnlinkedMemories] = weakref.WeakKeyDictionary()
-
-
 def unlinked_memories(cache: StateCache) -> UnlinkedMemories:
     """The unlinked-memories queue of ``cache``, created (and listening) on first use.
 
     One per cache, so the sleep cycle and the status views share it and a status call
     does not scan the store.
     """
-    queue = _UNLINKED.get(cache)
-    if queue is None:
-        queue = UnlinkedMemories(cache)
-        _UNLINKED[cache] = queue
-    return queue
+    return cache.derived(UnlinkedMemories)
 
 
 def night_backlog(unit: Unit, unlinked: UnlinkedMemories) -> NightBacklog:

@@ -13,7 +13,6 @@ bisection.
 
 from __future__ import annotations
 
-import weakref
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -58,12 +57,17 @@ class _Thread:
 
 
 class UnminedIndex:
-    """The minable messages of one cache, per entity (a cache listener)."""
+    """The minable messages of one cache, per entity (a cache listener).
 
-    def __init__(self) -> None:
+    Args:
+        cache: The cache it follows (it starts listening to the cache's messages).
+    """
+
+    def __init__(self, cache: StateCache) -> None:
         self._threads: dict[str, _Thread] = {}
         self._where: dict[str, tuple[str, int, bool]] = {}  # key -> (entity, number, user)
         self._epoch: int | None = None
+        cache.listen(ConversationMessage.kind, self)
 
     def applied(self, key: str, record: Record | None) -> None:
         """Follow a committed write or delete of a message."""
@@ -116,17 +120,9 @@ class UnminedIndex:
             del self._threads[entity]
 
 
-_INDEXES: weakref.WeakKeyDictionary[StateCache, UnminedIndex] = weakref.WeakKeyDictionary()
-
-
 def unmined_index(cache: StateCache) -> UnminedIndex:
     """The index of ``cache``, created (and listening) on first use."""
-    index = _INDEXES.get(cache)
-    if index is None:
-        index = UnminedIndex()
-        cache.listen(ConversationMessage.kind, index)
-        _INDEXES[cache] = index
-    return index
+    return cache.derived(UnminedIndex)
 
 
 def unmined_for_tick(
