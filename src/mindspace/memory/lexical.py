@@ -37,13 +37,15 @@ _CACHED_POSTINGS = 2_048
 class _Postings:
     """One term's rows and term frequencies, packed (4 + 2 bytes a posting, not ~70)."""
 
-    __slots__ = ("cached", "rows", "tfs")
+    __slots__ = ("cached", "live", "rows", "tfs")
 
     def __init__(self) -> None:
         self.rows = array("i")
         self.tfs = array("H")
         self.cached: tuple[int, npt.NDArray[np.int32], npt.NDArray[np.float32]] | None = None
         """(index version, live rows, BM25 contributions) of a long list, valid until a write."""
+        self.live: _Live | None = None
+        """The live postings of a long list as scoring reads them, valid until a removal."""
 
     def add(self, row: int, tf: int) -> None:
         self.rows.append(row)
@@ -75,6 +77,7 @@ class LexicalIndex:
         self._live = 0
         self._total_length = 0
         self._version = 0
+        self._removals = 0
         self._arrays: tuple[int, npt.NDArray[np.bool_], npt.NDArray[np.uint32]] | None = None
 
     @property
@@ -114,6 +117,7 @@ class LexicalIndex:
             return
         self._alive[row] = 0
         self._version += 1
+        self._removals += 1
         self._live -= 1
         self._total_length -= self._lengths[row]
 
@@ -161,18 +165,71 @@ class LexicalIndex:
         average: float,
     ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]:
         """The live rows of one term and each one's BM25 term score."""
-        rows, tfs = postings.arrays()
-        live = alive[rows]
-        rows, tf = rows[live], tfs[live].astype(np.float32)
+        rows, tf, length = self._live_postings(postings, alive, lengths)
         if not len(rows):
             return rows, tf
         df = len(rows)
         idf = math.log(1.0 + (self._live - df + 0.5) / (df + 0.5))
-        norm = self.k1 * (1.0 - self.b + self.b * lengths[rows].astype(np.float32) / average)
+        norm = self.k1 * (1.0 - self.b + self.b * length / average)
         contribution = (idf * tf * (self.k1 + 1.0) / (tf + norm)).astype(np.float32)
         return rows, contribution
+
+    def _live_postings(
+        self,
+        postings: _Postings,
+        alive: npt.NDArray[np.bool_],
+        lengths: npt.NDArray[np.uint32],
+    ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+        """A term's live rows with their term frequencies and lengths, as float32.
+
+        Every write changes the average length and the idf, so a long list's scores
+        are recomputed after each one; its live postings only change when a row is
+        removed. An added row appends to the lists of its terms, so the live postings
+        of a long list are kept and extended by the new tail (a 100k-memory store
+        writes one memory a tick and searches right after).
+        """
+        rows, tfs = postings.arrays()
+        kept = postings.live
+        start = 0
+        if kept is not None and kept.removals == self._removals and kept.covered <= len(rows):
+            start = kept.covered
+            if start == len(rows):
+                return kept.rows, kept.tf, kept.length
+        rows, tfs = rows[start:], tfs[start:]
+        live = alive[rows]
+        rows, tf = rows[live], tfs[live].astype(np.float32)
+        length = lengths[rows].astype(np.float32)
+        if start:
+            assert kept is not None  # start > 0 only when extending what was kept
+            rows = np.concatenate([kept.rows, rows])
+            tf = np.concatenate([kept.tf, tf])
+            length = np.concatenate([kept.length, length])
+        if len(rows) >= _CACHED_POSTINGS:
+            covered = len(postings.rows)
+            postings.live = _Live(self._removals, covered, rows, tf, length)
+        return rows, tf, length
 
     def add_many(self, items: Iterable[tuple[str, str]]) -> None:
         """Index several (key, text) pairs."""
         for key, text in items:
             self.add(key, text)
+
+
+class _Live:
+    """The live postings of one long list at a removal count, covering its first rows."""
+
+    __slots__ = ("covered", "length", "removals", "rows", "tf")
+
+    def __init__(
+        self,
+        removals: int,
+        covered: int,
+        rows: npt.NDArray[np.int32],
+        tf: npt.NDArray[np.float32],
+        length: npt.NDArray[np.float32],
+    ) -> None:
+        self.removals = removals
+        self.covered = covered
+        self.rows = rows
+        self.tf = tf
+        self.length = length

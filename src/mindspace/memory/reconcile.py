@@ -371,37 +371,55 @@ def distinct(memories: Sequence[Memory], threshold: float) -> list[int]:
     before reconciling kept such copies; recall shows each fact once.
     """
     kept: list[int] = []
-    vectors = [m.vector() for m in memories]
-    for i, memory in enumerate(memories):
-        if not any(
-            _same_fact(memory, memories[j], vectors[i], vectors[j], threshold) for j in kept
-        ):
+    # Each memory's words, speaker and claim are worked out once, not once per pair:
+    # recall compares up to ~70 hits pairwise on every tick.
+    said = [_Said(m) for m in memories]
+    for i, memory in enumerate(said):
+        if not any(_same_fact(memory, said[j], threshold) for j in kept):
             kept.append(i)
     return kept
 
 
-def _same_fact(
-    a: Memory, b: Memory, va: Vectors | None, vb: Vectors | None, threshold: float
-) -> bool:
-    same_words = normalized(a.content) == normalized(b.content)
-    if a.source_entity is None or b.source_entity is None:
-        same_speaker = a.source_entity is None and b.source_entity is None
+class _Said:
+    """What :func:`distinct` compares of one memory, each part computed when first needed."""
+
+    def __init__(self, memory: Memory) -> None:
+        self.memory = memory
+        self.vector: Vectors | None = memory.vector()
+        self.words = normalized(memory.content)
+        self.speaker = None if memory.source_entity is None else memory.source_entity.casefold()
+        self._claim: tuple[list[str], int] | None = None
+
+    @property
+    def claim(self) -> tuple[list[str], int]:
+        """The numbers and the polarity (negations, mod 2) that :func:`same_claim` compares."""
+        if self._claim is None:
+            text = self.memory.content
+            self._claim = (_numbers(text), len(_NEGATION.findall(text)) % 2)
+        return self._claim
+
+
+def _same_fact(a: _Said, b: _Said, threshold: float) -> bool:
+    same_words = a.words == b.words
+    if a.speaker is None or b.speaker is None:
+        same_speaker = a.speaker is None and b.speaker is None
     else:
-        same_speaker = a.source_entity.casefold() == b.source_entity.casefold()
+        same_speaker = a.speaker == b.speaker
     if not same_speaker:
         return (
             same_words
-            and subject(a.content, a.source_entity) != "self"
-            and subject(b.content, b.source_entity) != "self"
+            and subject(a.memory.content, a.memory.source_entity) != "self"
+            and subject(b.memory.content, b.memory.source_entity) != "self"
         )
     if same_words:
         return True
-    if va is None or vb is None or a.embedder != b.embedder:
+    va, vb = a.vector, b.vector
+    if va is None or vb is None or a.memory.embedder != b.memory.embedder:
         return False
-    if va.shape != vb.shape or float(va @ vb) < threshold or not same_claim(a.content, b.content):
+    if va.shape != vb.shape or float(va @ vb) < threshold or a.claim != b.claim:
         return False
     mine, theirs = (
-        content_terms(a.content, a.source_entity),
-        content_terms(b.content, b.source_entity),
+        content_terms(a.memory.content, a.memory.source_entity),
+        content_terms(b.memory.content, b.memory.source_entity),
     )
     return not (mine - theirs and theirs - mine)  # no word swapped for another

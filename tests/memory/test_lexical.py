@@ -1,0 +1,47 @@
+"""BM25 updated in place scores like an index built from scratch, whatever was written."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from mindspace.memory import lexical
+from mindspace.memory.lexical import LexicalIndex
+
+
+def _text(rng: random.Random) -> str:
+    # A few very common words, so that their posting lists are long enough to be kept.
+    words = ["tavern", "sword", "gold", "dragon", "river", "Alice", "Bob", "ale", "map"]
+    return " ".join(rng.choice(words[: rng.randint(2, len(words))]) for _ in range(6))
+
+
+def _by_key(index: LexicalIndex, query: str) -> dict[str, float]:
+    scores = index.scores(query)
+    return {key: float(scores[row]) for key in index.keys if (row := index.row(key)) is not None}
+
+
+def test_scores_after_adds_replacements_and_removals_match_a_fresh_index(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Lists of 8+ postings keep their live postings between searches (2,048 in use).
+    monkeypatch.setattr(lexical, "_CACHED_POSTINGS", 8)
+    rng = random.Random(7)
+    index = LexicalIndex()
+    texts: dict[str, str] = {}
+    for step in range(400):
+        roll = rng.random()
+        if roll < 0.6 or not texts:
+            # Sometimes a new text under a key already there (a memory rewritten).
+            key = rng.choice(list(texts)) if texts and roll < 0.1 else f"m{step}"
+            texts[key] = _text(rng)
+            index.add(key, texts[key])
+        elif roll < 0.7:
+            key = rng.choice(list(texts))
+            del texts[key]
+            index.remove(key)
+        else:
+            query = _text(rng)
+            fresh = LexicalIndex()
+            fresh.add_many(texts.items())
+            assert _by_key(index, query) == pytest.approx(_by_key(fresh, query), rel=1e-6)
