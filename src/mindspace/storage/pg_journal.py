@@ -16,24 +16,26 @@ differ only for a few letters such as ``ß``), and the statement returns the top
 (best first, ties newest first), the count reaching the cut-off and the entries with no
 current vector.
 
-That scan read every vector of the assistant (O(entries) a search). From schema version
-10 a search first counts its candidate window through the ``(assistant_id, timestamp)``
-B-tree, stopping at :data:`EXACT_WINDOW`:
+That scan read every vector of the assistant (O(entries) a search). A search now first
+counts its candidate window through the ``(assistant_id, timestamp)`` B-tree (schema
+version 10), stopping past :data:`WALK_WINDOW`:
 
 - a window of at most that many entries (a small journal, or the last few days of a
-  large one) is scored exactly: the window's entries come from the B-tree and each one's
-  vector from the ``(assistant_id, key)`` unique index, so the cost follows the window,
-  not the journal;
-- a larger window is scored by one scan of the assistant's vectors, hash-joined to the
-  filtered entries (the statement before version 10);
-- optionally (:data:`HNSW_WINDOW`, off by default: slower and less exact where
-  measured), a larger window walks the partial HNSW index of the query's dimension
+  large one) is scored exactly: the window's entries come from the B-tree, each one's
+  vector from the ``(assistant_id, key)`` unique index, and whether that vector is
+  current from the entry's ``vector_state`` (schema version 12,
+  :mod:`~mindspace.storage.pg_journal_state`), so the cost follows the window;
+- a larger window walks the partial HNSW index of the query's dimension
   (:func:`ensure_journal_hnsw`) for the :data:`COUNTED` nearest entries passing the
-  filter (pgvector's iterative scan; each is checked against its entry's filter and
-  digest), ranks those exactly, and counts the matches among them: ``total`` is then
-  the walk's count (approximate) below :data:`COUNTED` and a floor at it
-  (docs/postgresql.md). The entries without a current vector are still found by an
-  anti-join over the window (an index probe and an ``md5`` per entry): O(entries).
+  filter (pgvector's iterative scan; each checked against its entry's filter and state),
+  ranks those exactly and counts the matches among them: ``total`` is a floor at
+  :data:`COUNTED` (docs/postgresql.md). The entries without a current vector come from
+  the vector-state index, so the walk reads what it returns, not the journal;
+- when the walk cannot answer (no HNSW index of that dimension, a pgvector older than
+  0.8.0 without iterative scans, or fewer than :data:`COUNTED` vectors pass the filter
+  within the walk's reach), the window is scored exactly: one scan of the assistant's
+  vectors hash-joined to the filtered entries (the statement before version 10, which
+  hashes every text and so does not depend on ``vector_state``).
 """
 
 from __future__ import annotations
@@ -62,7 +64,10 @@ __all__ = [
 ]
 
 EXACT_WINDOW = 4096
-"""Candidate entries up to which a search scores every one exactly."""
+"""Candidate entries up to which a search scores every one exactly through the B-tree.
+
+:data:`WALK_WINDOW` raises it when larger; with the walk off, a window larger than this
+is scored by one scan of the assistant's vectors."""
 
 COUNTED = 256
 """Nearest candidates a search through the HNSW index ranks and counts matches among."""
