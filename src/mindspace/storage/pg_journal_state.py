@@ -18,6 +18,7 @@ from __future__ import annotations
 from sqlalchemy import Connection
 
 __all__ = [
+    "PG_JOURNAL_COLUMNS",
     "STATE_INDEX",
     "TRIGGERS",
     "add_vector_state",
@@ -26,6 +27,9 @@ __all__ = [
     "lacking",
     "vector_state",
 ]
+
+PG_JOURNAL_COLUMNS = ("vector_state",)
+"""Columns ``journal_entries`` has on PostgreSQL only (no record field: triggers fill them)."""
 
 STATE_INDEX = "ix_journal_entries_vector_state"
 """The B-tree on ``(assistant_id, vector_state)``."""
