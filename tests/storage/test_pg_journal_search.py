@@ -1,10 +1,10 @@
-"""PostgreSQL journal search through indexes (schema version 10), against the exact scan.
+"""PostgreSQL journal search through indexes (schema versions 10 and 12), against the exact scan.
 
-A search whose candidate window is larger than ``EXACT_WINDOW`` walks the HNSW index of
-the query's dimension for the ``COUNTED`` nearest entries; a smaller window is scored
-exactly through the timestamp B-tree. Both must rank as the embedded index does (hits
-best first, ties newest first; total; entries without a current vector, newest first).
-"""
+A search whose candidate window is larger than ``WALK_WINDOW`` walks the HNSW index of
+the query's dimension for the ``COUNTED`` nearest entries (the exact scan answers when
+fewer pass the filter); a smaller window is scored exactly through the timestamp B-tree.
+Both must rank as the embedded index does (hits best first, ties newest first; total;
+entries without a current vector, newest first)."""
 
 from __future__ import annotations
 
