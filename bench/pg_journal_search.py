@@ -8,10 +8,18 @@ queries, unfiltered and over the last 7 days, each ``--repeats`` times:
 - ``before``: the statement main ran before schema version 10 (every vector of the
   assistant scored in one scan; kept here verbatim as :data:`MAIN_SEARCH`);
 - ``exact``: this version with every window scored exactly (``EXACT_WINDOW`` raised);
-- ``now``: this version as shipped (small windows exact, large ones through HNSW).
+- ``now``: this version as shipped (windows up to ``WALK_WINDOW`` exact through the
+  timestamp B-tree, larger ones through HNSW, entries to embed through the vector-state
+  index of schema version 12).
+
+The fill commits through the store, as an assistant would, except that the HNSW index
+is built once after it (as the migration builds it for a journal stored before schema
+10) rather than grown a vector at a time: same index, minutes less at 100k.
 
 Reported: median and p95 milliseconds, and for ``now`` the share of ``before``'s top-10
-keys it returned (``recall_at_10``) and whether the totals agree (below ``COUNTED``).
+keys it returned (``recall_at_10``) and whether the totals agree (below ``COUNTED``);
+then, at every size, the unfiltered search forced through the HNSW walk at each
+``--ef-sweep`` value of ``hnsw.ef_search`` (time and recall against ``before``).
 
 Run:  PYTHONPATH=src python bench/pg_journal_search.py [--sizes 1000 10000 100000]
 Prints one JSON object.
@@ -106,6 +114,9 @@ def fill(store: SqlStore, count: int) -> PgJournalIndex:
     entries = make_entries(count, random.Random(count))
     embedder = HashingEmbedder(DIM)
     for start in range(0, count, 2000):
+        if start == 2000:  # the first commit made the index: build it once at the end
+            with store.engine.begin() as conn:
+                conn.exec_driver_sql(f"DROP INDEX {pg_journal.journal_hnsw_name(DIM)}")
         chunk = entries[start : start + 2000]
         vectors = embedder.embed([e.content for e in chunk])
         unit = cache.begin()
@@ -121,6 +132,8 @@ def fill(store: SqlStore, count: int) -> PgJournalIndex:
             )
         cache.commit(unit)
     with store.engine.begin() as conn:
+        conn.exec_driver_sql("SET LOCAL maintenance_work_mem = '512MB'")
+        pg_journal.ensure_journal_hnsw(conn, DIM)
         conn.exec_driver_sql("ANALYZE")
     index = store.journal_index(cache, embedder.name)
     assert isinstance(index, PgJournalIndex)
@@ -135,14 +148,58 @@ def _ms(times: list[float]) -> dict[str, float]:
     }
 
 
+def _recall(reference: list[Ranked], mine: list[Ranked]) -> float:
+    wanted = sum(len(r.hits) for r in reference)
+    found = sum(
+        len({h.key for h in r.hits} & {h.key for h in m.hits})
+        for r, m in zip(reference, mine, strict=True)
+    )
+    return round(found / wanted, 4) if wanted else 1.0
+
+
+def sweep(
+    index: PgJournalIndex,
+    queries: list[np.ndarray],
+    repeats: int,
+    reference: list[Ranked],
+    ef_values: list[int],
+) -> list[dict[str, Any]]:
+    """The unfiltered search walked through HNSW at each ``hnsw.ef_search``: time, recall."""
+    shipped = (pg_journal.WALK_WINDOW, pg_journal.EXACT_WINDOW, pg_journal.EF_SEARCH)
+    pg_journal.WALK_WINDOW = pg_journal.EXACT_WINDOW = 100  # every size walks here
+    rows = []
+    for ef in ef_values:
+        pg_journal.EF_SEARCH = ef
+        times: list[float] = []
+        mine: list[Ranked] = []
+        for query in queries:
+            for _ in range(repeats):
+                t = time.perf_counter()
+                got = index.search(query, EntryFilter(), limit=10, threshold=THRESHOLD)
+                times.append(time.perf_counter() - t)
+            mine.append(got)
+        rows.append({"ef_search": ef, **_ms(times), "recall_at_10": _recall(reference, mine)})
+    pg_journal.WALK_WINDOW, pg_journal.EXACT_WINDOW, pg_journal.EF_SEARCH = shipped
+    return rows
+
+
 def run_size(
-    pg: LocalPostgres, count: int, queries: list[np.ndarray], repeats: int
+    pg: LocalPostgres,
+    count: int,
+    queries: list[np.ndarray],
+    repeats: int,
+    ef_values: list[int],
 ) -> dict[str, Any]:
     store = SqlStore(pg.new_database(f"journal{count}"))
     started = time.perf_counter()
     index = fill(store, count)
-    result: dict[str, Any] = {"entries": count, "fill_s": round(time.perf_counter() - started, 1)}
+    result: dict[str, Any] = {
+        "entries": count,
+        "fill_s": round(time.perf_counter() - started, 1),
+        "load_before": os.getloadavg(),
+    }
     since = JournalFilter(days_back=7).for_index(NOW)
+    reference_all: list[Ranked] = []
     for label, where in (("all", EntryFilter()), ("last_7_days", since)):
         timings: dict[str, list[float]] = {"before": [], "exact": [], "now": []}
         reference: list[Ranked] = []
@@ -163,17 +220,16 @@ def run_size(
                 timings["now"].append(time.perf_counter() - t)
             reference.append(ref)
             mine.append(got)
-        wanted = sum(len(r.hits) for r in reference)
-        found = sum(
-            len({h.key for h in r.hits} & {h.key for h in m.hits})
-            for r, m in zip(reference, mine, strict=True)
-        )
+        if label == "all":
+            reference_all = reference
         result[label] = {
             **{name: _ms(times) for name, times in timings.items()},
-            "recall_at_10": round(found / wanted, 4) if wanted else 1.0,
+            "recall_at_10": _recall(reference, mine),
             "totals_agree": sum(r.total == m.total for r, m in zip(reference, mine, strict=True)),
             "median_total": statistics.median(r.total for r in reference),
         }
+    result["walk_by_ef_search"] = sweep(index, queries, repeats, reference_all, ef_values)
+    result["load_after"] = os.getloadavg()
     store.close()
     pg.drop_database(f"journal{count}")
     return result
@@ -185,18 +241,29 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
     parser.add_argument("--queries", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--walk-window", type=int, default=pg_journal.WALK_WINDOW, help="WALK_WINDOW for `now`"
+    )
+    parser.add_argument("--ef-search", type=int, default=pg_journal.EF_SEARCH)
+    parser.add_argument(
+        "--ef-sweep", type=int, nargs="*", default=[100, 400, 1000], help="walks to compare"
+    )
     args = parser.parse_args()
+    pg_journal.WALK_WINDOW = args.walk_window
+    pg_journal.EF_SEARCH = args.ef_search
     embedder = HashingEmbedder(DIM)
     texts = make_queries(args.queries, random.Random(7))
     queries = [np.asarray(v, dtype=np.float32) for v in embedder.embed(texts)]
     with tempfile.TemporaryDirectory() as tmp:
         os.chmod(tmp, 0o755)  # the server runs as its own user and needs to enter it
         with LocalPostgres(Path(tmp) / "pg") as pg:
-            results = [run_size(pg, n, queries, args.repeats) for n in args.sizes]
+            results = [run_size(pg, n, queries, args.repeats, args.ef_sweep) for n in args.sizes]
     report = {
         "benchmark": "pg_journal_search",
         "queries": args.queries,
         "repeats": args.repeats,
+        "walk_window": args.walk_window,
+        "ef_search": args.ef_search,
         "load": os.getloadavg(),
         "results": results,
     }

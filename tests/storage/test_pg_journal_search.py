@@ -1,10 +1,10 @@
-"""PostgreSQL journal search through indexes (schema version 10), against the exact scan.
+"""PostgreSQL journal search through indexes (schema versions 10 and 12), against the exact scan.
 
-A search whose candidate window is larger than ``EXACT_WINDOW`` walks the HNSW index of
-the query's dimension for the ``COUNTED`` nearest entries; a smaller window is scored
-exactly through the timestamp B-tree. Both must rank as the embedded index does (hits
-best first, ties newest first; total; entries without a current vector, newest first).
-"""
+A search whose candidate window is larger than ``WALK_WINDOW`` walks the HNSW index of
+the query's dimension for the ``COUNTED`` nearest entries (the exact scan answers when
+fewer pass the filter); a smaller window is scored exactly through the timestamp B-tree.
+Both must rank as the embedded index does (hits best first, ties newest first; total;
+entries without a current vector, newest first)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from mindspace.state.semantic import EntryFilter, JournalIndex, Ranked
 from mindspace.state.unit import StateCache
 from mindspace.storage import SqlStore
 from mindspace.storage.migrations import migrate, revert
+from mindspace.storage.pg_journal_state import STATE_INDEX, embedder_bounds, vector_state
 
 DIM = 16
 
@@ -94,12 +95,15 @@ def test_the_hnsw_path_ranks_as_the_exact_scan(
     monkeypatch.setattr(pg_journal, "EXACT_WINDOW", 10)  # every window is large now
     scanned = [search(index, q, where) for q in queries]  # the default: one scan
     assert scanned == exact
-    monkeypatch.setattr(pg_journal, "HNSW_WINDOW", 10)  # and walked through HNSW
+    monkeypatch.setattr(pg_journal, "WALK_WINDOW", 10)  # walked through HNSW: fewer
+    assert [search(index, q, where) for q in queries] == exact  # than COUNTED, so exact
+    monkeypatch.setattr(pg_journal, "COUNTED", 12)  # the walk's own answer
     walked = [search(index, q, where) for q in queries]
     for mine, reference in zip(walked, exact, strict=True):
         assert [h.key for h in mine.hits] == [h.key for h in reference.hits]
         assert [h.score for h in mine.hits] == pytest.approx([h.score for h in reference.hits])
-        assert mine.total == reference.total  # fewer matches than COUNTED: exact
+        # The walk counts matches among the 12 nearest: the total, or a floor at 12.
+        assert mine.total == min(reference.total, 12)
         assert mine.unembedded == reference.unembedded
     assert any(r.hits for r in exact)
     assert all(r.unembedded for r in exact)  # six in seven entries have no vector
@@ -115,7 +119,7 @@ def test_past_counted_matches_the_total_is_a_floor(
     exact = search(index, query, EntryFilter(), threshold=-1.0)
     assert exact.total == 86  # every stored vector (600 / 7, rounded up) matches
     monkeypatch.setattr(pg_journal, "EXACT_WINDOW", 10)
-    monkeypatch.setattr(pg_journal, "HNSW_WINDOW", 10)
+    monkeypatch.setattr(pg_journal, "WALK_WINDOW", 10)
     monkeypatch.setattr(pg_journal, "COUNTED", 40)
     walked = search(index, query, EntryFilter(), threshold=-1.0)
     assert walked.total == 40
@@ -139,6 +143,7 @@ def test_a_large_journal_is_searched_through_its_indexes(pg_url: str) -> None:
         "threshold": 0.2,
         "limit": 10,
         "counted": pg_journal.COUNTED,
+        "state": vector_state("hand", DIM),
     }
     engine = create_engine(pg_url)
     with engine.begin() as conn:
@@ -148,6 +153,12 @@ def test_a_large_journal_is_searched_through_its_indexes(pg_url: str) -> None:
         walked = "\n".join(
             conn.execute(text("EXPLAIN " + pg_journal._nearest_search(DIM)), params).scalars()
         )
+        missing = "\n".join(
+            conn.execute(
+                text("EXPLAIN " + str(pg_journal._MISSING)),
+                {"a": 1, "limit": 50, **embedder_bounds("hand")},
+            ).scalars()
+        )
         recent = "\n".join(
             conn.execute(
                 text("EXPLAIN " + str(pg_journal._WINDOW_SEARCH)),
@@ -156,7 +167,10 @@ def test_a_large_journal_is_searched_through_its_indexes(pg_url: str) -> None:
         )
     engine.dispose()
     assert pg_journal.journal_hnsw_name(DIM) in walked
+    assert STATE_INDEX in walked  # the entries to embed: no read of every entry
+    assert "Seq Scan on journal_entries" not in walked
     assert "ix_journal_entries_ts" in recent
+    assert STATE_INDEX in missing
     # And the answers: the last days exactly through the B-tree, everything by the scan.
     found = search(index, query, EntryFilter(since="2025-11-28"))
     assert found.hits
@@ -197,12 +211,13 @@ def test_version_10_goes_down_and_up_again(backend_url: str) -> None:
         assert _indexes(backend_url) == {"ix_journal_entries_ts", f"ix_journal_vectors_hnsw_{DIM}"}
     engine = create_engine(backend_url)
     with engine.begin() as conn:
+        revert(conn, 12)
         revert(conn, 10)
     assert 10 not in _versions(backend_url)
     if postgres:
         assert _indexes(backend_url) == set()
     with engine.begin() as conn:
-        assert migrate(conn) == [10]
+        assert migrate(conn) == [10, 12]
     engine.dispose()
     assert 10 in _versions(backend_url)
     if postgres:

@@ -11,8 +11,9 @@ import mindspace.storage.migrations as migrations
 from mindspace.errors import MigrationError
 from mindspace.state.unit import StateCache
 from mindspace.storage import SqlStore
+from mindspace.storage.pg_journal_state import PG_JOURNAL_COLUMNS
 from mindspace.storage.pg_memory import PG_COLUMNS, hnsw_name
-from mindspace.storage.tables import memories, metadata
+from mindspace.storage.tables import journal_entries, memories, metadata
 from mindspace.testing.postgres import LocalPostgres
 
 WHEN = "2025-12-06T10:00:00Z"
@@ -57,6 +58,7 @@ def test_the_migrated_schema_is_the_declared_one_plus_the_search_columns(pg_url:
     for table in metadata.sorted_tables:
         migrated = {c["name"] for c in inspector.get_columns(table.name)}
         extra = set(PG_COLUMNS) if table is memories else set()
+        extra |= set(PG_JOURNAL_COLUMNS) if table is journal_entries else set()
         assert migrated == {c.name for c in table.columns} | extra, table.name
     indexes = {ix["name"] for ix in inspector.get_indexes("memories")}
     assert "ix_memories_lex" in indexes

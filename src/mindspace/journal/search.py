@@ -134,8 +134,10 @@ async def search_journal(
     """Search the filtered entries; semantic when asked and possible, else text.
 
     Semantic mode returns the entries at least ``meaning.min_similarity`` similar to the
-    query, best first (ties newest first), and counts all of them in ``total_matches``;
-    it may find none. An empty query matches every filtered entry (newest first).
+    query, best first (ties newest first), and counts all of them in ``total_matches``
+    (on PostgreSQL, over a window of more than 16,384 entries, the top hits come from an
+    HNSW walk and the count is a floor at 256: docs/postgresql.md); it may find none. An
+    empty query matches every filtered entry (newest first).
     """
     text = query.strip()
     if semantic and meaning is not None and text:

@@ -16,41 +16,47 @@ differ only for a few letters such as ``ß``), and the statement returns the top
 (best first, ties newest first), the count reaching the cut-off and the entries with no
 current vector.
 
-That scan read every vector of the assistant (O(entries) a search). From schema version
-10 a search first counts its candidate window through the ``(assistant_id, timestamp)``
-B-tree, stopping at :data:`EXACT_WINDOW`:
+That scan read every vector of the assistant (O(entries) a search). A search now first
+counts its candidate window through the ``(assistant_id, timestamp)`` B-tree (schema
+version 10), stopping past :data:`WALK_WINDOW`:
 
 - a window of at most that many entries (a small journal, or the last few days of a
-  large one) is scored exactly: the window's entries come from the B-tree and each one's
-  vector from the ``(assistant_id, key)`` unique index, so the cost follows the window,
-  not the journal;
-- a larger window is scored by one scan of the assistant's vectors, hash-joined to the
-  filtered entries (the statement before version 10);
-- optionally (:data:`HNSW_WINDOW`, off by default: slower and less exact where
-  measured), a larger window walks the partial HNSW index of the query's dimension
+  large one) is scored exactly: the window's entries come from the B-tree, each one's
+  vector from the ``(assistant_id, key)`` unique index, and whether that vector is
+  current from the entry's ``vector_state`` (schema version 12,
+  :mod:`~mindspace.storage.pg_journal_state`), so the cost follows the window;
+- a larger window walks the partial HNSW index of the query's dimension
   (:func:`ensure_journal_hnsw`) for the :data:`COUNTED` nearest entries passing the
-  filter (pgvector's iterative scan; each is checked against its entry's filter and
-  digest), ranks those exactly, and counts the matches among them: ``total`` is then
-  the walk's count (approximate) below :data:`COUNTED` and a floor at it
-  (docs/postgresql.md). The entries without a current vector are still found by an
-  anti-join over the window (an index probe and an ``md5`` per entry): O(entries).
+  filter (pgvector's iterative scan; each checked against its entry's filter and state),
+  ranks those exactly and counts the matches among them: ``total`` is a floor at
+  :data:`COUNTED` (docs/postgresql.md). The entries without a current vector come from
+  the vector-state index, so the walk reads what it returns, not the journal;
+- when the walk cannot answer (no HNSW index of that dimension, a pgvector older than
+  0.8.0 without iterative scans, or fewer than :data:`COUNTED` vectors pass the filter
+  within the walk's reach), the window is scored exactly: one scan of the assistant's
+  vectors hash-joined to the filtered entries (the statement before version 10, which
+  hashes every text and so does not depend on ``vector_state``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractContextManager
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from sqlalchemy import Connection, text
 
 from mindspace.state.semantic import EntryFilter, Neighbour, Ranked, rank_candidates
+from mindspace.storage.pg_journal_state import embedder_bounds, lacking, vector_state
 from mindspace.storage.vectors import ensure_hnsw_index, vector_literal
 
 __all__ = [
     "COUNTED",
+    "EF_SEARCH",
     "EXACT_WINDOW",
+    "WALK_WINDOW",
     "PgJournalIndex",
     "drop_journal_indexes",
     "ensure_journal_hnsw",
@@ -58,18 +64,25 @@ __all__ = [
 ]
 
 EXACT_WINDOW = 4096
-"""Candidate entries up to which a search scores every one exactly."""
+"""Candidate entries up to which a search scores every one exactly through the B-tree.
+
+:data:`WALK_WINDOW` raises it when larger; with the walk off, a window larger than this
+is scored by one scan of the assistant's vectors."""
 
 COUNTED = 256
 """Nearest candidates a search through the HNSW index ranks and counts matches among."""
 
-HNSW_WINDOW: int | None = None
-"""Windows larger than this walk the HNSW index; None (the default): never.
+WALK_WINDOW: int | None = 16_384
+"""Windows larger than this walk the HNSW index (None: never); smaller ones are exact.
 
-Measured at 100,000 entries (bench/RESULTS.md, "PostgreSQL journal search"): the walk
-was 1.4x faster than the scan unfiltered but found 0.82 of its top 10, and 2.3x slower
-over the last 7 days (the filter drops most of what the walk yields). Off until the walk
-is worth it; the tests run it."""
+Up to it, scoring the window's entries through the timestamp B-tree costs less than a
+walk whose filter drops most of what it yields (the last days of a large journal)."""
+
+EF_SEARCH = 1000
+"""``hnsw.ef_search`` of the walk (pgvector's maximum): candidates kept per step.
+
+At 100,000 entries with the hashing embedder (bench/RESULTS.md) 100 / 400 / 1000 found
+0.82 / 0.87 / 0.95 of the exact top 10, in 12 / 14 / 25 ms against the scan's 181 ms."""
 
 Transaction = Callable[[str], AbstractContextManager[Connection]]
 
@@ -91,9 +104,13 @@ _FILTER = (
     "json_array_elements_text(e.tags) t WHERE lower(t) = ANY(CAST(:tags AS text[]))) "
     ">= CASE WHEN :any_tag THEN 1 ELSE cardinality(CAST(:tags AS text[])) END)"
 )
-# How many entries the window holds, up to :cap (an index-only range of the B-tree).
+# How many entries the window holds, up to :cap (an index-only range of the B-tree), and
+# whether the walk can run: the HNSW index of the dimension exists and pgvector has
+# iterative scans (0.8.0).
 _WINDOW = text(
-    "SELECT count(*) FROM (SELECT 1 FROM journal_entries e WHERE e.assistant_id = :a "
+    "SELECT count(*), bool_and(to_regclass(CAST(:hnsw AS text)) IS NOT NULL AND "
+    "(SELECT string_to_array(extversion, '.')::int[] >= '{0,8}' FROM pg_extension "
+    "WHERE extname = 'vector')) FROM (SELECT 1 FROM journal_entries e WHERE e.assistant_id = :a "
     'AND (CAST(:since AS text) IS NULL OR e.timestamp COLLATE "C" >= CAST(:since AS text)) '
     "LIMIT :cap) w"
 )
@@ -125,13 +142,13 @@ _SCAN_SEARCH = text(
     + _RESULT
     + _UNEMBEDDED
 )
-# A small window, exactly: each candidate's vector is one probe of the unique key index.
+# A window, exactly: each candidate's vector is one probe of the unique key index, and
+# whether it is current is the entry's own ``vector_state`` (schema version 12).
 _WINDOW_SEARCH = text(
     'WITH c AS MATERIALIZED (SELECT e.key, e.id, e.timestamp COLLATE "C" AS ts, s.score '
     "FROM journal_entries e LEFT JOIN LATERAL (SELECT "
     "-(v.embedding <#> CAST(:query AS vector)) AS score FROM journal_vectors v "
-    "WHERE v.assistant_id = :a AND v.key = e.key AND v.embedder = :e "
-    "AND v.digest = md5(e.content) AND vector_dims(v.embedding) = :dim) s ON true "
+    "WHERE v.assistant_id = :a AND v.key = e.key AND e.vector_state = :state) s ON true "
     f"WHERE {_FILTER}), " + _RESULT + _UNEMBEDDED
 )
 
@@ -146,24 +163,22 @@ def _nearest_search(dim: int) -> str:
         "-(v.embedding <#> CAST(:query AS vector)) AS score FROM journal_vectors v "
         f"WHERE v.assistant_id = :a AND v.embedder = :e AND vector_dims(v.embedding) = {dim} "
         "AND EXISTS (SELECT 1 FROM journal_entries e WHERE e.key = v.key "
-        f"AND v.digest = md5(e.content) AND {_FILTER}) "
+        f"AND e.vector_state = :state AND {_FILTER}) "
         f"ORDER BY {distance} LIMIT :counted), "
         'c AS MATERIALIZED (SELECT n.key, e.id, e.timestamp COLLATE "C" AS ts, n.score '
         "FROM near n JOIN journal_entries e ON e.assistant_id = :a AND e.key = n.key), "
         + _RESULT
+        + "UNION ALL SELECT 3, NULL, count(*), 0 FROM near "
+        # The entries to embed come from the vector-state index: O(those entries).
         + "UNION ALL SELECT 2, e.key, NULL, row_number() OVER "
         '(ORDER BY e.timestamp COLLATE "C" DESC, e.id DESC) FROM journal_entries e '
-        f"WHERE {_FILTER} AND NOT EXISTS (SELECT 1 FROM journal_vectors v "
-        "WHERE v.assistant_id = :a AND v.key = e.key AND v.embedder = :e "
-        f"AND v.digest = md5(e.content) AND vector_dims(v.embedding) = {dim}) "
-        "ORDER BY part, n"
+        f"WHERE {_FILTER} AND {lacking()} ORDER BY part, n"
     )
 
 
 _MISSING = text(
-    "SELECT e.key FROM journal_entries e WHERE e.assistant_id = :a AND NOT EXISTS "
-    "(SELECT 1 FROM journal_vectors v WHERE v.assistant_id = :a AND v.key = e.key "
-    "AND v.embedder = :e AND v.digest = md5(e.content)) ORDER BY e.row_id LIMIT :limit"
+    f"SELECT e.key FROM journal_entries e WHERE e.assistant_id = :a AND {lacking(any_dims=True)} "
+    "ORDER BY e.row_id LIMIT :limit"
 )
 _ORPHANS = text(
     "SELECT v.key FROM journal_vectors v WHERE v.assistant_id = :a AND NOT EXISTS "
@@ -221,11 +236,14 @@ class PgJournalIndex:
         exclude: Collection[str] = (),
     ) -> Ranked:
         """Rank the entries passing ``where`` by similarity: one statement, filter in SQL."""
-        params = {
+        dim = int(np.asarray(vector).shape[0])
+        params: dict[str, object] = {
             "query": vector_literal(vector),
             "a": self.assistant_id,
             "e": self.embedder,
-            "dim": int(np.asarray(vector).shape[0]),
+            "dim": dim,
+            "state": vector_state(self.embedder, dim),
+            "counted": COUNTED,
             "exclude": list(exclude),
             "since": where.since,
             "project": None if where.project is None else where.project.lower(),
@@ -234,43 +252,58 @@ class PgJournalIndex:
             "threshold": float(threshold),
             "limit": max(limit, 0),
         }
-        hits: list[Neighbour] = []
-        total = 0
-        unembedded: list[str] = []
-        params["counted"] = COUNTED
         with self._transaction("searching journal entries") as conn:
             # Plans for these values: a generic plan cannot drop the filters not asked
             # for, and would read every entry instead of the timestamp range.
             conn.exec_driver_sql("SET LOCAL plan_cache_mode = force_custom_plan")
-            window = conn.execute(
-                _WINDOW, {"a": self.assistant_id, "since": where.since, "cap": EXACT_WINDOW + 1}
-            ).scalar_one()
-            if window <= EXACT_WINDOW:
-                statement = _WINDOW_SEARCH
-            elif HNSW_WINDOW is not None and window > HNSW_WINDOW:
-                statement = text(_nearest_search(int(np.asarray(vector).shape[0])))
-                conn.exec_driver_sql("SET LOCAL hnsw.iterative_scan = relaxed_order")
-                conn.exec_driver_sql(f"SET LOCAL hnsw.ef_search = {max(40, COUNTED)}")
-            else:
-                # Before a new journal's first ANALYZE the planner guesses a few hundred
-                # rows on each side and nests loops over the scored vectors: quadratic.
-                # Every row is read anyway, so hash joins are never worse.
-                conn.exec_driver_sql("SET LOCAL enable_nestloop = off")
-                statement = _SCAN_SEARCH
-            for part, key, score, _ in conn.execute(statement, params):
-                if part == 0:
-                    hits.append(Neighbour(str(key), float(np.float32(score))))
-                elif part == 1:
-                    total = int(score)
-                else:
-                    unembedded.append(str(key))
-        return Ranked(hits, total, unembedded)
+            window, walkable = conn.execute(
+                _WINDOW,
+                {
+                    "a": self.assistant_id,
+                    "since": where.since,
+                    "cap": max(EXACT_WINDOW, WALK_WINDOW or 0) + 1,
+                    "hnsw": journal_hnsw_name(dim),
+                },
+            ).one()
+            found = None
+            if WALK_WINDOW is not None and window > max(WALK_WINDOW, EXACT_WINDOW) and walkable:
+                found = self._walk(conn, params)
+            if found is None:
+                found = self._exact(conn, params, window <= max(EXACT_WINDOW, WALK_WINDOW or 0))
+        return found
+
+    @staticmethod
+    def _walk(conn: Connection, params: dict[str, object]) -> Ranked | None:
+        """The window through the HNSW index; None when it yields fewer than COUNTED.
+
+        Fewer means the filter let through fewer vectors than the walk looks for, or
+        the walk stopped early (``hnsw.max_scan_tuples``): either way the exact path
+        answers, so below :data:`COUNTED` matches a search is exact.
+        """
+        conn.exec_driver_sql("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        conn.exec_driver_sql(f"SET LOCAL hnsw.ef_search = {int(EF_SEARCH)}")
+        statement = text(_nearest_search(int(str(params["dim"]))))
+        rows = conn.execute(statement, params).all()
+        if any(row[0] == 3 and int(row[2]) < COUNTED for row in rows):
+            return None
+        return _ranked(rows)
+
+    @staticmethod
+    def _exact(conn: Connection, params: dict[str, object], by_window: bool) -> Ranked:
+        """Every entry of the window scored: through the B-tree, or one scan of all vectors."""
+        if by_window:
+            return _ranked(conn.execute(_WINDOW_SEARCH, params).all())
+        # Before a new journal's first ANALYZE the planner guesses a few hundred rows on
+        # each side and nests loops over the scored vectors: quadratic. Every row is
+        # read anyway, so hash joins are never worse.
+        conn.exec_driver_sql("SET LOCAL enable_nestloop = off")
+        return _ranked(conn.execute(_SCAN_SEARCH, params).all())
 
     def unembedded(self, *, limit: int) -> list[str]:
         """Up to ``limit`` keys of entries without a current vector, oldest first."""
         if limit <= 0:
             return []
-        params = {"a": self.assistant_id, "e": self.embedder, "limit": limit}
+        params = {"a": self.assistant_id, "limit": limit, **embedder_bounds(self.embedder)}
         with self._transaction("finding journal entries to embed") as conn:
             return [str(k) for k in conn.execute(_MISSING, params).scalars()]
 
@@ -281,6 +314,22 @@ class PgJournalIndex:
         with self._transaction("finding vectors of deleted journal entries") as conn:
             found = conn.execute(_ORPHANS, {"a": self.assistant_id, "limit": limit})
             return [str(k) for k in found.scalars()]
+
+
+def _ranked(rows: Sequence[Sequence[Any]]) -> Ranked:
+    """A search statement's rows (hits, the total, entries to embed) as a :class:`Ranked`."""
+    hits: list[Neighbour] = []
+    total = 0
+    unembedded: list[str] = []
+    for row in rows:
+        part, key, score = row[0], row[1], row[2]
+        if part == 0:
+            hits.append(Neighbour(str(key), float(np.float32(score))))
+        elif part == 1:
+            total = int(score)
+        elif part == 2:
+            unembedded.append(str(key))
+    return Ranked(hits, total, unembedded)
 
 
 def journal_hnsw_name(dim: int) -> str:

@@ -29,6 +29,7 @@ from mindspace.storage.migrations import (
     v0008_history,
     v0009_memory_validity,
     v0010_journal_index,
+    v0012_journal_vector_state,
 )
 from mindspace.storage.tables import schema_migrations
 
@@ -60,6 +61,13 @@ MIGRATIONS: tuple[Migration, ...] = (
         v0010_journal_index.NAME,
         v0010_journal_index.upgrade,
         v0010_journal_index.downgrade,
+    ),
+    # 11 is taken by another branch's migration; versions apply in order of number.
+    Migration(
+        12,
+        v0012_journal_vector_state.NAME,
+        v0012_journal_vector_state.upgrade,
+        v0012_journal_vector_state.downgrade,
     ),
 )
 
