@@ -7,6 +7,8 @@ same set (its BM25 and dense references), and picks the grid point by this rule:
 * a variant's **margin** on a set is the least of its hit@5 (1-4) and recall@10 (1-5)
   minus the better of BM25 and dense on that figure (the acceptance: never below a
   component);
+* a variant below a set's **floor** (``--floor NAME=HIT,RECALL``: the acceptance's
+  "LoCoMo dev stays >= 80 / 83") is not eligible;
 * the chosen variant has the largest **worst margin** over the sets it is chosen on;
   ties (within 0.5 points) go to the larger mean of hit@5 and recall@10 over them.
 
@@ -14,7 +16,8 @@ Leave-one-set-out: for each set, the variant chosen on the others, scored on it 
 the rule gives on a set it did not see); then the variant chosen on all sets, the
 setting to ship. Prints JSON::
 
-    python bench/recall_select.py NAME=GRID.json,BENCH.json [NAME=...] ...
+    python bench/recall_select.py NAME=GRID.json,BENCH.json [NAME=...] ... \
+        [--floor NAME=HIT,RECALL]
 """
 
 from __future__ import annotations
@@ -49,9 +52,25 @@ def margins(grid: dict[str, Any], bench: dict[str, Any]) -> dict[str, dict[str, 
     return out
 
 
-def choose(sets: dict[str, dict[str, dict[str, float]]], names: list[str]) -> str:
-    """The variant with the best worst margin over ``names`` (ties: best mean)."""
+def choose(
+    sets: dict[str, dict[str, dict[str, float]]],
+    names: list[str],
+    floors: dict[str, tuple[float, float]] | None = None,
+) -> str:
+    """The variant with the best worst margin over ``names`` (ties: best mean).
+
+    A variant under any set's floor (hit@5, recall@10) is left out, when another is not.
+    """
     variants = list(next(iter(sets.values())))
+    allowed = [
+        v
+        for v in variants
+        if all(
+            sets[s][v]["hit@5"] >= hit and sets[s][v]["recall@10"] >= recall
+            for s, (hit, recall) in (floors or {}).items()
+        )
+    ]
+    variants = allowed or variants
 
     def worst(v: str) -> float:
         return min(sets[s][v]["margin"] for s in names)
@@ -67,7 +86,15 @@ def choose(sets: dict[str, dict[str, dict[str, float]]], names: list[str]) -> st
 def main(argv: list[str]) -> int:
     """Print the leave-one-set-out choices and the choice on every set."""
     sets: dict[str, dict[str, dict[str, float]]] = {}
-    for arg in argv:
+    floors: dict[str, tuple[float, float]] = {}
+    args = list(argv)
+    while "--floor" in args:
+        at = args.index("--floor")
+        name, _, pair = args[at + 1].partition("=")
+        hit, _, recall = pair.partition(",")
+        floors[name] = (float(hit), float(recall))
+        del args[at : at + 2]
+    for arg in args:
         name, _, files = arg.partition("=")
         grid_file, _, bench_file = files.partition(",")
         if not name or not grid_file or not bench_file:
@@ -79,10 +106,11 @@ def main(argv: list[str]) -> int:
     held_out = {}
     for name in names:
         others = [n for n in names if n != name]
-        chosen = choose(sets, others) if others else choose(sets, [name])
+        chosen = choose(sets, others, floors) if others else choose(sets, [name], floors)
         held_out[name] = {"chosen on the others": chosen, **sets[name][chosen]}
-    final = choose(sets, names)
+    final = choose(sets, names, floors)
     result = {
+        "floors": floors,
         "leave one set out": held_out,
         "chosen on every set": final,
         "per set": {n: sets[n][final] for n in names},

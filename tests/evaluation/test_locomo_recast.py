@@ -133,8 +133,8 @@ def test_assistant_evidence_sits_in_the_middle_of_an_answer_of_other_conversatio
             "speaker_b": "Ben",
             "session_1_date_time": "9:00 am on 1 June, 2023",
             "session_1": [
-                {"speaker": "Ada", "dia_id": "D1:1", "text": "The orchard harvest was huge " * 3},
-                {"speaker": "Ben", "dia_id": "D1:2", "text": "Our choir sang at the cathedral " * 3},
+                {"speaker": "Ada", "dia_id": "D1:1", "text": "The orchard harvest was big " * 3},
+                {"speaker": "Ben", "dia_id": "D1:2", "text": "Our choir sang at the abbey " * 3},
             ],
         },
         "qa": [],
@@ -150,7 +150,8 @@ def test_assistant_evidence_sits_in_the_middle_of_an_answer_of_other_conversatio
     paragraphs = answer.split("\n\n")
     # The reply is inside, framed by turns of the other conversation only.
     held = [n for n, p in enumerate(paragraphs) if "sailing boat" in p]
-    assert held and 0 < held[0] < len(paragraphs) - 1
+    assert held
+    assert 0 < held[0] < len(paragraphs) - 1
     assert all("orchard" in p or "choir" in p for n, p in enumerate(paragraphs) if n != held[0])
     # Only questions about the assistant's turns, its name now "the assistant".
     assert [q["question"] for q in sample["qa"]] == ["What did the user's friend restore?"]

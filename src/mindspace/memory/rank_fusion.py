@@ -23,8 +23,10 @@ from mindspace.state.semantic import Hit
 
 __all__ = ["COMPONENT_DEPTH", "RRF_K", "fuse_rankings"]
 
-RRF_K = 60
-"""Reciprocal-rank constant: a rank's weight is 1 / (RRF_K + rank)."""
+RRF_K = 10
+"""Reciprocal-rank constant: a rank's weight is 1 / (RRF_K + rank). Chosen with the
+weights across data sets (bench/RESULTS.md): 60, the usual value, makes the top ranks
+so alike that the components outvote every rule of the rules' ranking."""
 
 COMPONENT_DEPTH = 20
 """How many of each component's best memories take part (ranks beyond weigh little)."""

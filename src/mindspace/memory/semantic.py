@@ -252,9 +252,7 @@ class SemanticMemory:
         # The rules' ranking fused with dense and BM25 alone (memory/rank_fusion.py).
         hits = self._fused(query, vector, hits, min_source_trust, tags)
         # A few spare results, so that leaving out restatements still fills the page.
-        found = self._merge_pending(
-            query, vector, hits, 2 * limit + _SPARE, min_source_trust, tags
-        )
+        found = self._merge_pending(query, vector, hits, 2 * limit + _SPARE, min_source_trust, tags)
         threshold = self.settings.memory_restate_threshold
         found = [found[i] for i in one_passage_each([r.memory for r in found])]
         return [found[i] for i in distinct([r.memory for r in found], threshold)][:limit]
