@@ -179,22 +179,36 @@ async def test_a_rule_misled_by_a_name_cannot_push_out_the_match_of_both_compone
     backend_store: SqlStore, clock: ManualClock
 ) -> None:
     asked = "Melanie, when does the pottery class at the studio meet?"
-    for key, weights in (("fused", {}), ("unfused", {"memory_recall_dense_rank_weight": 0.0})):
-        assistant = _open(
-            backend_store,
-            clock,
-            key,
-            memory_recall_speaker_boost=3.0,  # a rule sure of the wrong speaker
-            **({"memory_recall_lexical_rank_weight": 0.0} if weights else {}),
-            **weights,
-        )
+    # A rule five times as sure of the wrong speaker as the default (3.0 against 0.6),
+    # against fusion at 0.25 each; and the defaults (fusion 0.1 each, the boost at 0.6).
+    cases: tuple[tuple[str, dict[str, float]], ...] = (
+        (
+            "fused",
+            {
+                "memory_recall_speaker_boost": 3.0,
+                "memory_recall_dense_rank_weight": 0.25,
+                "memory_recall_lexical_rank_weight": 0.25,
+            },
+        ),
+        ("defaults", {}),
+        (
+            "unfused",
+            {
+                "memory_recall_speaker_boost": 3.0,
+                "memory_recall_dense_rank_weight": 0.0,
+                "memory_recall_lexical_rank_weight": 0.0,
+            },
+        ),
+    )
+    for key, weights in cases:
+        assistant = _open(backend_store, clock, key, **weights)
         with assistant.core.transaction() as unit:
             SemanticMemory(
                 unit, clock, assistant.settings, assistant.embedder, assistant.core.memory_index
             ).store_many([MemoryDraft(content=t, source_entity=w) for w, t in NOTES])
         result = await assistant.call_tool("recall_memories", {"query": asked, "limit": 3})
         top = [m["content"] for m in result["memories"]]
-        if key == "fused":
+        if key != "unfused":
             # Dense and BM25 alone both rank the class first: it stays on the page.
             assert NOTES[3][1] in top
         else:

@@ -123,7 +123,7 @@ class MemorySettings(BaseSettings):
         ),
     )
     memory_recall_dense_rank_weight: float = Field(
-        default=0.25,
+        default=0.1,
         ge=0,
         le=10,
         description=(
@@ -132,7 +132,7 @@ class MemorySettings(BaseSettings):
         ),
     )
     memory_recall_lexical_rank_weight: float = Field(
-        default=0.25,
+        default=0.1,
         ge=0,
         le=10,
         description=(

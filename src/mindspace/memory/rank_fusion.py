@@ -16,12 +16,12 @@ order unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from mindspace.state.semantic import Hit
 
-__all__ = ["COMPONENT_DEPTH", "RRF_K", "fuse_rankings"]
+__all__ = ["COMPONENT_DEPTH", "RRF_K", "current_first", "fuse_rankings"]
 
 RRF_K = 10
 """Reciprocal-rank constant: a rank's weight is 1 / (RRF_K + rank). Chosen with the
@@ -67,3 +67,36 @@ def fuse_rankings(
     best = sum(w for _, w in rankings if w > 0) / (RRF_K + 1)
     order = sorted(fused, key=lambda key: -fused[key])  # stable: blend's order on ties
     return [replace(hits[key], score=round(fused[key] / best, 6)) for key in order]
+
+
+def current_first(hits: Sequence[Hit], successor: Mapping[str, str | None]) -> list[Hit]:
+    """``hits`` with each memory a newer fact replaced ranked just below that newer fact.
+
+    The components know nothing of validity: a query in the old fact's words ranks the
+    old fact first by dense and BM25 alike, so fusion would undo the rules' "the current
+    fact first" (:mod:`mindspace.memory.query`). This puts it back as an order, not a
+    score: a replaced memory's successor found further down moves up to just above it
+    (following a chain of updates), and takes its score, so scores keep the order.
+
+    Args:
+        hits: The fused ranking, best first.
+        successor: Each hit's ``superseded_by`` (the memory that replaced it), if any.
+    """
+    order = list(hits)
+    for _ in range(_CHAIN):
+        moved = False
+        for i, hit in enumerate(order):
+            newer = successor.get(hit.key)
+            j = next((k for k in range(i + 1, len(order)) if order[k].key == newer), None)
+            if j is None:
+                continue
+            order.insert(i, replace(order.pop(j), score=hit.score))
+            moved = True
+            break
+        if not moved:
+            break
+    return order
+
+
+_CHAIN = 8
+"""How many moves a ranking may need (each fixes one replaced fact above its successor)."""

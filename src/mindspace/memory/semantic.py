@@ -22,7 +22,7 @@ from mindspace.memory.judgement import ModelJudge
 from mindspace.memory.lexical import tokenize
 from mindspace.memory.lookup import aquery_vectors, query_vectors
 from mindspace.memory.query import QueryRerank, carries, one_passage_each
-from mindspace.memory.rank_fusion import COMPONENT_DEPTH, fuse_rankings
+from mindspace.memory.rank_fusion import COMPONENT_DEPTH, current_first, fuse_rankings
 from mindspace.memory.reconcile import distinct
 from mindspace.memory.records import Memory
 from mindspace.memory.writing import MemoryWriter, refuse_questions
@@ -283,9 +283,11 @@ class SemanticMemory:
             )
             return found if dense > 0 else [h for h in found if h.lexical > 0]
 
-        return fuse_rankings(
+        fused = fuse_rankings(
             hits, alone(dense_weight, 1.0), alone(lexical_weight, 0.0), dense_weight, lexical_weight
         )
+        replaced = self.unit.get_many(Memory, [h.key for h in fused])
+        return current_first(fused, {k: m.superseded_by for k, m in replaced.items()})
 
     def query_vector(self, query: MemoryQuery) -> Vectors | None:
         """The dense vector of a prompt lookup (None without an embedder; blocking).
