@@ -19,6 +19,14 @@ variable ``MINDSPACE_BENCH_DATA`` (a directory) says::
         --out "$MINDSPACE_BENCH_DATA/locomo_recast.json" [--user a|b|both] [--samples 2] \\
         [--asker third-person|first-person]
 
+``--evidence assistant`` writes the other shape: the evidence is what the *assistant*
+said, in the middle of a long answer (one to three turns of *other* conversations of the
+input before the original reply, two to four after it, about 200 words), and a question
+is kept when every evidence turn is the assistant's; the assistant speaker's name in it
+becomes "the assistant" ("you" with ``--asker first-person``). The filler comes from other
+conversations, so it never holds this conversation's evidence: the answer's middle must be
+found, not its opening (MiniLM reads only a text's first 256 tokens).
+
 Deterministic: the same input and ``--seed`` give the same file. Prints a JSON summary.
 """
 
@@ -40,7 +48,15 @@ ASSISTANT = "Assistant"
 EXTRA_REPLIES = (3, 6)
 """How many of the assistant-speaker's other replies each long answer appends."""
 ASKERS = {"third-person": ("the user", "the user's"), "first-person": ("I", "my")}
+ANSWERERS = {
+    "third-person": ("the assistant", "the assistant's"),
+    "first-person": ("you", "your"),
+}
 Asker = Literal["third-person", "first-person"]
+Evidence = Literal["user", "assistant"]
+FILLER_BEFORE = (1, 3)
+FILLER_AFTER = (2, 4)
+"""How many turns of other conversations an answer holds before and after the reply."""
 ECHO_RATE = 0.5
 """How often an answer opens by restating the user's last turn, as assistants do."""
 
@@ -75,13 +91,20 @@ def _first_sentence(text: str) -> str:
 
 
 def recast(
-    sample: dict[str, Any], side: str, seed: int, asker: Asker = "third-person"
+    sample: dict[str, Any],
+    side: str,
+    seed: int,
+    asker: Asker = "third-person",
+    evidence_on: Evidence = "user",
+    filler: list[str] | None = None,
 ) -> dict[str, Any]:
     """One LoCoMo sample with speaker ``side`` ('a' or 'b') as the user.
 
     ``asker`` is how a question names the user: "the user" (third-person, as a model's
     recall query would) or "I"/"my" (first-person, as the user asks; the query names
     no speaker, so a speaker rule cannot fire). Grammar is not repaired ("When is I").
+    ``evidence_on`` "assistant": questions about the assistant's replies, each reply in
+    the middle of ``filler`` (turns of other conversations).
     """
     conversation = sample["conversation"]
     user_name = str(conversation[f"speaker_{side}"])
@@ -108,6 +131,13 @@ def recast(
                 if turn.get("blip_caption"):
                     new["blip_caption"] = turn["blip_caption"]
                 last_user = text
+            elif evidence_on == "assistant":
+                pool = filler or []
+                before = rng.sample(pool, min(len(pool), rng.randint(*FILLER_BEFORE)))
+                after = rng.sample(pool, min(len(pool), rng.randint(*FILLER_AFTER)))
+                parts = [*before, f"As for you: {text}", *after]
+                long_answer = "\n\n".join(_second_person(p, user_name) for p in parts)
+                new = {"speaker": ASSISTANT, "dia_id": turn["dia_id"], "text": long_answer}
             else:
                 others = [t for m, t in replies if m != n]
                 extra = rng.sample(others, min(len(others), rng.randint(*EXTRA_REPLIES)))
@@ -129,15 +159,36 @@ def recast(
     for item in sample.get("qa", []):
         evidence, _ = normalize_evidence(item.get("evidence", []), known)
         question = str(item["question"])
-        if not evidence or not set(evidence) <= user_turns:
+        wanted = user_turns if evidence_on == "user" else known - user_turns
+        if not evidence or not set(evidence) <= wanted:
             continue
-        if _name_pattern(other_name).search(question):
+        if evidence_on == "user" and _name_pattern(other_name).search(question):
             continue
         renamed = _name_pattern(user_name).sub(
             lambda m: ASKERS[asker][1] if m.group(1) else ASKERS[asker][0], question
         )
+        renamed = _name_pattern(other_name).sub(
+            lambda m: ANSWERERS[asker][1] if m.group(1) else ANSWERERS[asker][0], renamed
+        )
         qa.append({**item, "question": renamed, "evidence": evidence})
-    return {"sample_id": f"{sample.get('sample_id')}-{side}", "conversation": out, "qa": qa}
+    return {
+        "sample_id": f"{sample.get('sample_id')}-{side}",
+        "asker": USER,  # the questions are the user's (evaluation/locomo.py, askers)
+        "conversation": out,
+        "qa": qa,
+    }
+
+
+def _filler(samples: list[dict[str, Any]], own: dict[str, Any]) -> list[str]:
+    """Replies of over 40 characters from every conversation of ``samples`` but ``own``."""
+    return [
+        str(turn.get("text", ""))
+        for sample in samples
+        if sample.get("sample_id") != own.get("sample_id")
+        for n in _sessions(sample["conversation"])
+        for turn in sample["conversation"][f"session_{n}"]
+        if len(str(turn.get("text", ""))) > 40
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -155,14 +206,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--samples", type=int, default=0, help="only the first N samples")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--asker", choices=tuple(ASKERS), default="third-person")
+    parser.add_argument(
+        "--evidence",
+        choices=("user", "assistant"),
+        default="user",
+        help="whose turns the kept questions' evidence is",
+    )
     args = parser.parse_args(argv)
     if args.out is None:
         parser.error("no --out given and MINDSPACE_BENCH_DATA is not set")
-    samples = json.loads(args.data.read_text())
-    if args.samples:
-        samples = samples[: args.samples]
+    everything = json.loads(args.data.read_text())
+    samples = everything[: args.samples] if args.samples else everything
     sides = ("a", "b") if args.user == "both" else (args.user,)
-    recast_samples = [recast(s, side, args.seed, args.asker) for s in samples for side in sides]
+    recast_samples = [
+        recast(s, side, args.seed, args.asker, args.evidence, _filler(everything, s))
+        for s in samples
+        for side in sides
+    ]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(recast_samples, indent=1) + "\n")
     turns = [

@@ -121,3 +121,40 @@ def test_the_same_seed_gives_the_same_file(
     assert _run(recast, tmp_path) == first
     with pytest.raises(SystemExit):
         recast.main(["--data", str(tmp_path / "locomo.json")])  # nowhere to write
+
+
+def test_assistant_evidence_sits_in_the_middle_of_an_answer_of_other_conversations(
+    recast: ModuleType, tmp_path: Path
+) -> None:
+    other = {
+        "sample_id": "conv-y",
+        "conversation": {
+            "speaker_a": "Ada",
+            "speaker_b": "Ben",
+            "session_1_date_time": "9:00 am on 1 June, 2023",
+            "session_1": [
+                {"speaker": "Ada", "dia_id": "D1:1", "text": "The orchard harvest was big " * 3},
+                {"speaker": "Ben", "dia_id": "D1:2", "text": "Our choir sang at the abbey " * 3},
+            ],
+        },
+        "qa": [],
+    }
+    source = tmp_path / "locomo.json"
+    source.write_text(json.dumps([*_conversation(), other]))
+    out = tmp_path / "recast.json"
+    args = ["--data", str(source), "--out", str(out), "--user", "a", "--samples", "1"]
+    assert recast.main([*args, "--evidence", "assistant"]) == 0
+    (sample,) = json.loads(out.read_text())
+    assert sample["asker"] == "User"  # who asks: the harness passes it to recall
+    answer = sample["conversation"]["session_2"][0]["text"]
+    paragraphs = answer.split("\n\n")
+    # The reply is inside, framed by turns of the other conversation only.
+    held = [n for n, p in enumerate(paragraphs) if "sailing boat" in p]
+    assert held
+    assert 0 < held[0] < len(paragraphs) - 1
+    assert all("orchard" in p or "choir" in p for n, p in enumerate(paragraphs) if n != held[0])
+    # Only questions about the assistant's turns, its name now "the assistant".
+    assert [q["question"] for q in sample["qa"]] == ["What did the user's friend restore?"]
+    assert recast.main([*args, "--evidence", "assistant", "--asker", "first-person"]) == 0
+    (first,) = json.loads(out.read_text())
+    assert [q["question"] for q in first["qa"]] == ["What did my friend restore?"]

@@ -122,6 +122,24 @@ class MemorySettings(BaseSettings):
             "neither)."
         ),
     )
+    memory_recall_dense_rank_weight: float = Field(
+        default=0.1,
+        ge=0,
+        le=10,
+        description=(
+            "Memory search fuses its rule-adjusted ranking (weight 1) with the ranking by "
+            "dense similarity alone at this weight, by reciprocal rank (0: not fused)."
+        ),
+    )
+    memory_recall_lexical_rank_weight: float = Field(
+        default=0.1,
+        ge=0,
+        le=10,
+        description=(
+            "Memory search fuses its rule-adjusted ranking (weight 1) with the ranking by "
+            "BM25 alone at this weight, by reciprocal rank (0: not fused)."
+        ),
+    )
     memory_reconcile: bool = Field(
         default=True,
         description=(

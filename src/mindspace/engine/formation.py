@@ -17,9 +17,12 @@ from an entity that is not the assistant itself:
   0.9) or, for an ambient (overheard) event, ``environmental`` (trust 0.3), the event's
   time as ``occurred_at`` and the host's ``metadata.ref`` (else ``event:<id>``) as
   ``ref``;
-* a message longer than a memory may be is cut by
-  :func:`mindspace.memory.chunking.chunk_text` into consecutive memories with the same
-  ``ref`` and a ``part:<i>/<n>`` tag;
+* a long message (an assistant's explanation, a pasted text: over
+  :data:`PASSAGE_CHARS` characters) is cut by
+  :func:`mindspace.memory.chunking.chunk_text` into consecutive passages, each a memory
+  with the same ``ref`` (its source turn) and a ``part:<i>/<n>`` tag, so what is said in
+  its middle is found by its own words and meaning (the embedder reads only a text's
+  first 256 tokens); recall shows a message once, by its best passage;
 * the messages around it in the same exchange (same location, at most ten minutes
   apart) are its ``context``, as the night gives a journal memory its neighbouring
   entries: those since the previous memory of the exchange before it (a question that
@@ -53,7 +56,14 @@ from mindspace.memory.working import WorkingMemoryBook
 from mindspace.state.models import Document
 from mindspace.state.unit import Unit
 
-__all__ = ["EXCHANGE_WINDOW", "MESSAGE_SOURCE", "Formation", "form_memories", "formation_ref"]
+__all__ = [
+    "EXCHANGE_WINDOW",
+    "MESSAGE_SOURCE",
+    "PASSAGE_CHARS",
+    "Formation",
+    "form_memories",
+    "formation_ref",
+]
 
 MESSAGE_SOURCE = "message"
 """The ``source`` of a memory formed from what a person said."""
@@ -70,6 +80,12 @@ _EXCHANGE_KEPT = 3
 
 _MAX_REF_CHARS = 128
 """The longest ``ref`` a memory stores (the column's width on every backend)."""
+
+PASSAGE_CHARS = 700
+"""Longest passage of a long message. MiniLM reads 256 word pieces (about a thousand
+characters of English) and ignores the rest; a passage of 700 fits whole with room for
+long words. Not fitted to any data set: a message up to this long stays one memory
+(LoCoMo's turns are all shorter)."""
 
 _QUOTED_CHARS = 300
 """How much of a neighbouring message a memory's context quotes (as journal memories)."""
@@ -157,7 +173,7 @@ def _drafts(core: EngineCore, event: Event, speaker: str, before: str | None) ->
     if not kept:
         return []
     source_type: SourceType = "environmental" if event.ambient else "direct"
-    parts = chunk_text(kept, core.settings.max_memory_chars)
+    parts = chunk_text(kept, min(PASSAGE_CHARS, core.settings.max_memory_chars))
     return [
         MemoryDraft(
             content=part,

@@ -12,13 +12,16 @@ then dreaming links memories (A-MEM) and consolidates entities, until the sleep 
 reports its work finished. Every question is then asked through
 :meth:`~mindspace.memory.semantic.SemanticMemory.recall` - the function behind the
 ``recall_memories`` tool - and the dialog ids of the retrieved memories are scored
-against the question's evidence. Two reference retrievers run over the same turns in
+against the question's evidence (as asked by the sample's ``asker`` when the data
+names one: the recast sets of ``bench/locomo_recast.py`` are asked by their ``User``;
+LoCoMo's questions by an onlooker). Two reference retrievers run over the same turns in
 the same run: BM25 (``bm25s`` with a Snowball stemmer) and dense cosine with the same
 embedder.
 """
 
 from __future__ import annotations
 
+import json
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -47,7 +50,7 @@ from mindspace.offline import OfflineLLM
 from mindspace.runtime import Runtime
 from mindspace.state.port import Store
 
-__all__ = ["ROUTES", "Progress", "Route", "Scoreboard", "run_locomo"]
+__all__ = ["ROUTES", "Progress", "Route", "Scoreboard", "askers", "run_locomo"]
 
 Route = Literal["message", "journal"]
 """How turns go in: as message events through a tick, or as direct journal entries."""
@@ -208,6 +211,21 @@ def _references(
     return bm25, dense
 
 
+def askers(path: Path) -> dict[str, str]:
+    """Who asks each sample's questions, by sample id, where the data says (``asker``).
+
+    LoCoMo has no such field (its questions are an onlooker's); a recast User/Assistant
+    conversation names its ``User``, whose own name in a question is not someone else's.
+    """
+    data = json.loads(path.read_text())
+    items = data if isinstance(data, list) else [data]
+    return {
+        str(item.get("sample_id")): str(item["asker"])
+        for item in items
+        if isinstance(item, dict) and item.get("asker")
+    }
+
+
 async def run_locomo(
     path: Path,
     *,
@@ -230,6 +248,7 @@ async def run_locomo(
     started = time.perf_counter()
     report = progress or (lambda stage, done, total: None)
     samples = load_samples(path)
+    asked_by = askers(path)
     boards = {"product": Scoreboard(), "bm25": Scoreboard(), "dense": Scoreboard()}
     asked = dropped = skipped = 0
     cache: dict[str, str] = {}
@@ -268,7 +287,7 @@ async def run_locomo(
             bm25, dense = _references(sample, embedder, questions)
             memory = _memory(assistant)
             for n, question in enumerate(questions):
-                found = memory.recall(question.text, limit=10)
+                found = memory.recall(question.text, limit=10, asker=asked_by.get(sample.sample_id))
                 ranked = [r.memory.ref or "" for r in found]
                 boards["product"].add(question.category, score_ranking(ranked, question.evidence))
                 boards["bm25"].add(question.category, score_ranking(bm25[n], question.evidence))

@@ -29,6 +29,7 @@ QUERY_ONLY_MODULES: frozenset[str] = frozenset(
         "evaluation/locomo_cache.py",
         "hosts/cli/bench.py",
         "memory/query.py",
+        "memory/rank_fusion.py",
         "memory/temporal.py",
     }
 )

@@ -27,13 +27,20 @@ BM25, blended). Several things it cannot see change which memories answer a ques
   line between them; the same speaker's entries two on and two back from each of the
   three best hits (in the same exchange; one on and one back when the listener's line
   between them was not kept) are ranked a little below that hit.
-- **The conversation the best hits come from.** Each memory gains a little for every
-  one of the ten best hits told on its day: the question is about that conversation.
+- **The conversation the best hits come from.** For a query about time, each memory
+  gains a little for every one of the ten best hits told on its day: the question is
+  about that conversation.
 - **The current fact first.** A memory a newer fact replaced (``valid_to`` set,
   :mod:`mindspace.memory.reconcile`) is lowered, and the memory that replaced it ranks
   above it, brought in if the search missed it: "where does Dave live?" matches "I live
   in Paris" word for word, but "I moved to Berlin" is the answer. The old one stays
   findable ("where did Dave live before?").
+
+Each rule fires only where its cue holds, so that a rule fitted on one kind of
+conversation costs nothing on another: the asker's own name is no speaker to raise; the
+day of the best hits counts only for a query about time; a question leads only to
+another speaker's turn; a next turn is followed only between turns of a dialogue that
+alternate, never from or to a long text (a passage of one included).
 
 Every adjustment is made to the hit's blended score before the logistic (the scoring
 contract of :mod:`mindspace.state.semantic`), so it is in the same units on both
@@ -55,7 +62,15 @@ from mindspace.memory.records import Memory, memory_key
 from mindspace.memory.temporal import TimeWindow, asks_when, named_windows, says_when
 from mindspace.state.semantic import Hit
 
-__all__ = ["QueryRerank", "carries", "follows", "is_question", "next_memory_id"]
+__all__ = [
+    "QueryRerank",
+    "carries",
+    "follows",
+    "is_passage",
+    "is_question",
+    "next_memory_id",
+    "one_passage_each",
+]
 
 _ID = re.compile(r"^mem_(\d+)$")
 _EDGE = 1e-9
@@ -82,6 +97,30 @@ def _logistic(value: float) -> float:
 def is_question(memory: Memory) -> bool:
     """The memory is a question (its text ends with a question mark)."""
     return memory.content.rstrip().endswith("?")
+
+
+def is_passage(memory: Memory) -> bool:
+    """The memory is one passage of a longer text (tagged ``part:<i>/<n>``)."""
+    return any(tag.startswith("part:") for tag in memory.tags)
+
+
+def one_passage_each(memories: Sequence[Memory]) -> list[int]:
+    """The positions of ``memories`` (best first) left when each text shows once.
+
+    A long message is stored as passages with the message's ``ref``
+    (:mod:`mindspace.engine.formation`); its best-ranked passage stands for it, so the
+    other passages do not take the places of other turns.
+    """
+    seen: set[str] = set()
+    kept = []
+    for i, memory in enumerate(memories):
+        if memory.ref and is_passage(memory):
+            key = f"{memory.source_entity or ''}\x00{memory.ref}"
+            if key in seen:
+                continue
+            seen.add(key)
+        kept.append(i)
+    return kept
 
 
 def follows(earlier: Memory, later: Memory) -> bool:
@@ -162,6 +201,8 @@ class QueryRerank:
         load: Callable[[Sequence[str]], Mapping[str, Memory]],
         relevance: Callable[[Memory], float | None],
         eligible: Callable[[Memory], bool] = lambda memory: True,
+        *,
+        asker: str | None = None,
     ) -> list[Hit]:
         """``hits`` re-scored and re-ordered, with the entries they lead to added.
 
@@ -172,6 +213,7 @@ class QueryRerank:
                 neighbours of questions and one for the turns of the best hits).
             relevance: The dense similarity of an entry that was not among the hits.
             eligible: Whether an entry passes the search's filters (trust, tags).
+            asker: Who asks, when known (their own name in the query raises nothing).
         """
         if not hits or not self.active:
             return list(hits)
@@ -196,10 +238,10 @@ class QueryRerank:
         if self.reply_discount >= 0 and questions:
             self._follow(questions, ranking)
         if self.speaker_boost > 0:
-            self._speaker(query, ranking)
+            self._speaker(query, ranking, asker)
         if self.continuation_discount >= 0:
             self._continue(ranking)
-        if self.session_boost > 0:
+        if self.session_boost > 0 and (windows or when or asks_when(query)):
             self._session(ranking)
         if self.superseded_penalty > 0:
             self._current_first(ranking)
@@ -216,24 +258,30 @@ class QueryRerank:
         for question, value in questions:
             for step in (1, -1):
                 other = ranking.memories.get(next_memory_id(question.id, step) or "")
-                if other is None or _long(other):
+                if other is None or _long(other) or not _answered(question, other):
                     continue
                 if not (follows(question, other) if step == 1 else follows(other, question)):
                     continue
                 ranking.inherit(other, value - self.reply_discount, self.question_penalty)
 
-    def _speaker(self, query: str, ranking: _Ranking) -> None:
+    def _speaker(self, query: str, ranking: _Ranking, asker: str | None) -> None:
         """Raise the memories of the one speaker among the hits that the query names.
 
         A question about a person ("What does Melanie do to destress?") is answered by
         what that person said, but when two people talk, the name is in half the
         memories' words and weighs little. With two names or none, nothing changes.
+        The asker's own name does not count: "what did the user say about X", asked for
+        the user, is about what was said to them as much as by them (an assistant's
+        answers), so raising the asker's words would bury the answers.
         """
         words = {w.casefold() for w in _WORD.findall(query)}
+        own = (asker or "").casefold()
         speakers = {
             m.source_entity
             for key in ranking.values
-            if (m := ranking.memories.get(key)) is not None and m.source_entity
+            if (m := ranking.memories.get(key)) is not None
+            and m.source_entity
+            and m.source_entity.casefold() != own
         }
         named = [s for s in speakers if _names(s, words)]
         if len(named) != 1:
@@ -257,6 +305,7 @@ class QueryRerank:
             if (memory := ranking.memories.get(hit.key)) is not None
             and memory.source_entity  # an unknown speaker has no "same speaker"
             and not is_question(memory)
+            and not _long(memory)  # a long text is no turn of a dialogue
         ]
         ranking.fetch(
             key
@@ -272,6 +321,8 @@ class QueryRerank:
                 chain = [ranking.memories.get(t or "") for t in turns]
                 other = chain[-1]
                 if other is None or other.source_entity != memory.source_entity:
+                    continue
+                if _long(other) or not _alternate(chain):
                     continue
                 if not all(_joined(chain, step)):
                     continue
@@ -381,6 +432,25 @@ def _joined(chain: Sequence[Memory | None], step: int) -> Iterator[bool]:
             yield follows(later, earlier)
 
 
+def _answered(question: Memory, other: Memory) -> bool:
+    """``other`` is someone else's turn: a reply, not the asker going on."""
+    return bool(other.source_entity) and other.source_entity != question.source_entity
+
+
+def _alternate(chain: Sequence[Memory | None]) -> bool:
+    """The turns between the ends of ``chain`` are another speaker's: a dialogue.
+
+    Two turns of one speaker with the listener's line between them are one story told
+    over several turns; with a third party's or the same speaker's line between them,
+    the turns do not alternate and nothing says they continue each other.
+    """
+    first = chain[0]
+    return first is not None and all(
+        m is not None and m.source_entity and m.source_entity != first.source_entity
+        for m in chain[1:-1]
+    )
+
+
 def _long(memory: Memory) -> bool:
     """The memory is a long text (an explanation, not a line of conversation).
 
@@ -388,9 +458,10 @@ def _long(memory: Memory) -> bool:
     the question ("Thanks! I'm obsessed with those..."). A long answer has words of its
     own to be found by when it holds what is asked; raised for following a question, it
     crowds out the turns that do (an assistant's long answers after a user's questions
-    cost up to 3.8 points of hit@5 on the recast LoCoMo set, bench/RESULTS.md).
+    cost up to 3.8 points of hit@5 on the recast LoCoMo set, bench/RESULTS.md). A
+    passage of a long message is part of a long text whatever its own length.
     """
-    return len(_WORD.findall(memory.content)) > _LONG_WORDS
+    return is_passage(memory) or len(_WORD.findall(memory.content)) > _LONG_WORDS
 
 
 def _names(entity: str, words: set[str]) -> bool:

@@ -21,7 +21,8 @@ from mindspace.memory.index import rrf
 from mindspace.memory.judgement import ModelJudge
 from mindspace.memory.lexical import tokenize
 from mindspace.memory.lookup import aquery_vectors, query_vectors
-from mindspace.memory.query import QueryRerank, carries
+from mindspace.memory.query import QueryRerank, carries, one_passage_each
+from mindspace.memory.rank_fusion import COMPONENT_DEPTH, current_first, fuse_rankings
 from mindspace.memory.reconcile import distinct
 from mindspace.memory.records import Memory
 from mindspace.memory.writing import MemoryWriter, refuse_questions
@@ -193,16 +194,19 @@ class SemanticMemory:
         min_source_trust: float = 0.0,
         tags: Sequence[str] = (),
         vector: Vectors | None = None,
+        asker: str | None = None,
     ) -> list[Recalled]:
         """The ``limit`` best memories for ``query``: dense and BM25 fused, best first.
 
         ``vector`` replaces the query's own embedding for the dense side (the prompt's
-        speaker-aware lookups pass a blended one); BM25 always uses ``query``. Blocking
-        while it embeds: on the event loop, await :meth:`arecall`.
+        speaker-aware lookups pass a blended one); BM25 always uses ``query``. ``asker``
+        is who asks (the speaker being answered), when known: a query naming the asker
+        is not about someone else, so their name raises nothing. Blocking while it
+        embeds: on the event loop, await :meth:`arecall`.
         """
         if vector is None:
             vector = self.embed_query(query)
-        return self._search(query, vector, limit, min_source_trust, tags)
+        return self._search(query, vector, limit, min_source_trust, tags, asker)
 
     async def arecall(
         self,
@@ -212,11 +216,12 @@ class SemanticMemory:
         min_source_trust: float = 0.0,
         tags: Sequence[str] = (),
         vector: Vectors | None = None,
+        asker: str | None = None,
     ) -> list[Recalled]:
         """:meth:`recall` for the event loop: the query's embedding is awaited."""
         if vector is None:
             vector = await self.aembed_query(query)
-        return self._search(query, vector, limit, min_source_trust, tags)
+        return self._search(query, vector, limit, min_source_trust, tags, asker)
 
     def _search(
         self,
@@ -225,6 +230,7 @@ class SemanticMemory:
         limit: int,
         min_source_trust: float,
         tags: Sequence[str],
+        asker: str | None = None,
     ) -> list[Recalled]:
         hits = self.index.search(
             query,
@@ -241,11 +247,47 @@ class SemanticMemory:
             lambda keys: self.unit.get_many(Memory, keys),
             lambda memory: _exact(memory, vector, 0.0 if vector is not None else None),
             lambda memory: memory.source_trust >= min_source_trust and carries(memory, tags),
+            asker=asker,
         )
+        # The rules' ranking fused with dense and BM25 alone (memory/rank_fusion.py).
+        hits = self._fused(query, vector, hits, min_source_trust, tags)
         # A few spare results, so that leaving out restatements still fills the page.
-        found = self._merge_pending(query, vector, hits, limit + _SPARE, min_source_trust, tags)
+        found = self._merge_pending(query, vector, hits, 2 * limit + _SPARE, min_source_trust, tags)
         threshold = self.settings.memory_restate_threshold
+        found = [found[i] for i in one_passage_each([r.memory for r in found])]
         return [found[i] for i in distinct([r.memory for r in found], threshold)][:limit]
+
+    def _fused(
+        self,
+        query: str,
+        vector: Vectors | None,
+        hits: list[Hit],
+        min_source_trust: float,
+        tags: Sequence[str],
+    ) -> list[Hit]:
+        dense_weight = self.settings.memory_recall_dense_rank_weight
+        lexical_weight = self.settings.memory_recall_lexical_rank_weight
+        if not hits or (dense_weight <= 0 and lexical_weight <= 0):
+            return hits
+
+        def alone(weight: float, dense: float) -> list[Hit]:
+            if weight <= 0 or (dense > 0 and vector is None):
+                return []
+            found = self.index.search(
+                query,
+                vector,
+                limit=COMPONENT_DEPTH,
+                min_trust=min_source_trust,
+                tags=tags,
+                dense_weight=dense,
+            )
+            return found if dense > 0 else [h for h in found if h.lexical > 0]
+
+        fused = fuse_rankings(
+            hits, alone(dense_weight, 1.0), alone(lexical_weight, 0.0), dense_weight, lexical_weight
+        )
+        replaced = self.unit.get_many(Memory, [h.key for h in fused])
+        return current_first(fused, {k: m.superseded_by for k, m in replaced.items()})
 
     def query_vector(self, query: MemoryQuery) -> Vectors | None:
         """The dense vector of a prompt lookup (None without an embedder; blocking).
@@ -433,7 +475,8 @@ class SemanticMemory:
 
 
 _SPARE = 5
-"""Results beyond the page read to replace restatements left out of it."""
+"""Results beyond the page read to replace restatements left out of it (and as many
+again as the page: other passages of a long message shown are left out too)."""
 
 
 def _exact(memory: Memory, vector: Vectors | None, indexed: float | None) -> float | None:
