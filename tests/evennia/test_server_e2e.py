@@ -254,8 +254,17 @@ def test_a_builders_npc_stays_in_character(game: Game) -> None:
     carol.expect('Barkeep says, "One cider, coming up."')
     assert "[say from carol in Limbo" in _asked(llm, "a cider, please")
 
-    # An autonomous tick's prose is a thought: nobody in the room hears it.
+    # An autonomous tick needs work to do: an active goal. The module's first test adds
+    # one too, but under `make test` (pytest-xdist) this test may run without it.
     _until(lambda: not llm.pending, "the replies so far")
+    llm.reply(tool_calls=[{"name": "add_goal", "arguments": {"description": "Keep the bar clean"}}])
+    llm.reply("I will keep it clean.")
+    admin.send("say Barkeep, keep the bar clean")
+    admin.expect('Barkeep says, "I will keep it clean."')
+    llm.reply(tool_calls=[{"name": "noop", "arguments": {}}])  # the goal-driven tick
+    _until(lambda: not llm.pending, "the goal-driven tick")
+
+    # An autonomous tick's prose is a thought: nobody in the room hears it.
     llm.respond = lambda body: Step(tool_calls=[{"name": "noop", "arguments": {}}])
     llm.reply("I must count the barrels before the evening rush.")
     carol.drain()

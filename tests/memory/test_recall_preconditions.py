@@ -14,7 +14,7 @@ import pytest
 
 from mindspace import Assistant, ManualClock, Settings
 from mindspace.embeddings import HashingEmbedder
-from mindspace.memory.query import QueryRerank
+from mindspace.memory.query import QueryRerank, one_passage_each
 from mindspace.memory.rank_fusion import fuse_rankings
 from mindspace.memory.records import Memory
 from mindspace.memory.semantic import MemoryDraft, SemanticMemory
@@ -215,3 +215,20 @@ async def test_a_rule_misled_by_a_name_cannot_push_out_the_match_of_both_compone
         else:
             # The rule alone fills the page with the named speaker's lines.
             assert NOTES[3][1] not in top
+
+
+def test_a_long_text_shows_once_by_the_passage_that_has_the_querys_words() -> None:
+    def passage(i: int, text: str, ref: str = "event:e1") -> Memory:
+        memory = _said(f"p{i}", "Dana", text)
+        return memory.model_copy(update={"ref": ref, "tags": [f"part:{i}/3"]})
+
+    ranked = [
+        passage(3, "The granary ledger line 121 records cargo"),  # best by a weak embedder
+        _said("other", "Dana", "Dana likes the harbour"),
+        passage(2, "The granary ledger line 75 records cargo granary75x"),
+        passage(1, "The granary ledger line 0 records cargo", ref="event:e2"),
+    ]
+    # Without word evidence the best-ranked passage of each message stands for it.
+    assert one_passage_each(ranked) == [0, 1, 3]
+    # The passage that holds the query's word stands for its message, at its best place.
+    assert one_passage_each(ranked, [0.0, 0.0, 2.8, 0.0]) == [2, 1, 3]

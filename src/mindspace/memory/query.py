@@ -104,23 +104,35 @@ def is_passage(memory: Memory) -> bool:
     return any(tag.startswith("part:") for tag in memory.tags)
 
 
-def one_passage_each(memories: Sequence[Memory]) -> list[int]:
+def one_passage_each(memories: Sequence[Memory], lexical: Sequence[float] = ()) -> list[int]:
     """The positions of ``memories`` (best first) left when each text shows once.
 
     A long message is stored as passages with the message's ``ref``
-    (:mod:`mindspace.engine.formation`); its best-ranked passage stands for it, so the
-    other passages do not take the places of other turns.
+    (:mod:`mindspace.engine.formation`); one passage stands for it, at the place of its
+    best-ranked one, so the other passages do not take the places of other turns. That
+    passage is the best-ranked one that shares a word with the query (``lexical``, each
+    memory's BM25 score) when one does: a code or a name from the middle of a long text
+    is in one passage only, and a weak embedder can rank another passage of the same
+    text above it.
     """
-    seen: set[str] = set()
-    kept = []
+    first: dict[str, int] = {}
+    chosen: dict[str, int] = {}
+    order: list[str | int] = []
     for i, memory in enumerate(memories):
-        if memory.ref and is_passage(memory):
-            key = f"{memory.source_entity or ''}\x00{memory.ref}"
-            if key in seen:
-                continue
-            seen.add(key)
-        kept.append(i)
-    return kept
+        if not (memory.ref and is_passage(memory)):
+            order.append(i)
+            continue
+        key = f"{memory.source_entity or ''}\x00{memory.ref}"
+        if key not in first:
+            first[key] = chosen[key] = i
+            order.append(key)
+        elif _words(lexical, i) and not _words(lexical, chosen[key]):
+            chosen[key] = i
+    return [chosen[item] if isinstance(item, str) else item for item in order]
+
+
+def _words(lexical: Sequence[float], i: int) -> bool:
+    return i < len(lexical) and lexical[i] > 0
 
 
 def follows(earlier: Memory, later: Memory) -> bool:

@@ -254,7 +254,8 @@ class SemanticMemory:
         # A few spare results, so that leaving out restatements still fills the page.
         found = self._merge_pending(query, vector, hits, 2 * limit + _SPARE, min_source_trust, tags)
         threshold = self.settings.memory_restate_threshold
-        found = [found[i] for i in one_passage_each([r.memory for r in found])]
+        shown = one_passage_each([r.memory for r in found], [r.lexical for r in found])
+        found = [found[i] for i in shown]
         return [found[i] for i in distinct([r.memory for r in found], threshold)][:limit]
 
     def _fused(
