@@ -17,12 +17,11 @@ from mindspace.config import Settings
 from mindspace.embeddings.port import Embedder, Vectors, embed_async
 from mindspace.errors import NotFoundError
 from mindspace.memory.drafts import DEFAULT_TRUST, MemoryDraft, MemoryState, Written
-from mindspace.memory.index import rrf
 from mindspace.memory.judgement import ModelJudge
-from mindspace.memory.lexical import tokenize
 from mindspace.memory.lookup import aquery_vectors, query_vectors
 from mindspace.memory.query import QueryRerank, carries, one_passage_each
 from mindspace.memory.rank_fusion import COMPONENT_DEPTH, current_first, fuse_rankings
+from mindspace.memory.recalled import Recalled, exact_relevance, page
 from mindspace.memory.reconcile import distinct
 from mindspace.memory.records import Memory
 from mindspace.memory.writing import MemoryWriter, refuse_questions
@@ -52,26 +51,6 @@ class MemoryQuery:
 
     text: str
     speaker: str | None = None
-
-
-@dataclass(frozen=True)
-class Recalled:
-    """A memory with the scores that ranked it."""
-
-    memory: Memory
-    score: float
-    relevance: float | None = None
-    lexical: float = 0.0
-
-    def to_result(self) -> dict[str, object]:
-        """The memory as ``recall_memories`` returns it."""
-        return {
-            "id": self.memory.id,
-            "content": self.memory.content,
-            "score": self.score,
-            "relevance": None if self.relevance is None else round(self.relevance, 4),
-            "metadata": self.memory.metadata(),
-        }
 
 
 class SemanticMemory:
@@ -245,14 +224,14 @@ class SemanticMemory:
             query,
             hits,
             lambda keys: self.unit.get_many(Memory, keys),
-            lambda memory: _exact(memory, vector, 0.0 if vector is not None else None),
+            lambda memory: exact_relevance(memory, vector, 0.0 if vector is not None else None),
             lambda memory: memory.source_trust >= min_source_trust and carries(memory, tags),
             asker=asker,
         )
         # The rules' ranking fused with dense and BM25 alone (memory/rank_fusion.py).
         hits = self._fused(query, vector, hits, min_source_trust, tags)
         # A few spare results, so that leaving out restatements still fills the page.
-        found = self._merge_pending(query, vector, hits, 2 * limit + _SPARE, min_source_trust, tags)
+        found = page(self.unit, query, vector, hits, 2 * limit + _SPARE, min_source_trust, tags)
         threshold = self.settings.memory_restate_threshold
         shown = one_passage_each([r.memory for r in found], [r.lexical for r in found])
         found = [found[i] for i in shown]
@@ -421,77 +400,10 @@ class SemanticMemory:
                 best[key] = Recalled(newer, older.score, older.relevance, older.lexical)
                 replaced.append(best[key])
 
-    def _merge_pending(
-        self,
-        query: str,
-        vector: Vectors | None,
-        hits: list[Hit],
-        limit: int,
-        min_trust: float,
-        tags: Sequence[str],
-    ) -> list[Recalled]:
-        pending = self.unit.pending(Memory)
-        committed = [h for h in hits if h.key not in pending]
-        fresh = [
-            m
-            for m in pending.values()
-            if m is not None and m.source_trust >= min_trust and all(t in m.tags for t in tags)
-        ]
-        if not fresh:
-            # One read for the page (memories are a lazy kind: each miss is a query).
-            found = self.unit.get_many(Memory, [h.key for h in committed[:limit]])
-            return [
-                Recalled(m, h.score, _exact(m, vector, h.relevance), h.lexical)
-                for h in committed[:limit]
-                if (m := found.get(h.key)) is not None
-            ]
-        # Memories written earlier in this unit are not in the index yet: rank them too.
-        terms = set(tokenize(query))
-        scored = []
-        for memory in fresh:
-            v = memory.vector()
-            cosine = float(v @ vector) if v is not None and vector is not None else None
-            overlap = float(len(terms & set(tokenize(memory.lexical_key()))))
-            scored.append((memory, cosine, overlap))
-        by_key = {m.id: (m, c, o) for m, c, o in scored}
-        dense_rank = [
-            m.id for m, c, _ in sorted(scored, key=lambda s: -(s[1] or -1.0)) if c is not None
-        ]
-        lexical_rank = [m.id for m, _, o in sorted(scored, key=lambda s: -s[2]) if o > 0]
-        fused = rrf([[h.key for h in committed], dense_rank, lexical_rank])
-        ordered = sorted(fused.items(), key=lambda item: -item[1])[:limit]
-        best = 3.0 / (60 + 1)
-        committed_by_key = {h.key: h for h in committed}
-        loaded = self.unit.get_many(Memory, [k for k, _ in ordered if k not in by_key])
-        results = []
-        for key, value in ordered:
-            if key in by_key:
-                memory, cosine, overlap = by_key[key]
-                results.append(Recalled(memory, round(value / best, 6), cosine, overlap))
-            elif (memory_c := loaded.get(key)) is not None:
-                hit = committed_by_key[key]
-                relevance = _exact(memory_c, vector, hit.relevance)
-                results.append(Recalled(memory_c, round(value / best, 6), relevance, hit.lexical))
-        return results
-
 
 _SPARE = 5
 """Results beyond the page read to replace restatements left out of it (and as many
 again as the page: other passages of a long message shown are left out too)."""
-
-
-def _exact(memory: Memory, vector: Vectors | None, indexed: float | None) -> float | None:
-    """The exact similarity of a returned memory (the index ranks on int8 codes).
-
-    Only for a hit the index scored densely (``indexed`` is not None: same embedder and
-    size), recomputed from the memory's stored float32 vector.
-    """
-    if indexed is None or vector is None:
-        return indexed
-    own = memory.vector()
-    if own is None or own.shape != vector.shape:
-        return indexed
-    return float(own @ vector)
 
 
 def _asked(queries: Sequence[str | MemoryQuery]) -> list[MemoryQuery]:
