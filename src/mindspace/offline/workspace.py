@@ -33,7 +33,12 @@ from typing import Any
 
 from mindspace.llm.port import LLMResponse, Message, ToolCall, ToolSchema
 from mindspace.offline.chat import chat_skill
-from mindspace.text import STOPWORDS, words
+from mindspace.offline.goal_lines import (
+    REQUEST_STOPWORDS,
+    content_words,
+    goal_lines,
+    matching_leaves,
+)
 
 __all__ = ["WORKSPACE_SKILLS", "workspace_skill"]
 
@@ -67,23 +72,8 @@ _THINKING = re.compile(r"^(?:Plan how to|Plan the steps to|Outline)\b")
 _THANKS = re.compile(r"\b(?:thank|thanks|cheers|grateful|much obliged)\b", re.IGNORECASE)
 _ACTIVE = re.compile(r"^Active project: (?P<key>\S+) - ", re.MULTILINE)
 _PAUSED = re.compile(r"^Paused projects: (?P<keys>.+)$", re.MULTILINE)
-_GOAL = re.compile(
-    r"^(?P<indent> *)- (?P<id>goal_\S+) \[\w+\] (?P<desc>.+) - (?P<progress>[\d.]+)% "
-    r"\((?P<status>\w+)\)$",
-    re.MULTILINE,
-)
 # Project keys are ASCII: a slug keeps only the ASCII letters of its words.
 _WORD = re.compile(r"[a-z]+")
-# Requests add their own filler ("please also work on ...") to the shared stopwords.
-_STOP = STOPWORDS | {"also", "please", "work"}
-# Words that say *that* something is done, not *what*: never used to match goals.
-_GENERIC_WORDS = (
-    "finished completed complete done built build ready raised laid installed fixed repaired "
-    "stocked furnished inspected gathered planned chosen decided drafted written collected "
-    "outlined reviewed found cleaned mended hung painted halfway half started begun begin "
-    "checked tested make made set get got"
-)
-_GENERIC_PREFIXES = frozenset(w[:5] for w in _GENERIC_WORDS.split())
 _READ_ONLY = frozenset(
     {"get_system_status", "list_projects", "recall_memories", "search_journal", "noop"}
 )
@@ -99,15 +89,6 @@ class _Result:
     @property
     def ok(self) -> bool:
         return self.result.get("success") is True
-
-
-@dataclass(frozen=True)
-class _GoalLine:
-    id: str
-    description: str
-    progress: float
-    status: str
-    leaf: bool
 
 
 def workspace_skill(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> LLMResponse | None:
@@ -177,7 +158,7 @@ def _first_step(said: str, who: str, offered: set[str], prompt: str) -> LLMRespo
                 {"project_key": target, "reasoning": f"{who} asked: {said[:300]}"},
             )
     if "update_goal" in offered and (_DONE.search(said) or _STARTED.search(said)):
-        matched = _matching_leaves(said, _goals(prompt))
+        matched = matching_leaves(said, goal_lines(prompt))
         if matched:
             done = bool(_DONE.search(said))
             calls = [
@@ -362,7 +343,7 @@ def _autonomous(prompt: str, results: list[_Result], offered: set[str]) -> LLMRe
     if not main:
         # A rule-based model cannot do a goal's work, so it never reports progress nobody
         # made: goals move when someone says what was done ("the bar is built").
-        leaf = next((g for g in _goals(prompt) if g.leaf and g.status == "active"), None)
+        leaf = next((g for g in goal_lines(prompt) if g.leaf and g.status == "active"), None)
         if leaf is not None and _THINKING.match(leaf.description) and "update_goal" in offered:
             # Planning is work the assistant does itself: its goal's subtasks are the plan.
             args = {"goal_id": leaf.id, "status": "completed"}
@@ -396,54 +377,14 @@ def _autonomous(prompt: str, results: list[_Result], offered: set[str]) -> LLMRe
 
 
 # -- reading the prompt ------------------------------------------------------------------
-def _goals(prompt: str) -> list[_GoalLine]:
-    section = prompt.split("## Goals", 1)[1] if "## Goals" in prompt else ""
-    found = list(_GOAL.finditer(section))
-    lines: list[_GoalLine] = []
-    for n, m in enumerate(found):
-        depth = len(m.group("indent"))
-        child = n + 1 < len(found) and len(found[n + 1].group("indent")) > depth
-        lines.append(
-            _GoalLine(
-                m.group("id"),
-                m.group("desc"),
-                float(m.group("progress")),
-                m.group("status"),
-                not child,
-            )
-        )
-    return lines
-
-
-def _words(text: str) -> set[str]:
-    """Content words cut to five letters ("rooms", "kitch"), without done-words."""
-    return {w[:5] for w in words(text) if w not in _STOP and w[:5] not in _GENERIC_PREFIXES}
-
-
-def _matching_leaves(said: str, goals: list[_GoalLine]) -> list[_GoalLine]:
-    wanted = _words(said)
-    scored: list[tuple[float, _GoalLine]] = []
-    for goal in goals:
-        if not goal.leaf or goal.status != "active":
-            continue
-        own = _words(goal.description)
-        shared = wanted & own
-        if own and shared:
-            scored.append((len(shared) / len(own), goal))
-    if not scored:
-        return []
-    best = max(score for score, _ in scored)
-    return [goal for score, goal in scored if score == best]
-
-
 def _best_project(what: str, prompt: str) -> str | None:
     keys: list[str] = []
     if found := _PAUSED.search(prompt):
         keys = [k.strip() for k in found.group("keys").split(",") if k.strip()]
-    wanted = _words(what)
+    wanted = content_words(what)
     best, best_score = None, 0
     for key in keys:
-        score = len(wanted & _words(key.replace("_", " ").replace("-", " ")))
+        score = len(wanted & content_words(key.replace("_", " ").replace("-", " ")))
         if score > best_score:
             best, best_score = key, score
     return best
@@ -452,7 +393,7 @@ def _best_project(what: str, prompt: str) -> str | None:
 def _slug(text: str) -> str:
     """A project key from the words before the first "with", "for", "in"... (at most 3)."""
     head = re.split(r"\b(?:with|for|in|at|near|by|from)\b", text.lower(), maxsplit=1)[0]
-    parts = [w for w in _WORD.findall(head) if w not in _STOP][:3]
+    parts = [w for w in _WORD.findall(head) if w not in REQUEST_STOPWORDS][:3]
     return "_".join(parts)[:64]
 
 
