@@ -19,6 +19,10 @@ For each worker count it reports:
   plus the 20 ms polling granularity of this measurement;
 * ``cpu_ms_per_tick``: user+sys CPU of the worker processes over the window, per tick;
   ``postgres_cpu_ms_per_tick``: the same for the database's backends;
+  ``bench_process_cpu_ms_per_tick``: this process (the load generator, its polling every
+  20 ms and the stand-in model's HTTP server);
+* ``machine_busy_cores``: the whole machine's busy CPU over the window, in cores (at the
+  machine's core count the machine, not the fleet, limits throughput);
 * ``pg_connections_max``: most connections to the database seen in pg_stat_activity.
 
 Before the worker counts, ``queue_only`` runs the queue with an empty tick (each job
@@ -92,6 +96,13 @@ class Model:
         return Step(content="Coming right up.")
 
 
+def machine_ticks() -> tuple[int, int]:
+    """(busy, total) clock ticks of all CPUs since boot, from /proc/stat."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    return sum(fields) - idle, sum(fields)
+
+
 def cpu_seconds(pid: int) -> float:
     """user+sys CPU seconds of one process (0 when it is gone)."""
     try:
@@ -162,6 +173,7 @@ async def load(
 
         cpu_before = sum(cpu_seconds(p) for p in worker_pids)
         pg_before = {p: cpu_seconds(p) for p in backends}
+        machine_before, own_before = machine_ticks(), time.process_time()
         stop = asyncio.Event()
         watcher = asyncio.create_task(watch(stop))
         started = time.monotonic()
@@ -178,6 +190,7 @@ async def load(
         await asyncio.wait_for(watcher, timeout=300)
         window = time.monotonic() - started
         cpu_after = sum(cpu_seconds(p) for p in worker_pids)
+        machine_after, own_after = machine_ticks(), time.process_time()
         pg_pids = [
             pid
             for (pid,) in await (
@@ -195,6 +208,13 @@ async def load(
         "worker_cpu": cpu_after - cpu_before,
         "connections": max(connections, default=0),
         "pg_cpu": pg_cpu,
+        # The whole machine's busy share over the window, in cores: at os.cpu_count() the
+        # machine, not the fleet, is what limits throughput.
+        "busy_cores": (os.cpu_count() or 1)
+        * (machine_after[0] - machine_before[0])
+        / max(1, machine_after[1] - machine_before[1]),
+        # This process: the load generator, its polling and the stand-in model's server.
+        "bench_cpu": own_after - own_before,
     }
 
 
@@ -378,6 +398,8 @@ def run_count(
         },
         "cpu_ms_per_tick": round(1000 * result["worker_cpu"] / max(ticks, 1), 2),
         "postgres_cpu_ms_per_tick": round(1000 * result["pg_cpu"] / max(ticks, 1), 2),
+        "bench_process_cpu_ms_per_tick": round(1000 * result["bench_cpu"] / max(ticks, 1), 2),
+        "machine_busy_cores": round(result["busy_cores"], 2),
         "pg_connections_max": result["connections"],
         "errors_in_logs": text.count("Traceback"),
     }
