@@ -47,7 +47,8 @@ from mindspace.hosts.cli.session import session_app
 from mindspace.hosts.cli.target import Target, on_assistant
 from mindspace.hosts.cli.transfer import export_command, import_command
 from mindspace.hosts.cli.worker import worker_command
-from mindspace.validation import MAX_JSON_DEPTH, json_depth_exceeds
+from mindspace.limits import MAX_JSON_DEPTH
+from mindspace.validation import json_depth_exceeds
 
 __all__ = ["app", "main"]
 

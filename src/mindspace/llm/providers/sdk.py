@@ -171,6 +171,8 @@ class SdkClient(Protocol):
         """Close the HTTP client and its keep-alive connections."""
 
 
+# A dataclass for its __init__ only: adapters keep identity equality and the plain repr.
+@dataclass(eq=False, repr=False, kw_only=True)
 class SdkAdapter:
     """The part of an SDK adapter that does not depend on its vendor's wire format.
 
@@ -193,16 +195,13 @@ class SdkAdapter:
     log: ClassVar[logging.Logger]
     request_name: ClassVar[str]
     """What one request is called in errors (``chat completion``, ``message``)."""
-    _client: SdkClient
 
-    def __init__(
-        self, *, model: str, base_url: str, max_retries: int, backoff: float, sleep: Sleep
-    ) -> None:
-        self.model = model
-        self.base_url = base_url
-        self.max_retries = max_retries
-        self.backoff = backoff
-        self._sleep = sleep
+    model: str
+    base_url: str
+    max_retries: int
+    backoff: float
+    sleep: Sleep
+    _client: SdkClient = field(init=False)
 
     async def complete(
         self,
@@ -263,7 +262,7 @@ class SdkAdapter:
             lambda exc: self._failure(exc, what),
             max_retries=self.max_retries,
             backoff=self.backoff,
-            sleep=self._sleep,
+            sleep=self.sleep,
             endpoint=self.base_url,
             log=self.log,
         )
