@@ -34,6 +34,7 @@ from mindspace.telemetry import instrument_llm
 if TYPE_CHECKING:
     from mindspace.embeddings.port import Embedder
     from mindspace.llm.providers.anthropic_messages import AnthropicLLM
+    from mindspace.llm.providers.openai_compat import OpenAICompatibleLLM
     from mindspace.state.port import Store
 
 __all__ = [
@@ -250,23 +251,18 @@ def probe_llm(
     Raises:
         ConfigError: the provider is ``anthropic`` and its SDK is not installed.
     """
+    adapter: type[AnthropicLLM] | type[OpenAICompatibleLLM]
     if provider == "anthropic":
-        return _anthropic_adapter()(
-            model=model,
-            api_key=api_key or "",
-            base_url=base_url,
-            timeout=settings.llm_timeout,
-            connect_timeout=settings.llm_connect_timeout,
-            max_retries=settings.llm_max_retries,
-            tool_choice=tool_choice,
-            sleep=sleep or asyncio.sleep,
-        )
-    from mindspace.llm.providers.openai_compat import OpenAICompatibleLLM
+        adapter = _anthropic_adapter()
+    else:
+        from mindspace.llm.providers.openai_compat import OpenAICompatibleLLM
 
-    return OpenAICompatibleLLM(
-        base_url=base_url,
+        adapter = OpenAICompatibleLLM
+    # "" for no key: the OpenAI-compatible adapter sends its placeholder for both.
+    return adapter(
         model=model,
-        api_key=api_key,
+        api_key=api_key or "",
+        base_url=base_url,
         timeout=settings.llm_timeout,
         connect_timeout=settings.llm_connect_timeout,
         max_retries=settings.llm_max_retries,

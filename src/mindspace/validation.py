@@ -30,29 +30,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-# The limits live in the one table of mindspace.limits; they are re-exported here, where
-# the input boundary has always offered them.
-from mindspace.limits import (
-    MAX_ENTITY_TYPE_CHARS,
-    MAX_ID_CHARS,
-    MAX_JSON_DEPTH,
-    MAX_LABEL_CHARS,
-    MAX_LABELS,
-    MAX_LIST_ITEMS,
-    MAX_SHORT_TEXT_CHARS,
-    MAX_TEXT_CHARS,
-)
+from mindspace.limits import MAX_ID_CHARS, MAX_JSON_DEPTH, MAX_TEXT_CHARS
 
 __all__ = [
     "ASSISTANT_KEY_PATTERN",
-    "MAX_ENTITY_TYPE_CHARS",
-    "MAX_ID_CHARS",
-    "MAX_JSON_DEPTH",
-    "MAX_LABELS",
-    "MAX_LABEL_CHARS",
-    "MAX_LIST_ITEMS",
-    "MAX_SHORT_TEXT_CHARS",
-    "MAX_TEXT_CHARS",
     "REPLACEMENT",
     "assistant_key_problem",
     "find_invalid_text",

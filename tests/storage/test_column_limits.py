@@ -15,12 +15,12 @@ import pytest
 from sqlalchemy import String, create_engine, inspect
 
 from mindspace import Assistant, ManualClock, Settings
+from mindspace.limits import MAX_ENTITY_TYPE_CHARS
 from mindspace.offline import OfflineLLM
 from mindspace.storage import SqlStore
 from mindspace.testing.assistants import assistant_on
 from mindspace.tools import default_registry
 from mindspace.tools.limits import limit_of
-from mindspace.validation import MAX_ENTITY_TYPE_CHARS
 
 TIGHTER: dict[str, str] = {
     "project_key": "a project key must match PROJECT_KEY_PATTERN (at most 64 characters)",

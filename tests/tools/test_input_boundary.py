@@ -12,10 +12,11 @@ from pydantic import ValidationError
 
 from mindspace import Assistant, Settings
 from mindspace.errors import InvalidInputError
+from mindspace.limits import MAX_JSON_DEPTH
 from mindspace.llm.providers.openai_compat import OpenAICompatibleLLM
 from mindspace.testing import ChatCompletionsServer
 from mindspace.tools.base import Tool, ToolArgs
-from mindspace.validation import MAX_JSON_DEPTH, find_invalid_text, json_depth_exceeds
+from mindspace.validation import find_invalid_text, json_depth_exceeds
 
 Snapshot = Callable[[], dict[str, list[tuple[Any, ...]]]]
 

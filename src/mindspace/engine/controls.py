@@ -7,6 +7,7 @@ facade offers these as its own methods.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 from mindspace.engine.core import EngineCore
@@ -49,11 +50,11 @@ class Controls:
                 "Pass e.g. hours=8, or leave it out for the schedule's wake hour.",
             )
 
-        async def body(unit: Unit) -> tuple[OperatingMode, bool]:
-            if unit.doc(OperatingMode).mode == "sleep":
-                return unit.doc(OperatingMode), False
-            depth: Literal["light", "deep"] = "deep" if deep else "light"
-            state = transition_mode(
+        depth: Literal["light", "deep"] = "deep" if deep else "light"
+        return await self._switch(
+            "sleep",
+            reason,
+            lambda unit: transition_mode(
                 unit,
                 core.clock,
                 "sleep",
@@ -61,28 +62,38 @@ class Controls:
                 depth=depth,
                 default_hours=core.settings.sleep_default_hours,
                 hours=hours,
-            )
-            return state, True
-
-        state, changed = await core.retrying(body)
-        if changed:
-            core.notify("mode_changed", mode="sleep", reason=reason)
-        return state
+            ),
+        )
 
     async def wake(self, reason: str) -> OperatingMode:
         """Wake the assistant now, even mid-phase (what is done so far is kept)."""
         core = self._core
+        cooldown = core.settings.wake_cooldown_minutes
+        return await self._switch(
+            "awake",
+            reason,
+            lambda unit: perform_wake_transition(
+                unit, core.clock, reason, cooldown_minutes=cooldown
+            ),
+        )
+
+    async def _switch(
+        self,
+        mode: Literal["sleep", "awake"],
+        reason: str,
+        transition: Callable[[Unit], OperatingMode],
+    ) -> OperatingMode:
+        """``transition`` unless the assistant is in ``mode`` already; hosts hear of a change."""
+        core = self._core
 
         async def body(unit: Unit) -> tuple[OperatingMode, bool]:
-            if unit.doc(OperatingMode).mode == "awake":
+            if unit.doc(OperatingMode).mode == mode:
                 return unit.doc(OperatingMode), False
-            cooldown = core.settings.wake_cooldown_minutes
-            state = perform_wake_transition(unit, core.clock, reason, cooldown_minutes=cooldown)
-            return state, True
+            return transition(unit), True
 
         state, changed = await core.retrying(body)
         if changed:
-            core.notify("mode_changed", mode="awake", reason=reason)
+            core.notify("mode_changed", mode=mode, reason=reason)
         return state
 
     async def set_sleep_schedule(self, schedule: SleepSchedule) -> None:

@@ -17,9 +17,9 @@ from typing import Any
 from mindspace.clock import Clock, format_time
 from mindspace.engine.records import Event
 from mindspace.errors import InvalidInputError
-from mindspace.limits import MAX_EVENT_CHARS
+from mindspace.limits import MAX_EVENT_CHARS, MAX_JSON_DEPTH
 from mindspace.state.port import Store
-from mindspace.validation import MAX_JSON_DEPTH, find_invalid_text
+from mindspace.validation import find_invalid_text
 
 __all__ = ["EVENT_TYPE_PATTERN", "EventQueue", "urgency_order"]
 

@@ -11,9 +11,9 @@ from typing import Any
 from mindspace.clock import Clock, format_time
 from mindspace.engine.loop import LoopResult
 from mindspace.engine.records import ConversationMessage, EngineState, Event, StoredToolCall
+from mindspace.limits import MAX_TEXT_CHARS
 from mindspace.llm.port import Message
 from mindspace.state.unit import Unit
-from mindspace.validation import MAX_TEXT_CHARS
 
 __all__ = ["event_assessment", "kept", "remember", "reply_target"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, TypedDict, Unpack, runtime_checkable
 
 from mindspace.validation import replace_not_text
 
@@ -14,6 +14,7 @@ __all__ = [
     "LLMResponse",
     "Message",
     "Role",
+    "Sampling",
     "ToolCall",
     "ToolSchema",
     "Usage",
@@ -82,6 +83,22 @@ class LLMResponse:
     """None when the provider did not say (fakes and the offline model)."""
 
 
+class Sampling(TypedDict, total=False):
+    """How one request is sampled: the keyword options of :meth:`LLM.complete`.
+
+    Every key may be left out or None: the adapter's or the provider's default then
+    applies. Stated once here, so the port, the adapters, the fakes and the tracing
+    wrapper take and pass on the same options (``**sampling: Unpack[Sampling]``).
+
+    Attributes:
+        max_tokens: Most tokens in the reply.
+        temperature: Sampling temperature.
+    """
+
+    max_tokens: int | None
+    temperature: float | None
+
+
 @runtime_checkable
 class LLM(Protocol):
     """A chat model. Adapters map vendor errors to :class:`mindspace.errors.LLMError`."""
@@ -90,9 +107,7 @@ class LLM(Protocol):
         self,
         messages: Sequence[Message],
         tools: Sequence[ToolSchema] = (),
-        *,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
+        **sampling: Unpack[Sampling],
     ) -> LLMResponse:
         """Answer the conversation, optionally calling some of ``tools``."""
         ...

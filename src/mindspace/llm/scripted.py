@@ -13,10 +13,10 @@ import json
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Unpack
 
 from mindspace.errors import LLMError
-from mindspace.llm.port import LLMResponse, Message, ToolCall, ToolSchema, Usage
+from mindspace.llm.port import LLMResponse, Message, Sampling, ToolCall, ToolSchema, Usage
 
 __all__ = ["FunctionLLM", "LLMCall", "ScriptedLLM"]
 
@@ -47,7 +47,30 @@ class LLMCall:
 ToolCallSpec = ToolCall | Mapping[str, Any]
 
 
-class ScriptedLLM:
+class _RecordingLLM:
+    """What both fakes share: every request is recorded in :attr:`history`, then answered."""
+
+    model: str
+    history: list[LLMCall]
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSchema] = (),
+        **sampling: Unpack[Sampling],
+    ) -> LLMResponse:
+        """Record the request, then answer it as the fake does."""
+        max_tokens, temperature = sampling.get("max_tokens"), sampling.get("temperature")
+        self.history.append(LLMCall(tuple(messages), tuple(tools), max_tokens, temperature))
+        return await self._answer(messages, tools)
+
+    async def _answer(
+        self, messages: Sequence[Message], tools: Sequence[ToolSchema]
+    ) -> LLMResponse:
+        raise NotImplementedError
+
+
+class ScriptedLLM(_RecordingLLM):
     """Plays queued replies in order and records every request in :attr:`history`.
 
     Args:
@@ -86,16 +109,10 @@ class ScriptedLLM:
         """How many queued replies are left."""
         return len(self._queue)
 
-    async def complete(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[ToolSchema] = (),
-        *,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
+    async def _answer(
+        self, messages: Sequence[Message], tools: Sequence[ToolSchema]
     ) -> LLMResponse:
-        """Record the request and play the next queued reply."""
-        self.history.append(LLMCall(tuple(messages), tuple(tools), max_tokens, temperature))
+        """Play the next queued reply."""
         if not self._queue:
             raise LLMError(
                 f"ScriptedLLM has no reply queued for request #{len(self.history)}; "
@@ -123,7 +140,7 @@ Responder = Callable[
 ]
 
 
-class FunctionLLM:
+class FunctionLLM(_RecordingLLM):
     """An LLM backed by a function of ``(messages, tools)`` returning a response or text.
 
     Args:
@@ -136,16 +153,10 @@ class FunctionLLM:
         self.model = model
         self.history: list[LLMCall] = []
 
-    async def complete(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[ToolSchema] = (),
-        *,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
+    async def _answer(
+        self, messages: Sequence[Message], tools: Sequence[ToolSchema]
     ) -> LLMResponse:
         """Call the function and normalise its answer."""
-        self.history.append(LLMCall(tuple(messages), tuple(tools), max_tokens, temperature))
         answer = self.function(messages, tools)
         if inspect.isawaitable(answer):
             answer = await answer

@@ -15,9 +15,9 @@ Everything else (``model``, ``aclose``, ``list_models``...) is the wrapped model
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
-from mindspace.llm.port import LLM, LLMResponse, Message, ToolSchema
+from mindspace.llm.port import LLM, LLMResponse, Message, Sampling, ToolSchema
 from mindspace.tracing import AttributeValue, Tracer
 
 __all__ = ["TracedLLM", "scorer_label", "unwrap_llm"]
@@ -51,9 +51,7 @@ class TracedLLM:
         self,
         messages: Sequence[Message],
         tools: Sequence[ToolSchema] = (),
-        *,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
+        **sampling: Unpack[Sampling],
     ) -> LLMResponse:
         """The wrapped model's answer, traced."""
         attributes: dict[str, AttributeValue] = {
@@ -62,15 +60,14 @@ class TracedLLM:
             "gen_ai.provider.name": self.system,
             "gen_ai.request.model": self.request_model,
         }
+        max_tokens, temperature = sampling.get("max_tokens"), sampling.get("temperature")
         if max_tokens is not None:
             attributes["gen_ai.request.max_tokens"] = max_tokens
         if temperature is not None:
             attributes["gen_ai.request.temperature"] = temperature
         name = f"chat {self.request_model}" if self.request_model else "chat"
         with self.tracer.span("llm_call", name, attributes) as span:
-            response = await self.inner.complete(
-                messages, tools, max_tokens=max_tokens, temperature=temperature
-            )
+            response = await self.inner.complete(messages, tools, **sampling)
             if response.model:
                 span.set("gen_ai.response.model", response.model)
             if response.finish_reason is not None:

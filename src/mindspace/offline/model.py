@@ -14,8 +14,9 @@ import logging
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
+from typing import Unpack
 
-from mindspace.llm.port import LLMResponse, Message, ToolSchema
+from mindspace.llm.port import LLMResponse, Message, Sampling, ToolSchema
 from mindspace.offline.chat import chat_skill
 from mindspace.offline.journal import JOURNAL_SKILLS
 from mindspace.offline.memory import MEMORY_SKILLS
@@ -100,11 +101,9 @@ class OfflineLLM:
         self,
         messages: Sequence[Message],
         tools: Sequence[ToolSchema] = (),
-        *,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
+        **sampling: Unpack[Sampling],
     ) -> LLMResponse:
-        """Answer with the first skill that recognises the request."""
+        """Answer with the first skill that recognises the request (sampling is ignored)."""
         messages = _requests_only(messages)
         for skill in self.skills:
             answer = skill(messages, tools)

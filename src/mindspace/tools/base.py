@@ -29,6 +29,7 @@ from mindspace.clock import Clock
 from mindspace.config import Settings
 from mindspace.embeddings.port import Embedder
 from mindspace.errors import ToolFailedError
+from mindspace.limits import MAX_TEXT_CHARS
 from mindspace.llm.port import LLM, ToolSchema
 from mindspace.memory.entities import EntityBook
 from mindspace.memory.semantic import SemanticMemory
@@ -36,7 +37,7 @@ from mindspace.state.semantic import JournalIndex, SemanticIndex
 from mindspace.state.unit import Unit
 from mindspace.tools.limits import Limit, limit_of
 from mindspace.tools.side import SideSessions
-from mindspace.validation import MAX_TEXT_CHARS, find_invalid_text
+from mindspace.validation import find_invalid_text
 from mindspace.workspace.goals import GoalBook
 from mindspace.workspace.persona import PersonaGuard
 from mindspace.workspace.projects import ProjectDesk

@@ -24,7 +24,7 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
 from mindspace.config import Settings
-from mindspace.validation import (
+from mindspace.limits import (
     MAX_ENTITY_TYPE_CHARS,
     MAX_ID_CHARS,
     MAX_LABEL_CHARS,

@@ -11,9 +11,10 @@ from pydantic import ValidationError
 
 from mindspace.config import Settings
 from mindspace.errors import InvalidArgumentsError, UnknownToolError
+from mindspace.limits import MAX_ID_CHARS, MAX_JSON_DEPTH
 from mindspace.llm.port import ToolSchema
 from mindspace.tools.base import Tool, ToolArgs
-from mindspace.validation import MAX_ID_CHARS, MAX_JSON_DEPTH, json_depth_exceeds, text_problem
+from mindspace.validation import json_depth_exceeds, text_problem
 
 __all__ = ["ToolRegistry", "describe_parameters"]
 

@@ -19,11 +19,11 @@ from sqlalchemy import String
 
 import mindspace.engine.assistant  # noqa: F401 - registers every record and document model
 from mindspace.config import Settings
-from mindspace.limits import MAX_EVENT_CHARS
+from mindspace.limits import MAX_EVENT_CHARS, MAX_TEXT_CHARS
 from mindspace.state.models import DOC_KIND, document_model, record_model
 from mindspace.storage.tables import KINDS
 from mindspace.transfer.format import TransferError
-from mindspace.validation import MAX_TEXT_CHARS, find_invalid_text
+from mindspace.validation import find_invalid_text
 
 __all__ = ["RecordChecker", "field_limits"]
 

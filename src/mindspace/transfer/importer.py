@@ -23,6 +23,7 @@ from mindspace.errors import (
     ConfigError,
     MindspaceError,
 )
+from mindspace.limits import MAX_JSON_DEPTH
 from mindspace.state.port import Change, Store
 from mindspace.storage.swap import drop, promote, sql_store, staging_key
 from mindspace.transfer.checks import RecordChecker, field_limits
@@ -35,7 +36,7 @@ from mindspace.transfer.format import (
     kind_specs,
     schema_version,
 )
-from mindspace.validation import MAX_JSON_DEPTH, assistant_key_problem, json_depth_exceeds
+from mindspace.validation import assistant_key_problem, json_depth_exceeds
 
 __all__ = ["ImportSummary", "import_assistant", "read_header"]
 

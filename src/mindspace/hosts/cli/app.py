@@ -27,7 +27,6 @@ from mindspace.hosts.cli.common import (
     AssistantOption,
     CliError,
     DbOption,
-    JsonOption,
     UsageError,
     database_location,
     dump,
@@ -45,9 +44,11 @@ from mindspace.hosts.cli.mcp_server import mcp_command
 from mindspace.hosts.cli.memory import entities_app, memories_app, register_memory_commands
 from mindspace.hosts.cli.serve import HostOption, PortOption, serve_command, serve_demo
 from mindspace.hosts.cli.session import session_app
+from mindspace.hosts.cli.target import Target, on_assistant
 from mindspace.hosts.cli.transfer import export_command, import_command
 from mindspace.hosts.cli.worker import worker_command
-from mindspace.validation import MAX_JSON_DEPTH, json_depth_exceeds
+from mindspace.limits import MAX_JSON_DEPTH
+from mindspace.validation import json_depth_exceeds
 
 __all__ = ["app", "main"]
 
@@ -165,19 +166,16 @@ def _parse_args(name: str, raw: str) -> dict[str, Any]:
 
 
 @app.command("status")
-def status_command(
-    as_json: JsonOption = False,
-    db: DbOption = None,
-    assistant: AssistantOption = None,
-) -> None:
+@on_assistant
+def status_command(target: Target) -> None:
     """Show token usage and its advisory level, the loop state and session metrics."""
     from mindspace.hosts.cli.render import status_view
     from mindspace.runtime import is_offline
 
     settings = load_settings()
-    opened = open_cli_assistant(settings, db, assistant, create=False)
+    opened = open_cli_assistant(settings, target.db, target.assistant, create=False)
     status = opened.views.status()
-    if as_json:
+    if target.as_json:
         dump(status)
         return
     model = settings.llm_model or "(configured model)"
@@ -191,7 +189,7 @@ def status_command(
             status,
             assistant=opened.key,
             model=model,
-            database=database_location(settings, db),
+            database=database_location(settings, target.db),
         )
     )
 
@@ -201,8 +199,10 @@ goals_app = typer.Typer(name="goals", add_completion=False, rich_markup_mode="ri
 
 
 @goals_app.callback(invoke_without_command=True)
+@on_assistant
 def goals_command(
     ctx: typer.Context,
+    target: Target,
     show_all: Annotated[
         bool,
         typer.Option(
@@ -212,9 +212,6 @@ def goals_command(
             "are dimmed).",
         ),
     ] = False,
-    as_json: JsonOption = False,
-    db: DbOption = None,
-    assistant: AssistantOption = None,
 ) -> None:
     """Show the goal tree with ids, a progress bar, status and priority per goal.
 
@@ -228,10 +225,9 @@ def goals_command(
         return
     from mindspace.hosts.cli.render import goal_tree
 
-    settings = load_settings()
-    opened = open_cli_assistant(settings, db, assistant, create=False)
+    opened = target.open()
     book = opened.views.goals()
-    if as_json:
+    if target.as_json:
         dump([goal.to_spec() for goal in book.all()])  # every goal: --all is for the tree
         return
     if not book.all():
@@ -257,17 +253,15 @@ def goals_command(
 
 
 @app.command("projects")
-def projects_command(
-    as_json: JsonOption = False, db: DbOption = None, assistant: AssistantOption = None
-) -> None:
+@on_assistant
+def projects_command(target: Target) -> None:
     """List the projects: key, status, summary and last activity, the active one marked."""
     from mindspace.hosts.cli.render import projects_table
 
-    settings = load_settings()
-    opened = open_cli_assistant(settings, db, assistant, create=False)
+    opened = target.open()
     desk = opened.views.projects()
     projects = desk.all()
-    if as_json:
+    if target.as_json:
         dump(
             {
                 "active": desk.active_key(),

@@ -243,20 +243,13 @@ async def chat_session(
     message stays queued and runs again on the next one) and ends the session.
     """
     try:
-        return await _converse(
-            assistant, user=user, console=console, reader=reader, database=database
-        )
+        return await _converse(assistant, user, console, reader, database)
     finally:
         await close_llm(assistant.llm)
 
 
 async def _converse(
-    assistant: Assistant,
-    *,
-    user: str,
-    console: Console,
-    reader: LineReader,
-    database: str,
+    assistant: Assistant, user: str, console: Console, reader: LineReader, database: str
 ) -> int:
     world = TerminalWorld(console, assistant.key, user)
     assistant.attach_world(world)

@@ -7,7 +7,6 @@ recorded in the history as made by the user ``cli`` (``--actor`` names someone e
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import typer
@@ -15,26 +14,22 @@ from rich import box
 from rich.table import Table
 
 from mindspace.hosts.cli.common import (
-    AssistantOption,
     CliError,
-    DbOption,
-    JsonOption,
     UsageError,
     check_limit,
     console,
     dump,
-    load_settings,
-    open_cli_assistant,
     run_once,
     say,
 )
+from mindspace.hosts.cli.target import Target, on_assistant
 
 if TYPE_CHECKING:  # the engine is imported in the commands' bodies (start-up time)
-    from mindspace.engine import Actor, Assistant
+    from mindspace.engine import Actor
 
 _T = TypeVar("_T")
 
-__all__ = ["ActorOption", "apply_change", "register_edit_commands", "report"]
+__all__ = ["ActorOption", "register_edit_commands"]
 
 ActorOption = Annotated[
     str,
@@ -59,22 +54,6 @@ def _actor(name: str) -> Actor:
     return Actor("user", name)
 
 
-def apply_change(
-    db: str | None, assistant: str | None, change: Callable[[Assistant], Coroutine[Any, Any, _T]]
-) -> _T:
-    """Open the assistant (never creating one) and run one recorded change on it."""
-    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
-    return run_once(opened, change(opened))
-
-
-def report(as_json: bool, value: object, line: str) -> None:
-    """Print what a change did: ``value`` as JSON with --json, else ``line``."""
-    if as_json:
-        dump(value)
-    else:
-        say(line)
-
-
 def _nothing_to_change(command: str) -> CliError:
     return CliError(
         f"Nothing to change: pass --content, --tag or --importance, e.g. "
@@ -82,7 +61,9 @@ def _nothing_to_change(command: str) -> CliError:
     )
 
 
+@on_assistant
 def memory_edit_command(
+    target: Target,
     memory_id: Annotated[str, typer.Argument(metavar="ID", help="The memory's id (mem_...).")],
     content: ContentOption = None,
     tag: TagsOption = None,
@@ -92,18 +73,13 @@ def memory_edit_command(
         typer.Option("--trust", min=0.0, max=1.0, metavar="X", help="The new source trust."),
     ] = None,
     actor: ActorOption = "cli",
-    as_json: JsonOption = False,
-    db: DbOption = None,
-    assistant: AssistantOption = None,
 ) -> None:
     """Change a memory's text (embedded again), tags, importance or trust."""
     if content is None and tag is None and importance is None and trust is None:
         raise _nothing_to_change(f"memories edit {memory_id}")
     from mindspace.engine import memory_view
 
-    memory = apply_change(
-        db,
-        assistant,
+    memory = target.change(
         lambda a: a.edits.update_memory(
             memory_id,
             _actor(actor),
@@ -113,61 +89,56 @@ def memory_edit_command(
             source_trust=trust,
         ),
     )
-    report(as_json, memory_view(memory), f"Memory {memory.id} updated: {memory.content}")
+    target.report(memory_view(memory), f"Memory {memory.id} updated: {memory.content}")
 
 
+@on_assistant
 def memory_delete_command(
+    target: Target,
     memory_id: Annotated[str, typer.Argument(metavar="ID", help="The memory's id (mem_...).")],
     actor: ActorOption = "cli",
-    as_json: JsonOption = False,
-    db: DbOption = None,
-    assistant: AssistantOption = None,
 ) -> None:
     """Delete a memory (links to it go at the next night)."""
-    memory = apply_change(db, assistant, lambda a: a.edits.delete_memory(memory_id, _actor(actor)))
+    memory = target.change(lambda a: a.edits.delete_memory(memory_id, _actor(actor)))
     shown = {"deleted": "memory", "ids": [memory.id]}
-    report(as_json, shown, f"Memory {memory.id} deleted: {memory.content}")
+    target.report(shown, f"Memory {memory.id} deleted: {memory.content}")
 
 
+@on_assistant
 def journal_edit_command(
+    target: Target,
     entry_id: Annotated[int, typer.Argument(metavar="ID", min=1, help="The entry's number.")],
     content: ContentOption = None,
     tag: TagsOption = None,
     importance: ImportanceOption = None,
     actor: ActorOption = "cli",
-    as_json: JsonOption = False,
-    db: DbOption = None,
-    assistant: AssistantOption = None,
 ) -> None:
     """Change a journal entry's text, tags or importance."""
     if content is None and tag is None and importance is None:
         raise _nothing_to_change(f"journal edit {entry_id}")
-    entry = apply_change(
-        db,
-        assistant,
+    entry = target.change(
         lambda a: a.edits.update_journal_entry(
             entry_id, _actor(actor), content=content, tags=tag, importance=importance
         ),
     )
-    report(as_json, entry.to_spec(), f"Journal entry {entry.id} updated: {entry.content}")
+    target.report(entry.to_spec(), f"Journal entry {entry.id} updated: {entry.content}")
 
 
+@on_assistant
 def journal_delete_command(
+    target: Target,
     entry_id: Annotated[int, typer.Argument(metavar="ID", min=1, help="The entry's number.")],
     actor: ActorOption = "cli",
-    as_json: JsonOption = False,
-    db: DbOption = None,
-    assistant: AssistantOption = None,
 ) -> None:
     """Delete a journal entry and its stored vector."""
-    entry = apply_change(
-        db, assistant, lambda a: a.edits.delete_journal_entry(entry_id, _actor(actor))
-    )
+    entry = target.change(lambda a: a.edits.delete_journal_entry(entry_id, _actor(actor)))
     shown = {"deleted": "journal_entry", "ids": [entry.id]}
-    report(as_json, shown, f"Journal entry {entry.id} deleted: {entry.content}")
+    target.report(shown, f"Journal entry {entry.id} deleted: {entry.content}")
 
 
+@on_assistant
 def goal_edit_command(
+    target: Target,
     goal_id: Annotated[str, typer.Argument(metavar="ID", help="The goal's id (see: goals).")],
     description: Annotated[
         str | None, typer.Option("--description", metavar="TEXT", help="The new text.")
@@ -185,9 +156,6 @@ def goal_edit_command(
         typer.Option("--progress", min=0.0, max=100.0, metavar="PCT", help="Progress, 0-100."),
     ] = None,
     actor: ActorOption = "cli",
-    as_json: JsonOption = False,
-    db: DbOption = None,
-    assistant: AssistantOption = None,
 ) -> None:
     """Change a goal's description, priority, status or progress."""
     if description is None and priority is None and status is None and progress is None:
@@ -195,7 +163,7 @@ def goal_edit_command(
             "Nothing to change: pass --description, --priority, --status or --progress, e.g. "
             f"mindspace goals edit {goal_id} --priority high."
         )
-    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
+    opened = target.open()
     work = opened.edits.update_goal(
         goal_id,
         _actor(actor),
@@ -205,7 +173,7 @@ def goal_edit_command(
         progress=progress,
     )
     goal = run_once(opened, work)
-    if as_json:
+    if target.as_json:
         dump(goal.to_spec())
         return
     say(
@@ -214,16 +182,15 @@ def goal_edit_command(
     )
 
 
+@on_assistant
 def goal_delete_command(
+    target: Target,
     goal_id: Annotated[str, typer.Argument(metavar="ID", help="The goal's id (see: goals).")],
     actor: ActorOption = "cli",
-    as_json: JsonOption = False,
-    db: DbOption = None,
-    assistant: AssistantOption = None,
 ) -> None:
     """Delete a goal with all its subtasks."""
-    goals = apply_change(db, assistant, lambda a: a.edits.delete_goal(goal_id, _actor(actor)))
-    if as_json:
+    goals = target.change(lambda a: a.edits.delete_goal(goal_id, _actor(actor)))
+    if target.as_json:
         dump({"deleted": "goal", "ids": [g.id for g in goals]})
         return
     say(f"Goal {goals[0].id} deleted: {goals[0].description}")
@@ -241,7 +208,9 @@ def _assignments(pairs: list[str]) -> dict[str, str]:
     return found
 
 
+@on_assistant
 def entity_edit_command(
+    target: Target,
     name: Annotated[str, typer.Argument(metavar="NAME", help="The entity's id, as stored.")],
     set_: Annotated[
         list[str] | None,
@@ -262,9 +231,6 @@ def entity_edit_command(
         ),
     ] = None,
     actor: ActorOption = "cli",
-    as_json: JsonOption = False,
-    db: DbOption = None,
-    assistant: AssistantOption = None,
 ) -> None:
     """Set or remove an entity's attributes and remove observations, in one change."""
     attributes: dict[str, str | None] = dict(_assignments(set_ or []))
@@ -275,12 +241,12 @@ def entity_edit_command(
             "Nothing to change: pass --set, --unset or --remove-observation, e.g. "
             f"mindspace entities edit {name} --set drink='dark ale'."
         )
-    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
+    opened = target.open()
     work = opened.edits.update_entity(
         name, _actor(actor), attributes=attributes, remove_observations=remove_observation or []
     )
     profile = run_once(opened, work)
-    if as_json:
+    if target.as_json:
         dump(profile.model_dump(mode="json"))
         return
     shown = ", ".join(f"{k}={v}" for k, v in sorted(profile.attributes.items())) or "none"
@@ -290,24 +256,23 @@ def entity_edit_command(
     )
 
 
+@on_assistant
 def forget_command(
+    target: Target,
     name: Annotated[str, typer.Argument(metavar="NAME", help="The entity's id, as stored.")],
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Only list what would go; change nothing.")
     ] = False,
     actor: ActorOption = "cli",
-    as_json: JsonOption = False,
-    db: DbOption = None,
-    assistant: AssistantOption = None,
 ) -> None:
     """Forget everything about an entity: profile, conversation, memories and journal
     entries from it, their links and vectors, session facts naming it, in one
     transaction; copies of its words elsewhere (history, events, documents) are blanked.
     """
-    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
+    opened = target.open()
     report = run_once(opened, opened.edits.forget(name, _actor(actor), dry_run=dry_run))
     shown = report.to_dict()
-    if as_json:
+    if target.as_json:
         dump(shown)
         return
     counts: dict[str, Any] = shown["counts"]
@@ -326,18 +291,17 @@ def forget_command(
         say(f"Nothing was changed. Run without --dry-run to forget {name!r}.")
 
 
+@on_assistant
 def history_command(
+    target: Target,
     limit: Annotated[int, typer.Option("--limit", "-n", metavar="N", help="Most shown.")] = 20,
     offset: Annotated[int, typer.Option("--offset", min=0, metavar="N", help="Skip N.")] = 0,
-    as_json: JsonOption = False,
-    db: DbOption = None,
-    assistant: AssistantOption = None,
 ) -> None:
     """Show who edited, deleted or forgot what, newest first."""
     check_limit(limit)
-    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
+    opened = target.open()
     page = opened.views.history(offset=offset, limit=limit)
-    if as_json:
+    if target.as_json:
         dump(
             {
                 "total": page.total,

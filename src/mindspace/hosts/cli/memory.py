@@ -16,22 +16,18 @@ from rich.table import Table
 from rich.text import Text
 
 from mindspace.hosts.cli.common import (
-    AssistantOption,
     CliError,
-    DbOption,
-    JsonOption,
     UsageError,
     check_limit,
     console,
     counted,
     dump,
-    load_settings,
-    open_cli_assistant,
     run_once,
     say,
     when,
 )
 from mindspace.hosts.cli.sleep import mode_command, sleep_command, wake_command
+from mindspace.hosts.cli.target import Target, on_assistant
 
 if TYPE_CHECKING:  # the engine is imported in the commands' bodies (start-up time)
     from mindspace.engine import Assistant
@@ -106,24 +102,23 @@ def _short(stamp: str) -> str:
 
 # -- memories ------------------------------------------------------------------------------
 @memories_app.callback(invoke_without_command=True)
+@on_assistant
 def memories_command(
     ctx: typer.Context,
+    target: Target,
     limit: Annotated[int, typer.Option("--limit", "-n", metavar="N", help="Most shown.")] = 20,
     tag: TagOption = None,
     min_trust: MinTrustOption = 0.0,
-    as_json: JsonOption = False,
-    db: DbOption = None,
-    assistant: AssistantOption = None,
 ) -> None:
     """List semantic memories, newest first, optionally filtered by tag and source trust."""
     if ctx.invoked_subcommand is not None:
         return
     check_limit(limit)
     _check_trust(min_trust)
-    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
+    opened = target.open()
     listed = opened.views.memory_listing(limit=limit, min_trust=min_trust, tags=tag or ())
     found = listed.memories
-    if as_json:
+    if target.as_json:
         dump([{"id": m.id, "content": m.content, **m.metadata()} for m in found[:limit]])
         return
     if not found and not listed.total and opened.views.memory.count() == 0:
@@ -213,14 +208,13 @@ def _memories_table(memories: Sequence[Memory], title: str) -> Table:
 
 
 @memories_app.command("search")
+@on_assistant
 def search_command(
+    target: Target,
     query: Annotated[str, typer.Argument(help="What to remember, e.g. 'what Alice drinks'.")],
     limit: Annotated[int, typer.Option("--limit", "-n", metavar="N", help="Most shown.")] = 10,
     tag: TagOption = None,
     min_trust: MinTrustOption = 0.0,
-    as_json: JsonOption = False,
-    db: DbOption = None,
-    assistant: AssistantOption = None,
 ) -> None:
     """Rank memories for QUERY exactly as the recall_memories tool does (dense + BM25)."""
     check_limit(limit)
@@ -229,7 +223,7 @@ def search_command(
         raise UsageError(
             f"QUERY {query!r} is blank; say what to remember, e.g. 'what Alice drinks'."
         )
-    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
+    opened = target.open()
     args = {"query": query, "limit": limit, "min_source_trust": min_trust, "tags": tag or []}
     # The engine's read-only search: nothing is written, not even the call count, yet the
     # ranking is the recall_memories tool's own.
@@ -238,7 +232,7 @@ def search_command(
     if result.get("success") is not True:
         raise CliError(_tool_error(result))
     found: list[dict[str, Any]] = list(result.get("memories", []))
-    if as_json:
+    if target.as_json:
         dump({"query": query, "memories": found})
         return
     if not found:
@@ -299,18 +293,14 @@ def _ranking_table(found: Sequence[Mapping[str, Any]], title: str) -> Table:
 
 # -- entities ------------------------------------------------------------------------------
 @entities_app.callback(invoke_without_command=True)
-def entities_command(
-    ctx: typer.Context,
-    as_json: JsonOption = False,
-    db: DbOption = None,
-    assistant: AssistantOption = None,
-) -> None:
+@on_assistant
+def entities_command(ctx: typer.Context, target: Target) -> None:
     """List entity profiles by first contact: relationship, attributes, pending observations."""
     if ctx.invoked_subcommand is not None:
         return
-    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
+    opened = target.open()
     profiles = _book(opened).all()
-    if as_json:
+    if target.as_json:
         dump([p.model_dump(mode="json") for p in profiles])
         return
     if not profiles:
@@ -371,14 +361,13 @@ def _entities_table(profiles: Sequence[EntityProfile], title: str) -> Table:
 
 
 @entities_app.command("show")
+@on_assistant
 def show_command(
+    target: Target,
     entity_id: Annotated[str, typer.Argument(metavar="ID", help="The entity, e.g. Alice.")],
-    as_json: JsonOption = False,
-    db: DbOption = None,
-    assistant: AssistantOption = None,
 ) -> None:
     """Show one entity profile: relationship, attributes and every observation."""
-    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
+    opened = target.open()
     book = _book(opened)
     profile = book.get(entity_id) or book.get(entity_id.strip())
     if profile is None:
@@ -394,7 +383,7 @@ def show_command(
             f"Assistant {opened.key!r} knows no entity {entity_id!r}. {hint} "
             "List them with: mindspace entities"
         )
-    if as_json:
+    if target.as_json:
         dump(profile.model_dump(mode="json"))
         return
     console.print(_profile_view(profile))
@@ -420,22 +409,14 @@ def _profile_view(profile: EntityProfile) -> RenderableType:
         Text.assemble(("Entity ", "bold"), (repr(profile.entity_id), "bold cyan")),
         grid,
     ]
-    attributes = Table(
-        title="Attributes (consolidated from observations while dreaming)",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        show_edge=False,
-    )
+    attributes = _section("Attributes (consolidated from observations while dreaming)")
     attributes.add_column("Key", style="bold", no_wrap=True)
     attributes.add_column("Value", overflow="fold")
     for key, value in sorted(profile.attributes.items()):
         attributes.add_row(key, value)
     parts.append(attributes if profile.attributes else Text("No attributes yet.", style="dim"))
-    observations = Table(
-        title="Observations, oldest first; # is what entities edit --remove-observation takes",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        show_edge=False,
+    observations = _section(
+        "Observations, oldest first; # is what entities edit --remove-observation takes"
     )
     observations.add_column("#", justify="right", no_wrap=True)
     observations.add_column("Time (UTC)", no_wrap=True)
@@ -454,3 +435,8 @@ def _profile_view(profile: EntityProfile) -> RenderableType:
         observations if profile.observations else Text("No observations yet.", style="dim")
     )
     return Group(*parts)
+
+
+def _section(title: str) -> Table:
+    """One titled table of a profile, as ``entities show`` draws each."""
+    return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False)

@@ -16,17 +16,13 @@ from rich import box
 from rich.table import Table
 
 from mindspace.hosts.cli.common import (
-    AssistantOption,
     CliError,
-    DbOption,
-    JsonOption,
     console,
     dump,
-    load_settings,
-    open_cli_assistant,
     say,
 )
-from mindspace.hosts.cli.edits import ActorOption, apply_change, report
+from mindspace.hosts.cli.edits import ActorOption
+from mindspace.hosts.cli.target import Target, on_assistant
 
 if TYPE_CHECKING:  # the engine is imported in the commands' bodies (start-up time)
     from mindspace.engine import Actor, SessionItemEdits, SessionItemKind
@@ -51,8 +47,7 @@ def _kind(pattern: bool) -> SessionItemKind:
 
 
 def _change(
-    db: str | None,
-    assistant: str | None,
+    target: Target,
     actor: str,
     change: Callable[[SessionItemEdits, Actor], Coroutine[Any, Any, _T]],
 ) -> _T:
@@ -61,24 +56,20 @@ def _change(
     from mindspace.errors import InvalidInputError, RecordNotFoundError
 
     try:
-        return apply_change(db, assistant, lambda a: change(a.edits, Actor("user", actor)))
+        return target.change(lambda a: change(a.edits, Actor("user", actor)))
     except (InvalidInputError, RecordNotFoundError) as exc:
         raise CliError(f"{exc.error}. {exc.suggestion}".replace(".. ", ". ")) from None
 
 
 @session_app.callback(invoke_without_command=True)
-def session_command(
-    ctx: typer.Context,
-    as_json: JsonOption = False,
-    db: DbOption = None,
-    assistant: AssistantOption = None,
-) -> None:
+@on_assistant
+def session_command(ctx: typer.Context, target: Target) -> None:
     """List session memory: numbered facts and patterns, and the tasks completed lately."""
     if ctx.invoked_subcommand is not None:
         return
-    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
+    opened = target.open()
     memory = opened.views.session_memory()
-    if as_json:
+    if target.as_json:
         dump(memory.model_dump(mode="json"))
         return
     if not memory.key_facts and not memory.learned_patterns:
@@ -103,55 +94,48 @@ def session_command(
 
 
 @session_app.command("add")
+@on_assistant
 def session_add_command(
+    target: Target,
     text: TextArgument,
     pattern: PatternOption = False,
     actor: ActorOption = "cli",
-    as_json: JsonOption = False,
-    db: DbOption = None,
-    assistant: AssistantOption = None,
 ) -> None:
     """Add a fact (or with --pattern a pattern) to session memory."""
     kind = _kind(pattern)
-    index = _change(
-        db, assistant, actor, lambda edits, user: edits.add_session_item(kind, text, user)
-    )
+    index = _change(target, actor, lambda edits, user: edits.add_session_item(kind, text, user))
     shown = {"kind": kind, "index": index, "text": text.strip()}
-    report(as_json, shown, f"Session {kind} {index} added: {text.strip()}")
+    target.report(shown, f"Session {kind} {index} added: {text.strip()}")
 
 
 @session_app.command("edit")
+@on_assistant
 def session_edit_command(
+    target: Target,
     index: IndexArgument,
     text: TextArgument,
     pattern: PatternOption = False,
     actor: ActorOption = "cli",
-    as_json: JsonOption = False,
-    db: DbOption = None,
-    assistant: AssistantOption = None,
 ) -> None:
     """Replace the text of session fact N (or with --pattern pattern N)."""
     kind = _kind(pattern)
     old = _change(
-        db, assistant, actor, lambda edits, user: edits.update_session_item(kind, index, text, user)
+        target, actor, lambda edits, user: edits.update_session_item(kind, index, text, user)
     )
     shown = {"kind": kind, "index": index, "before": old, "text": text.strip()}
-    report(as_json, shown, f"Session {kind} {index} changed: {old!r} -> {text.strip()!r}")
+    target.report(shown, f"Session {kind} {index} changed: {old!r} -> {text.strip()!r}")
 
 
 @session_app.command("delete")
+@on_assistant
 def session_delete_command(
+    target: Target,
     index: IndexArgument,
     pattern: PatternOption = False,
     actor: ActorOption = "cli",
-    as_json: JsonOption = False,
-    db: DbOption = None,
-    assistant: AssistantOption = None,
 ) -> None:
     """Delete session fact N (or with --pattern pattern N); the later ones move up."""
     kind = _kind(pattern)
-    old = _change(
-        db, assistant, actor, lambda edits, user: edits.delete_session_item(kind, index, user)
-    )
+    old = _change(target, actor, lambda edits, user: edits.delete_session_item(kind, index, user))
     shown = {"kind": kind, "index": index, "deleted": old}
-    report(as_json, shown, f"Session {kind} {index} deleted: {old}")
+    target.report(shown, f"Session {kind} {index} deleted: {old}")

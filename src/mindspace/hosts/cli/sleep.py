@@ -21,7 +21,6 @@ from mindspace.hosts.cli.common import (
     AssistantOption,
     CliError,
     DbOption,
-    JsonOption,
     UsageError,
     check_limit,
     console,
@@ -34,6 +33,7 @@ from mindspace.hosts.cli.common import (
     say,
     when,
 )
+from mindspace.hosts.cli.target import Target, on_assistant
 
 if TYPE_CHECKING:  # the engine is imported in the commands' bodies (start-up time)
     from rich.progress import Progress, TaskID
@@ -418,12 +418,11 @@ def _wake(opened: Assistant, reason: str) -> None:
             )
 
 
-def mode_command(
-    as_json: JsonOption = False, db: DbOption = None, assistant: AssistantOption = None
-) -> None:
+@on_assistant
+def mode_command(target: Target) -> None:
     """Show the operating mode: awake or asleep, sleep phase, since, reason and cooldown."""
-    opened = open_cli_assistant(load_settings(), db, assistant, create=False)
-    if as_json:
+    opened = target.open()
+    if target.as_json:
         dump(_mode_json(opened))
         return
     state = opened.views.mode()

@@ -35,7 +35,8 @@ from mindspace.errors import (
     ToolError,
 )
 from mindspace.hosts.http.responses import SafeJSONResponse
-from mindspace.validation import MAX_JSON_DEPTH, json_depth_exceeds
+from mindspace.limits import MAX_JSON_DEPTH
+from mindspace.validation import json_depth_exceeds
 
 __all__ = [
     "ApiError",

@@ -17,7 +17,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from mindspace.validation import MAX_JSON_DEPTH, find_invalid_text, json_depth_exceeds
+from mindspace.limits import MAX_JSON_DEPTH
+from mindspace.validation import find_invalid_text, json_depth_exceeds
 
 __all__ = ["INVALID_PARAMS", "INVALID_REQUEST", "PARSE_ERROR", "Screened", "screen"]
 

@@ -31,7 +31,7 @@ from mindspace.errors import (
     LLMRateLimitError,
     LLMResponseError,
 )
-from mindspace.llm.port import LLMResponse, Message, ToolSchema
+from mindspace.llm.port import LLMResponse, Message, Sampling, ToolSchema
 from mindspace.llm.providers.anthropic_wire import (
     ANTHROPIC_BASE_URL,
     MalformedAnswerError,
@@ -39,7 +39,6 @@ from mindspace.llm.providers.anthropic_wire import (
     to_wire,
     to_wire_tools,
 )
-from mindspace.llm.providers.retry import scrub_surrogates
 from mindspace.llm.providers.sdk import (
     EXCERPT_CHARS,
     ErrorTable,
@@ -145,6 +144,7 @@ class AnthropicLLM(SdkAdapter):
     sdk = ANTHROPIC_ERRORS
     errors = _ERRORS
     log = logging.getLogger("mindspace.llm.anthropic")
+    request_name = "message"
     _client: anthropic.AsyncAnthropic
 
     def __init__(
@@ -177,20 +177,11 @@ class AnthropicLLM(SdkAdapter):
             max_retries=0,
         )
 
-    async def complete(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[ToolSchema] = (),
-        *,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-    ) -> LLMResponse:
-        """Send the conversation; retry transient failures; map errors to ours.
-
-        Raises:
-            LLMError: a subclass naming the endpoint, after the bounded retries.
-        """
+    def _request(
+        self, messages: Sequence[Message], tools: Sequence[ToolSchema], sampling: Sampling
+    ) -> dict[str, Any]:
         wire = to_wire(messages, native_tools=bool(tools))
+        max_tokens, temperature = sampling.get("max_tokens"), sampling.get("temperature")
         request: dict[str, Any] = {
             "model": self.model,
             "messages": wire.messages,
@@ -213,18 +204,16 @@ class AnthropicLLM(SdkAdapter):
             # In the body, not as a keyword: newer SDKs dropped the sampling keywords
             # (the API decides per model); older ones still take them.
             request["extra_body"] = {"temperature": min(temperature, MAX_TEMPERATURE)}
-        request = scrub_surrogates(request)
+        return request
 
-        async def attempt() -> LLMResponse:
-            raw = await self._client.messages.with_raw_response.create(**request)
-            body = raw.http_response.text
-            try:
-                data = json.loads(body)
-            except ValueError as exc:
-                raise UnreadableAnswerError("an answer that is not JSON", body) from exc
-            try:
-                return from_wire(data, self.model)
-            except MalformedAnswerError as exc:
-                raise UnreadableAnswerError(exc.what, body) from exc
-
-        return await self._retrying(attempt, "message")
+    async def _send(self, request: dict[str, Any]) -> LLMResponse:
+        raw = await self._client.messages.with_raw_response.create(**request)
+        body = raw.http_response.text
+        try:
+            data = json.loads(body)
+        except ValueError as exc:
+            raise UnreadableAnswerError("an answer that is not JSON", body) from exc
+        try:
+            return from_wire(data, self.model)
+        except MalformedAnswerError as exc:
+            raise UnreadableAnswerError(exc.what, body) from exc

@@ -33,11 +33,11 @@ from mindspace.llm.port import (
     FinishReason,
     LLMResponse,
     Message,
+    Sampling,
     ToolCall,
     ToolSchema,
     Usage,
 )
-from mindspace.llm.providers.retry import scrub_surrogates
 from mindspace.llm.providers.sdk import (
     EXCERPT_CHARS,
     ErrorTable,
@@ -136,6 +136,7 @@ class OpenAICompatibleLLM(SdkAdapter):
     sdk = OPENAI_ERRORS
     errors = _ERRORS
     log = logging.getLogger("mindspace.llm.openai")
+    request_name = "chat completion"
     _client: openai.AsyncOpenAI
 
     def __init__(
@@ -162,19 +163,9 @@ class OpenAICompatibleLLM(SdkAdapter):
             max_retries=0,
         )
 
-    async def complete(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[ToolSchema] = (),
-        *,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-    ) -> LLMResponse:
-        """Send the conversation; retry transient failures; map errors to ours.
-
-        Raises:
-            LLMError: a subclass naming the endpoint, after the bounded retries.
-        """
+    def _request(
+        self, messages: Sequence[Message], tools: Sequence[ToolSchema], sampling: Sampling
+    ) -> dict[str, Any]:
         request: dict[str, Any] = {
             "model": self.model,
             "messages": [_to_wire(m) for m in messages],
@@ -183,23 +174,19 @@ class OpenAICompatibleLLM(SdkAdapter):
             request["tools"] = list(tools)
             if self.tool_choice == "auto":
                 request["tool_choice"] = "auto"
-        if max_tokens is not None:
-            request["max_tokens"] = max_tokens
-        if temperature is not None:
-            request["temperature"] = temperature
-        request = scrub_surrogates(request)
+        # The options that are set, under the API's own names (max_tokens, temperature).
+        request.update((name, value) for name, value in sampling.items() if value is not None)
+        return request
 
-        async def attempt() -> LLMResponse:
-            raw = await self._client.chat.completions.with_raw_response.create(**request)
-            body = raw.http_response.text
-            try:
-                completion = raw.parse()
-            except (ValueError, openai.APIResponseValidationError) as exc:
-                # json.JSONDecodeError is a ValueError: a 200 whose body is not JSON
-                raise UnreadableAnswerError("an answer that is not JSON", body) from exc
-            return _from_wire(completion, self.model, body)
-
-        return await self._retrying(attempt, "chat completion")
+    async def _send(self, request: dict[str, Any]) -> LLMResponse:
+        raw = await self._client.chat.completions.with_raw_response.create(**request)
+        body = raw.http_response.text
+        try:
+            completion = raw.parse()
+        except (ValueError, openai.APIResponseValidationError) as exc:
+            # json.JSONDecodeError is a ValueError: a 200 whose body is not JSON
+            raise UnreadableAnswerError("an answer that is not JSON", body) from exc
+        return _from_wire(completion, self.model, body)
 
 
 def _to_wire(message: Message) -> dict[str, Any]:

@@ -14,17 +14,19 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar, Unpack
 
 from mindspace.errors import LLMConnectionError, LLMError, LLMProviderError, LLMResponseError
+from mindspace.llm.port import LLMResponse, Message, Sampling, ToolSchema
 from mindspace.llm.providers.retry import (
     Failure,
     TimeoutKind,
     body_message,
     retry_calls,
+    scrub_surrogates,
     timeout_kind_of,
 )
 
@@ -169,11 +171,15 @@ class SdkClient(Protocol):
         """Close the HTTP client and its keep-alive connections."""
 
 
+# A dataclass for its __init__ only: adapters keep identity equality and the plain repr.
+@dataclass(eq=False, repr=False, kw_only=True)
 class SdkAdapter:
     """The part of an SDK adapter that does not depend on its vendor's wire format.
 
-    A subclass sets :attr:`sdk`, :attr:`errors` and :attr:`log` and builds its client in
-    ``_client`` (the SDK's own retries off).
+    A subclass sets :attr:`sdk`, :attr:`errors`, :attr:`log` and :attr:`request_name`,
+    builds its client in ``_client`` (the SDK's own retries off), and writes the two
+    vendor steps of :meth:`complete`: ``_request`` (the request body) and ``_send`` (one
+    attempt, the answer read).
 
     Args:
         model: The model name.
@@ -187,16 +193,29 @@ class SdkAdapter:
     sdk: ClassVar[SdkErrors]
     errors: ClassVar[ErrorTable]
     log: ClassVar[logging.Logger]
-    _client: SdkClient
+    request_name: ClassVar[str]
+    """What one request is called in errors (``chat completion``, ``message``)."""
 
-    def __init__(
-        self, *, model: str, base_url: str, max_retries: int, backoff: float, sleep: Sleep
-    ) -> None:
-        self.model = model
-        self.base_url = base_url
-        self.max_retries = max_retries
-        self.backoff = backoff
-        self._sleep = sleep
+    model: str
+    base_url: str
+    max_retries: int
+    backoff: float
+    sleep: Sleep
+    _client: SdkClient = field(init=False)
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSchema] = (),
+        **sampling: Unpack[Sampling],
+    ) -> LLMResponse:
+        """Send the conversation; retry transient failures; map errors to ours.
+
+        Raises:
+            LLMError: a subclass naming the endpoint, after the bounded retries.
+        """
+        request = scrub_surrogates(self._request(messages, tools, sampling))
+        return await self._retrying(lambda: self._send(request), self.request_name)
 
     async def list_models(self) -> list[dict[str, Any]]:
         """The endpoint's model list entries as plain dicts (``mindspace doctor`` lists them).
@@ -222,6 +241,16 @@ class SdkAdapter:
         """Close the HTTP client and its keep-alive connections (call on the same loop)."""
         await self._client.close()
 
+    def _request(
+        self, messages: Sequence[Message], tools: Sequence[ToolSchema], sampling: Sampling
+    ) -> dict[str, Any]:
+        """The vendor's request body for the conversation (the SDK call's keywords)."""
+        raise NotImplementedError
+
+    async def _send(self, request: dict[str, Any]) -> LLMResponse:
+        """One attempt: send ``request``, read the answer (UnreadableAnswerError if unusable)."""
+        raise NotImplementedError
+
     async def _models_body(self) -> str:
         raw = await self._client.models.with_raw_response.list()
         return str(raw.http_response.text)
@@ -233,7 +262,7 @@ class SdkAdapter:
             lambda exc: self._failure(exc, what),
             max_retries=self.max_retries,
             backoff=self.backoff,
-            sleep=self._sleep,
+            sleep=self.sleep,
             endpoint=self.base_url,
             log=self.log,
         )

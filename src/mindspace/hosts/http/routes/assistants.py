@@ -17,21 +17,19 @@ from mindspace.hosts.http.schemas import CreateAssistant, HubDep
 __all__ = ["router"]
 
 router = APIRouter(prefix="/v1")
+server_routes = APIRouter(tags=["server"])
+tool_routes = APIRouter(tags=["tools"])
+assistant_routes = APIRouter(tags=["assistants"])
 
 
-@router.get(
-    "/health", tags=["server"], summary="Is the server up (no token needed)", response_model=Health
-)
+@server_routes.get("/health", summary="Is the server up (no token needed)", response_model=Health)
 async def get_health() -> dict[str, Any]:
     """Always 200 while the server runs."""
     return {"success": True, "status": "ok", "version": __version__}
 
 
-@router.get(
-    "/tools",
-    tags=["tools"],
-    summary="Every tool, its category and parameters",
-    response_model=ToolList,
+@tool_routes.get(
+    "/tools", summary="Every tool, its category and parameters", response_model=ToolList
 )
 async def list_tools(caller: CallerDep, offset: Offset = 0, limit: Limit = 1000) -> dict[str, Any]:
     """The tools an assistant can call, with the JSON schema of their arguments."""
@@ -51,11 +49,8 @@ async def list_tools(caller: CallerDep, offset: Offset = 0, limit: Limit = 1000)
     }
 
 
-@router.get(
-    "/assistants",
-    tags=["assistants"],
-    summary="The assistants this token may use",
-    response_model=AssistantList,
+@assistant_routes.get(
+    "/assistants", summary="The assistants this token may use", response_model=AssistantList
 )
 async def list_assistants(
     caller: CallerDep, hub: HubDep, offset: Offset = 0, limit: Limit = 1000
@@ -67,12 +62,8 @@ async def list_assistants(
     return {"success": True, **paging, "assistants": keys}
 
 
-@router.post(
-    "/assistants",
-    status_code=201,
-    tags=["assistants"],
-    summary="Create an assistant",
-    response_model=AssistantOut,
+@assistant_routes.post(
+    "/assistants", status_code=201, summary="Create an assistant", response_model=AssistantOut
 )
 async def create_assistant(body: CreateAssistant, caller: CallerDep, hub: HubDep) -> dict[str, Any]:
     """Create the assistant ``key`` (409 if it exists)."""
@@ -86,12 +77,16 @@ async def create_assistant(body: CreateAssistant, caller: CallerDep, hub: HubDep
     return {"success": True, "assistant": assistant.views.summary()}
 
 
-@router.get(
-    "/assistants/{key}",
-    tags=["assistants"],
-    summary="One assistant at a glance",
-    response_model=AssistantOut,
+@assistant_routes.get(
+    "/assistants/{key}", summary="One assistant at a glance", response_model=AssistantOut
 )
 async def get_assistant(key: KeyDep, hub: HubDep) -> dict[str, Any]:
     """Mode, token usage, session metrics and counts of everything it holds."""
     return {"success": True, "assistant": hub.get(key).views.summary()}
+
+
+# Included after their routes are declared (include_router copies them); the tags are the
+# sub-routers', so each route states only its own path, summary and answer.
+router.include_router(server_routes)
+router.include_router(tool_routes)
+router.include_router(assistant_routes)

@@ -14,13 +14,14 @@ from mindspace.hosts.http.schemas import Decision, HubDep, SleepIn, WakeIn
 __all__ = ["router"]
 
 router = APIRouter(prefix="/v1/assistants/{key}")
+mode_routes = APIRouter(tags=["modes"])
+approval_routes = APIRouter(tags=["approvals"])
 
 ApprovalId = Annotated[str, Path(min_length=1, max_length=64, description="The approval's id.")]
+DecisionBody = Annotated[Decision | None, Body()]
 
 
-@router.post(
-    "/sleep", tags=["modes"], summary="Put the assistant to sleep", response_model=SleepOut
-)
+@mode_routes.post("/sleep", summary="Put the assistant to sleep", response_model=SleepOut)
 async def sleep_assistant(
     key: KeyDep, hub: HubDep, body: Annotated[SleepIn | None, Body()] = None
 ) -> dict[str, Any]:
@@ -33,7 +34,7 @@ async def sleep_assistant(
     return {"success": True, "wake_at": state.wake_at, "mode": state.model_dump(mode="json")}
 
 
-@router.post("/wake", tags=["modes"], summary="Wake the assistant", response_model=WakeOut)
+@mode_routes.post("/wake", summary="Wake the assistant", response_model=WakeOut)
 async def wake_assistant(
     key: KeyDep, hub: HubDep, body: Annotated[WakeIn | None, Body()] = None
 ) -> dict[str, Any]:
@@ -43,11 +44,8 @@ async def wake_assistant(
     return {"success": True, "mode": state.model_dump(mode="json")}
 
 
-@router.get(
-    "/approvals",
-    tags=["approvals"],
-    summary="Tool calls waiting for approval",
-    response_model=ApprovalList,
+@approval_routes.get(
+    "/approvals", summary="Tool calls waiting for approval", response_model=ApprovalList
 )
 async def list_approvals(
     key: KeyDep, hub: HubDep, offset: Offset = 0, limit: Limit = 1000
@@ -57,17 +55,11 @@ async def list_approvals(
     return {"success": True, **paging, "approvals": [a.model_dump(mode="json") for a in pending]}
 
 
-@router.post(
-    "/approvals/{approval_id}/approve",
-    tags=["approvals"],
-    summary="Approve and run a call",
-    response_model=Approved,
+@approval_routes.post(
+    "/approvals/{approval_id}/approve", summary="Approve and run a call", response_model=Approved
 )
 async def approve_call(
-    key: KeyDep,
-    approval_id: ApprovalId,
-    hub: HubDep,
-    body: Annotated[Decision | None, Body()] = None,
+    key: KeyDep, approval_id: ApprovalId, hub: HubDep, body: DecisionBody = None
 ) -> dict[str, Any]:
     """The call runs now; its result is returned and stored with the approval.
 
@@ -78,19 +70,19 @@ async def approve_call(
     return {"success": True, "approval_id": approval_id, "result": approval.result}
 
 
-@router.post(
-    "/approvals/{approval_id}/reject",
-    tags=["approvals"],
-    summary="Reject a call",
-    response_model=Rejected,
+@approval_routes.post(
+    "/approvals/{approval_id}/reject", summary="Reject a call", response_model=Rejected
 )
 async def reject_call(
-    key: KeyDep,
-    approval_id: ApprovalId,
-    hub: HubDep,
-    body: Annotated[Decision | None, Body()] = None,
+    key: KeyDep, approval_id: ApprovalId, hub: HubDep, body: DecisionBody = None
 ) -> dict[str, Any]:
     """The call never runs; the model hears of the decision on its next tick."""
     decision = body or Decision()
     await hub.get(key).reject(approval_id, decision.decided_by, decision.reason)
     return {"success": True, "approval_id": approval_id, "status": "rejected"}
+
+
+# Included after their routes are declared (include_router copies them); the tags are the
+# sub-routers', so each route states only its own path, summary and answer.
+router.include_router(mode_routes)
+router.include_router(approval_routes)

@@ -17,17 +17,13 @@ from mindspace.hosts.http.ticks import tick_summary
 __all__ = ["router"]
 
 router = APIRouter(prefix="/v1/assistants/{key}")
+event_routes = APIRouter(tags=["events"])
+tick_routes = APIRouter(tags=["ticks"])
 
 EventId = Annotated[str, Path(min_length=1, max_length=64, description="The event's id.")]
 
 
-@router.post(
-    "/events",
-    status_code=202,
-    tags=["events"],
-    summary="Queue an event",
-    response_model=EventQueued,
-)
+@event_routes.post("/events", status_code=202, summary="Queue an event", response_model=EventQueued)
 async def queue_event(key: KeyDep, body: EventIn, hub: HubDep) -> dict[str, Any]:
     """Put an event in the assistant's queue; its next tick takes it (urgent ones first).
 
@@ -44,9 +40,7 @@ async def queue_event(key: KeyDep, body: EventIn, hub: HubDep) -> dict[str, Any]
     return {"success": True, "event_id": event.id, "status": event.status, "urgent": event.urgent}
 
 
-@router.get(
-    "/events", tags=["events"], summary="Events not yet processed", response_model=EventList
-)
+@event_routes.get("/events", summary="Events not yet processed", response_model=EventList)
 async def list_events(
     key: KeyDep, hub: HubDep, offset: Offset = 0, limit: Limit = 1000
 ) -> dict[str, Any]:
@@ -55,11 +49,8 @@ async def list_events(
     return {"success": True, **paging, "events": [event_view(e) for e in events]}
 
 
-@router.get(
-    "/events/{event_id}",
-    tags=["events"],
-    summary="An event's status and reply",
-    response_model=EventOut,
+@event_routes.get(
+    "/events/{event_id}", summary="An event's status and reply", response_model=EventOut
 )
 async def get_event(key: KeyDep, event_id: EventId, hub: HubDep) -> dict[str, Any]:
     """pending, processing, done (with the reply) or failed (with the error)."""
@@ -73,9 +64,8 @@ async def get_event(key: KeyDep, event_id: EventId, hub: HubDep) -> dict[str, An
     return {"success": True, "event": event_view(event)}
 
 
-@router.post(
+@tick_routes.post(
     "/tick",
-    tags=["ticks"],
     summary="Run one tick now",
     response_model=TickRun,
     responses={502: {"description": "The language model failed."}},
@@ -98,7 +88,7 @@ async def run_tick(key: KeyDep, hub: HubDep) -> dict[str, Any]:
     }
 
 
-@router.get("/ticks", tags=["ticks"], summary="Recent ticks (summaries)", response_model=TickList)
+@tick_routes.get("/ticks", summary="Recent ticks (summaries)", response_model=TickList)
 async def list_ticks(
     key: KeyDep, hub: HubDep, offset: Offset = 0, limit: Limit = 1000
 ) -> dict[str, Any]:
@@ -108,9 +98,7 @@ async def list_ticks(
     return {"success": True, **paging, "ticks": [tick_summary(r) for r in ticks]}
 
 
-@router.get(
-    "/ticks/{number}", tags=["ticks"], summary="One recent tick in full", response_model=TickOut
-)
+@tick_routes.get("/ticks/{number}", summary="One recent tick in full", response_model=TickOut)
 async def get_tick(
     key: KeyDep, number: Annotated[int, Path(ge=1, le=2**31)], hub: HubDep
 ) -> dict[str, Any]:
@@ -126,3 +114,9 @@ async def get_tick(
             "List the kept ticks with GET .../ticks; only the most recent ones are kept.",
         )
     return {"success": True, "tick": record}
+
+
+# Included after their routes are declared (include_router copies them); the tags are the
+# sub-routers', so each route states only its own path, summary and answer.
+router.include_router(event_routes)
+router.include_router(tick_routes)
