@@ -12,6 +12,8 @@ sleep); :class:`Settings` joins them, in that order, with the rest.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import SettingsConfigDict
 
@@ -116,6 +118,16 @@ class Settings(SleepSettings, MemorySettings, RuntimeSettings):
             "under the entry-point group 'mindspace.embedders'."
         ),
     )
+    # int8 costs 2.3x less CPU per text; its vectors are within cosine 0.99 of float32's
+    # (bench/embed_int8.py, bench/RESULTS.md), so both share one embedder name.
+    embedder_precision: Literal["float32", "int8"] = Field(
+        default="float32",
+        description=(
+            "How the 'minilm' embedder multiplies: 'float32' (the reference) or 'int8' "
+            "(int8 weights and activations, about 2.3x less CPU per text; vectors within "
+            "cosine 0.99 of float32's, so stored vectors stay comparable)."
+        ),
+    )
     embedding_base_url: str | None = Field(
         default=None, description="Embeddings base URL; required when embedder is 'openai'."
     )
@@ -137,7 +149,7 @@ class Settings(SleepSettings, MemorySettings, RuntimeSettings):
     def _blank_embedding_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
 
-    @field_validator("embedder", mode="before")
+    @field_validator("embedder", "embedder_precision", mode="before")
     @classmethod
     def _embedder_name(cls, value: object) -> object:
         return value.strip().casefold() if isinstance(value, str) else value
