@@ -24,6 +24,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -92,8 +93,8 @@ def main(argv: list[str] | None = None) -> int:
         order = list(passes) if round_ % 2 == 0 else list(reversed(passes))
         for name in order:
             embedder = passes[name]
-            speed[name]["one"].append(cpu_ms(lambda e=embedder: e.embed([TEXT]), args.calls))
-            speed[name]["batch8"].append(cpu_ms(lambda e=embedder: e.embed(batch), args.calls))
+            speed[name]["one"].append(cpu_ms(partial(embedder.embed, [TEXT]), args.calls))
+            speed[name]["batch8"].append(cpu_ms(partial(embedder.embed, batch), args.calls))
 
     turns, questions = locomo(args.data)
     cosines, mixed, both = [], [], []
