@@ -114,10 +114,17 @@ def test_an_unknown_precision_is_refused() -> None:
 
 
 def test_the_setting_picks_the_pass(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("MINDSPACE_EMBEDDER_PRECISION", " INT8 ")
+    monkeypatch.setenv("MINDSPACE_EMBEDDER_PRECISION", " Float32 ")
+    embedder = build_embedder(Settings())
+    assert isinstance(embedder, MiniLMEmbedder)
+    assert embedder.precision == "float32"
+    embedder = build_embedder(Settings(embedder_precision="int8"))
+    assert isinstance(embedder, MiniLMEmbedder)
+    assert embedder.precision == "int8"
+
+
+def test_int8_is_the_default() -> None:
+    assert MiniLMEmbedder().precision == "int8"
     embedder = build_embedder(Settings())
     assert isinstance(embedder, MiniLMEmbedder)
     assert embedder.precision == "int8"
-    embedder = build_embedder(Settings(embedder_precision="float32"))
-    assert isinstance(embedder, MiniLMEmbedder)
-    assert embedder.precision == "float32"

@@ -12,9 +12,10 @@ LayerNorm), 6 encoder layers (12-head self-attention over the attention mask, GE
 feed-forward, each with a residual and LayerNorm), mean pooling over the real tokens,
 then L2 normalisation. Inputs are truncated to ``max_seq_length`` (256) tokens. A test
 pins the float32 pass's vectors to reference ones computed with sentence-transformers
-and torch. The int8 pass (``precision="int8"``) runs the 24 matrix products with int8
-weights and activations (``minilm_linear``) and everything else in float32; its vectors
-are within cosine 0.99 of the float32 ones, so both carry the same embedder name.
+and torch. The int8 pass (``precision="int8"``, the default) runs the 24 matrix products
+with int8 weights and activations (``minilm_linear``) and everything else in float32; its
+vectors are within cosine 0.99 of the float32 ones, so both carry the same embedder name
+and a store embedded by one is searched by the other.
 """
 
 from __future__ import annotations
@@ -96,10 +97,10 @@ class MiniLMEmbedder:
             ``torch.set_num_threads`` would be); ``None`` leaves NumPy's setting alone.
             One by default: on a quiet 2-core machine two OpenBLAS threads were ~1.3x
             faster, but 5-10x slower while another process kept a core busy.
-        precision: ``"float32"`` (the reference pass) or ``"int8"`` (int8 matrix
-            products: 2.3x less CPU for one short text, 3x for a batch of 8; cosine to
-            the float32 vectors >= 0.997 for 99% of LoCoMo's turns; bench/RESULTS.md).
-            Both give vectors under the same name, comparable with each other.
+        precision: ``"int8"`` (the default: int8 matrix products, 2.3x less CPU for one
+            short text, 3x for a batch of 8; cosine to the float32 vectors >= 0.997 for
+            99% of LoCoMo's turns; bench/RESULTS.md) or ``"float32"`` (the reference
+            pass). Both give vectors under the same name, comparable with each other.
     """
 
     name = "all-MiniLM-L6-v2"
@@ -111,7 +112,7 @@ class MiniLMEmbedder:
         *,
         batch_size: int = 8,
         threads: int | None = 1,
-        precision: Precision = "float32",
+        precision: Precision = "int8",
     ) -> None:
         if precision not in get_args(Precision):
             raise ConfigError(
