@@ -118,14 +118,14 @@ class Settings(SleepSettings, MemorySettings, RuntimeSettings):
             "under the entry-point group 'mindspace.embedders'."
         ),
     )
-    # int8 costs 2.3x less CPU per text, its vectors are within cosine 0.99 of float32's
+    # int8 costs about half the CPU per text, its vectors are within cosine 0.99 of float32's
     # and LoCoMo dev moved by <= 0.2 points (bench/embed_int8.py, bench/RESULTS.md), so
     # it is the default and both share one embedder name: stores stay searchable.
     embedder_precision: Literal["int8", "float32"] = Field(
         default="int8",
         description=(
             "How the 'minilm' embedder multiplies: 'int8' (int8 weights and activations, "
-            "about 2.3x less CPU per text) or 'float32' (the reference pass). Vectors of "
+            "about half the CPU per text) or 'float32' (the reference pass). Vectors of "
             "the two are within cosine 0.99, so either searches what the other stored."
         ),
     )

@@ -97,8 +97,8 @@ class MiniLMEmbedder:
             ``torch.set_num_threads`` would be); ``None`` leaves NumPy's setting alone.
             One by default: on a quiet 2-core machine two OpenBLAS threads were ~1.3x
             faster, but 5-10x slower while another process kept a core busy.
-        precision: ``"int8"`` (the default: int8 matrix products, 2.3x less CPU for one
-            short text, 3x for a batch of 8; cosine to the float32 vectors >= 0.997 for
+        precision: ``"int8"`` (the default: int8 matrix products, 2-2.3x less CPU for
+            one short text, 3x for a batch of 8; cosine to the float32 vectors >= 0.997 for
             99% of LoCoMo's turns; bench/RESULTS.md) or ``"float32"`` (the reference
             pass). Both give vectors under the same name, comparable with each other.
     """

@@ -4,7 +4,8 @@ Why int8: one short text through MiniLM is dominated by its 24 matrix products (
 encoder layer), and those stream all ~42 MB of float32 weights from memory for every
 text. Stored as int8 (a quarter of the bytes) and multiplied with numkong's int8 kernels
 (VNNI/AVX-512 where the CPU has them, exact int32 accumulation), the same products cost
-about a quarter of the CPU (bench/embed_speed.py; figures in bench/RESULTS.md).
+about a third of the CPU for 16 tokens, and the whole pass about half (bench/embed_int8.py;
+figures in bench/RESULTS.md).
 
 The int8 scheme is W8A8 with symmetric scales: each weight row (one output channel) is
 quantised once at load as ``round(w * 127 / max|w|)``; each token's activations are
