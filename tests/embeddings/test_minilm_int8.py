@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -128,3 +130,21 @@ def test_int8_is_the_default() -> None:
     embedder = build_embedder(Settings())
     assert isinstance(embedder, MiniLMEmbedder)
     assert embedder.precision == "int8"
+
+
+def test_threads_embedding_at_once_get_the_serial_vectors(int8: MiniLMEmbedder) -> None:
+    # Assistants embed on worker threads; the packed weights are shared by all of them.
+    texts = [f"Sentence {i}: the harbour master counted {i} ships." for i in range(16)]
+    serial = int8.embed(texts)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        rows = list(pool.map(lambda text: int8.embed([text])[0], texts))
+    np.testing.assert_allclose(np.vstack(rows), serial, atol=1e-5, rtol=0)
+
+
+def test_without_numkong_the_int8_pass_says_what_to_do(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "numkong", None)  # as if it were not installed
+    with pytest.raises(ConfigError) as info:
+        minilm._Model(minilm.locate_model_dir(), "int8")
+    message = str(info.value)
+    assert "'numkong'" in message
+    assert "MINDSPACE_EMBEDDER_PRECISION='float32'" in message
