@@ -148,3 +148,21 @@ def test_without_numkong_the_int8_pass_says_what_to_do(monkeypatch: pytest.Monke
     message = str(info.value)
     assert "'numkong'" in message
     assert "MINDSPACE_EMBEDDER_PRECISION='float32'" in message
+
+
+def test_a_cpu_without_simd_kernels_is_warned_about(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import numkong
+
+    # What numkong reports on a CPU it has no vector kernels for.
+    monkeypatch.setattr(numkong, "get_capabilities", lambda: {"serial": True, "haswell": False})
+    with caplog.at_level("WARNING", logger="mindspace.embeddings.minilm"):
+        minilm._Model(minilm.locate_model_dir(), "int8")
+    assert "MINDSPACE_EMBEDDER_PRECISION='float32'" in caplog.text
+    caplog.clear()
+    monkeypatch.undo()
+    with caplog.at_level("WARNING", logger="mindspace.embeddings.minilm"):
+        minilm._Model(minilm.locate_model_dir(), "int8")
+    simd = any(on for name, on in numkong.get_capabilities().items() if name != "serial")
+    assert ("float32" in caplog.text) is not simd  # silent where the kernels are fast

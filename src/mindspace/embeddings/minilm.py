@@ -40,6 +40,7 @@ from mindspace.embeddings.minilm_linear import (
     Linear,
     Precision,
     smoothing,
+    warn_without_simd,
 )
 from mindspace.embeddings.port import Vectors
 from mindspace.errors import ConfigError
@@ -235,6 +236,7 @@ class _Model:
             )
 
         if precision == "int8":
+            warn_without_simd()
             self._quantise()
 
     def _quantise(self) -> None:
