@@ -12,7 +12,10 @@
 
 Run:  PYTHONPATH=src .venv/bin/python bench/embed_int8.py \
           --data /work/shared/data/locomo/locomo_dev.json
-Prints one JSON object.
+
+``--disable-kernels turin,genoa,...`` switches numkong's kernels for those CPU generations
+off first (``numkong.disable_capability``), to see the int8 pass on an older CPU;
+``--speed-only`` skips the LoCoMo part. Prints one JSON object.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import numkong
 import numpy as np
 
 from mindspace.embeddings.minilm import MiniLMEmbedder
@@ -74,10 +78,19 @@ def overlap(a: list[set[int]], b: list[set[int]]) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--data", type=Path, required=True, help="LoCoMo dev JSON")
+    parser.add_argument("--data", type=Path, help="LoCoMo dev JSON")
+    parser.add_argument("--speed-only", action="store_true")
+    parser.add_argument(
+        "--disable-kernels", default="", help="numkong capabilities, comma-separated"
+    )
     parser.add_argument("--calls", type=int, default=60)
     parser.add_argument("--rounds", type=int, default=3, help="alternating speed rounds")
     args = parser.parse_args(argv)
+    if args.data is None and not args.speed_only:
+        parser.error("--data is required unless --speed-only")
+    disabled = [c for c in args.disable_kernels.split(",") if c]
+    for capability in disabled:
+        numkong.disable_capability(capability)
     load_before = os.getloadavg()
     passes = {p: MiniLMEmbedder(precision=p) for p in ("float32", "int8")}
     load_s = {}
@@ -96,7 +109,27 @@ def main(argv: list[str] | None = None) -> int:
             speed[name]["one"].append(cpu_ms(partial(embedder.embed, [TEXT]), args.calls))
             speed[name]["batch8"].append(cpu_ms(partial(embedder.embed, batch), args.calls))
 
-    turns, questions = locomo(args.data)
+    report: dict[str, Any] = {
+        "benchmark": "MiniLM int8 pass vs float32",
+        "cpus": os.cpu_count(),
+        "load_avg_before": [round(x, 2) for x in load_before],
+        "numkong_disabled": disabled,
+        "load_cpu_s": load_s,
+        "text_tokens": tokens,
+        "cpu_ms_one_text_median": {p: statistics.median(s["one"]) for p, s in speed.items()},
+        "cpu_ms_batch8_median": {p: statistics.median(s["batch8"]) for p, s in speed.items()},
+        "cpu_ms_rounds": speed,
+    }
+    if not args.speed_only:
+        report.update(agreement(passes, args.data))
+    report["load_avg_after"] = [round(x, 2) for x in os.getloadavg()]
+    print(json.dumps(report, indent=2))
+    return 0
+
+
+def agreement(passes: dict[str, MiniLMEmbedder], data: Path) -> dict[str, Any]:
+    """Cosine of the two passes' vectors over LoCoMo's turns, and top-10 overlaps."""
+    turns, questions = locomo(data)
     cosines, mixed, both = [], [], []
     for conv_turns, conv_questions in zip(turns, questions, strict=True):
         stored = {p: e.embed(conv_turns) for p, e in passes.items()}
@@ -111,15 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     def weighted(values: list[float]) -> float:
         return round(float(np.average(values, weights=n_questions)), 4)
 
-    report: dict[str, Any] = {
-        "benchmark": "MiniLM int8 pass vs float32",
-        "cpus": os.cpu_count(),
-        "load_avg_before": [round(x, 2) for x in load_before],
-        "load_cpu_s": load_s,
-        "text_tokens": tokens,
-        "cpu_ms_one_text_median": {p: statistics.median(s["one"]) for p, s in speed.items()},
-        "cpu_ms_batch8_median": {p: statistics.median(s["batch8"]) for p, s in speed.items()},
-        "cpu_ms_rounds": speed,
+    return {
         "turns": int(cos.size),
         "cosine_int8_vs_float32": {
             "min": round(float(cos.min()), 4),
@@ -129,10 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         "questions": sum(n_questions),
         "top10_overlap_int8_query_float32_store": weighted(mixed),
         "top10_overlap_int8_query_int8_store": weighted(both),
-        "load_avg_after": [round(x, 2) for x in os.getloadavg()],
     }
-    print(json.dumps(report, indent=2))
-    return 0
 
 
 def _tokens(embedder: MiniLMEmbedder) -> list[int]:
