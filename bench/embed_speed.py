@@ -5,7 +5,10 @@ sentence alone; batch 32 embeds lists of 32. Both run first with NumPy's own BLA
 threading (``threads=None``), then with one BLAS thread (the embedder's default, which
 pins the whole process), since a busy machine makes several BLAS threads much slower.
 
-Run:  .venv/bin/python bench/embed_speed.py [--sentences 256] [--repeats 3]
+``--precision`` picks the pass (``int8``, the default, or ``float32``; bench/embed_int8.py
+compares the two in CPU time).
+
+Run:  .venv/bin/python bench/embed_speed.py [--sentences 256] [--repeats 3] [--precision int8]
 Prints one JSON object.
 """
 
@@ -83,25 +86,28 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--sentences", type=int, default=256)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--precision", choices=["int8", "float32"], default="int8")
     args = parser.parse_args(argv)
     sentences = make_sentences(args.sentences, random.Random(7))
     load_avg_before = os.getloadavg()
 
     start = time.perf_counter()
-    embedder = MiniLMEmbedder()
+    embedder = MiniLMEmbedder(precision=args.precision)
     embedder.load()  # first load in this process: weights and tokenizer
     load_s = time.perf_counter() - start
     reloads = []
     for _ in range(3):  # the same, bypassing the per-process cache
         start = time.perf_counter()
-        minilm._Model(embedder.model_dir)
+        minilm._Model(embedder.model_dir, args.precision)
         reloads.append(time.perf_counter() - start)
 
     tokens = [
-        len(e.ids) for e in minilm._load(embedder.model_dir).tokenizer.encode_batch(sentences)
+        len(e.ids)
+        for e in minilm._load(embedder.model_dir, args.precision).tokenizer.encode_batch(sentences)
     ]
     report = {
         "benchmark": "MiniLM embedder (NumPy), ms per sentence",
+        "precision": args.precision,
         "python": platform.python_version(),
         "numpy": np.__version__,
         "machine": platform.machine(),
@@ -112,7 +118,9 @@ def main(argv: list[str] | None = None) -> int:
         "load_s_first": round(load_s, 3),
         "load_s_reload_median": round(statistics.median(reloads), 3),
         # NumPy's own threading first: the default embedder pins the process to 1 thread.
-        "numpy_blas_threads": run(MiniLMEmbedder(threads=None), sentences, args.repeats),
+        "numpy_blas_threads": run(
+            MiniLMEmbedder(threads=None, precision=args.precision), sentences, args.repeats
+        ),
         "numpy_blas_threads_count": blas_threads(),
         "one_blas_thread": run(embedder, sentences, args.repeats),
         "one_blas_thread_count": blas_threads(),

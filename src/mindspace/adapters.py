@@ -140,7 +140,7 @@ def _anthropic_llm(settings: Settings) -> LLM:
 def _minilm_embedder(settings: Settings) -> Embedder:
     from mindspace.embeddings.minilm import MiniLMEmbedder  # loads NumPy model code
 
-    return MiniLMEmbedder()
+    return MiniLMEmbedder(precision=settings.embedder_precision)
 
 
 def _hashing_embedder(settings: Settings) -> Embedder:

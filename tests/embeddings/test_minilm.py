@@ -1,4 +1,8 @@
-"""The NumPy MiniLM embedder against vectors from sentence-transformers and torch."""
+"""The NumPy MiniLM embedder against vectors from sentence-transformers and torch.
+
+These pin the float32 pass, the reference; the default int8 pass has its own tests
+(test_minilm_int8.py), measured against the same reference vectors.
+"""
 
 from __future__ import annotations
 
@@ -20,7 +24,7 @@ REFERENCE = Path(__file__).with_name("reference_minilm.json")
 
 @pytest.fixture(scope="module")
 def embedder() -> MiniLMEmbedder:
-    return MiniLMEmbedder()
+    return MiniLMEmbedder(precision="float32")
 
 
 @pytest.fixture(scope="module")
@@ -67,8 +71,8 @@ def test_batched_equals_one_at_a_time(reference: dict[str, Any]) -> None:
         "Another sentence, somewhat longer than the short one before it.",
     ]
     # A batch size that splits the texts, so padding and the restored order both count.
-    batched = MiniLMEmbedder(batch_size=3).embed(texts)
-    single = np.vstack([MiniLMEmbedder().embed([text]) for text in texts])
+    batched = MiniLMEmbedder(batch_size=3, precision="float32").embed(texts)
+    single = np.vstack([MiniLMEmbedder(precision="float32").embed([text]) for text in texts])
     np.testing.assert_allclose(batched, single, atol=1e-5, rtol=0)
 
 
@@ -87,7 +91,7 @@ def test_paraphrases_are_closer_than_unrelated_sentences(embedder: MiniLMEmbedde
 
 def test_threads_setting_does_not_change_vectors(embedder: MiniLMEmbedder) -> None:
     texts = ["Threads only change speed.", "Not the numbers."]
-    free = MiniLMEmbedder(threads=None).embed(texts)
+    free = MiniLMEmbedder(threads=None, precision="float32").embed(texts)
     np.testing.assert_allclose(embedder.embed(texts), free, atol=1e-5, rtol=0)
 
 

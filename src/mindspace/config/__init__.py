@@ -12,6 +12,8 @@ sleep); :class:`Settings` joins them, in that order, with the rest.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import SettingsConfigDict
 
@@ -116,6 +118,17 @@ class Settings(SleepSettings, MemorySettings, RuntimeSettings):
             "under the entry-point group 'mindspace.embedders'."
         ),
     )
+    # int8 costs about half the CPU per text, its vectors are within cosine 0.99 of float32's
+    # and LoCoMo dev moved by <= 0.2 points (bench/embed_int8.py, bench/RESULTS.md), so
+    # it is the default and both share one embedder name: stores stay searchable.
+    embedder_precision: Literal["int8", "float32"] = Field(
+        default="int8",
+        description=(
+            "How the 'minilm' embedder multiplies: 'int8' (int8 weights and activations, "
+            "about half the CPU per text) or 'float32' (the reference pass). Vectors of "
+            "the two are within cosine 0.99, so either searches what the other stored."
+        ),
+    )
     embedding_base_url: str | None = Field(
         default=None, description="Embeddings base URL; required when embedder is 'openai'."
     )
@@ -137,7 +150,7 @@ class Settings(SleepSettings, MemorySettings, RuntimeSettings):
     def _blank_embedding_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
 
-    @field_validator("embedder", mode="before")
+    @field_validator("embedder", "embedder_precision", mode="before")
     @classmethod
     def _embedder_name(cls, value: object) -> object:
         return value.strip().casefold() if isinstance(value, str) else value
