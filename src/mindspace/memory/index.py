@@ -29,7 +29,7 @@ from mindspace.memory.records import Memory
 from mindspace.memory.rows import neighbours, stored_lexical_text, stored_vector
 from mindspace.state.models import Record
 from mindspace.state.port import StoredRecord
-from mindspace.state.semantic import Hit, Neighbour
+from mindspace.state.semantic import Hit, Neighbour, Rankings
 from mindspace.state.unit import StateCache
 
 __all__ = ["Hit", "MemoryIndex", "rrf"]
@@ -413,20 +413,73 @@ class MemoryIndex:
         at all (no shared term and no positive similarity) are left out. Without a query
         vector the ranking is BM25 alone.
         """
+        return self._scored(query, vector, min_trust, tags).ranked(dense_weight, limit)
+
+    def rankings(
+        self,
+        query: str,
+        vector: npt.NDArray[np.float32] | None,
+        *,
+        limit: int,
+        depth: int,
+        min_trust: float = 0.0,
+        tags: Sequence[str] = (),
+        dense_weight: float = 0.5,
+    ) -> Rankings:
+        """:meth:`search`'s hits and the ``depth`` best of each signal alone, in one pass.
+
+        The components are ranked from the arrays the blend was scored from, as
+        :meth:`search` at ``dense_weight`` 1 and 0 would rank them.
+        """
+        scored = self._scored(query, vector, min_trust, tags)
+        return Rankings(
+            scored.ranked(dense_weight, limit),
+            scored.ranked(1.0, depth) if vector is not None else [],
+            [h for h in scored.ranked(0.0, depth) if h.lexical > 0],
+        )
+
+    def _scored(
+        self,
+        query: str,
+        vector: npt.NDArray[np.float32] | None,
+        min_trust: float,
+        tags: Sequence[str],
+    ) -> _Scored:
+        """Both signals of every row, standardised over the eligible ones."""
         keep = self.mask(min_trust=min_trust, tags=tags)
         dense = self.dense_scores(vector)
         lexical = self.lexical_scores(query)
         evidence = lexical > 0
-        blended = zscores(lexical, keep)
+        dz = None
         if dense is not None:
             usable = keep & np.isfinite(dense)
             evidence |= usable & (dense > 0)
             dz = np.where(usable, zscores(np.where(usable, dense, 0.0), usable), 0.0)
-            blended = dense_weight * dz + (1.0 - dense_weight) * blended
-        rows = self.top(np.where(evidence, blended, -np.inf), keep, limit)
+        return _Scored(self, keep, dense, lexical, evidence, zscores(lexical, keep), dz)
+
+
+@dataclass(frozen=True)
+class _Scored:
+    """One query's scores over every row, ready to be blended at any weight."""
+
+    index: MemoryIndex
+    keep: npt.NDArray[np.bool_]
+    dense: npt.NDArray[np.float32] | None
+    lexical: npt.NDArray[np.float32]
+    evidence: npt.NDArray[np.bool_]
+    lexical_z: npt.NDArray[np.float64]
+    dense_z: npt.NDArray[np.float64] | None
+
+    def ranked(self, dense_weight: float, limit: int) -> list[Hit]:
+        """The ``limit`` best rows of the blend at ``dense_weight``, as hits."""
+        blended = self.lexical_z
+        if self.dense_z is not None:
+            blended = dense_weight * self.dense_z + (1.0 - dense_weight) * blended
+        dense, lexical = self.dense, self.lexical
+        rows = self.index.top(np.where(self.evidence, blended, -np.inf), self.keep, limit)
         hits = []
         for row in rows:
             relevance = float(dense[row]) if dense is not None and np.isfinite(dense[row]) else None
             score = 1.0 / (1.0 + math.exp(-float(blended[row])))
-            hits.append(Hit(self.keys[row], round(score, 6), relevance, float(lexical[row])))
+            hits.append(Hit(self.index.keys[row], round(score, 6), relevance, float(lexical[row])))
         return hits

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
-from mindspace.state.semantic import Hit
+from mindspace.memory.fusion import fuse_candidates
+from mindspace.state.semantic import Hit, Rankings
 
-__all__ = ["COMPONENT_DEPTH", "RRF_K", "current_first", "fuse_rankings"]
+__all__ = ["COMPONENT_DEPTH", "RRF_K", "candidate_rankings", "current_first", "fuse_rankings"]
 
 RRF_K = 10
 """Reciprocal-rank constant: a rank's weight is 1 / (RRF_K + rank). Chosen with the
@@ -67,6 +69,36 @@ def fuse_rankings(
     best = sum(w for _, w in rankings if w > 0) / (RRF_K + 1)
     order = sorted(fused, key=lambda key: -fused[key])  # stable: blend's order on ties
     return [replace(hits[key], score=round(fused[key] / best, 6)) for key in order]
+
+
+def candidate_rankings(
+    rows: Sequence[Any],
+    limit: int,
+    depth: int,
+    dense_weight: float,
+    *,
+    whole: bool,
+    dense: bool,
+) -> Rankings:
+    """The blend of candidate rows and its two components, ranked among the same rows.
+
+    For the indexes that fetch candidates (PostgreSQL, Mem0): each ranking is the one
+    :func:`~mindspace.memory.fusion.fuse_candidates` gives at ``dense_weight``, 1 and 0,
+    as three searches would, from one fetch.
+
+    Args:
+        rows: :func:`~mindspace.memory.fusion.fuse_candidates`' rows.
+        limit: How many blended hits at most.
+        depth: How many hits of each component at most.
+        dense_weight: The dense signal's share of the blend.
+        whole: BM25 is standardised over every memory (see ``fuse_candidates``).
+        dense: The search had a query vector (without one there is no dense ranking).
+    """
+    return Rankings(
+        fuse_candidates(rows, limit, dense_weight, whole=whole),
+        fuse_candidates(rows, depth, 1.0, whole=whole) if dense else [],
+        [h for h in fuse_candidates(rows, depth, 0.0, whole=whole) if h.lexical > 0],
+    )
 
 
 def current_first(hits: Sequence[Hit], successor: Mapping[str, str | None]) -> list[Hit]:
