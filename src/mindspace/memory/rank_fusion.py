@@ -16,7 +16,7 @@ order unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -101,7 +101,9 @@ def candidate_rankings(
     )
 
 
-def current_first(hits: Sequence[Hit], successor: Mapping[str, str | None]) -> list[Hit]:
+def current_first(
+    hits: Sequence[Hit], successor: Callable[[str], str | None], within: int | None = None
+) -> list[Hit]:
     """``hits`` with each memory a newer fact replaced ranked just below that newer fact.
 
     The components know nothing of validity: a query in the old fact's words ranks the
@@ -112,13 +114,20 @@ def current_first(hits: Sequence[Hit], successor: Mapping[str, str | None]) -> l
 
     Args:
         hits: The fused ranking, best first.
-        successor: Each hit's ``superseded_by`` (the memory that replaced it), if any.
+        successor: A hit's ``superseded_by`` (the memory that replaced it), if any.
+        within: Only the first ``within`` places are wanted (None: all). Moves are made
+            best place first, and a move below them changes nothing above, so those
+            places come out the same while ``successor`` is asked only about the hits
+            that reach them.
     """
     order = list(hits)
+    top = len(order) if within is None else within
     for _ in range(_CHAIN):
         moved = False
-        for i, hit in enumerate(order):
-            newer = successor.get(hit.key)
+        for i, hit in enumerate(order[:top]):
+            newer = successor(hit.key)
+            if newer is None:
+                continue
             j = next((k for k in range(i + 1, len(order)) if order[k].key == newer), None)
             if j is None:
                 continue

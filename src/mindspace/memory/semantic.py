@@ -212,9 +212,8 @@ class SemanticMemory:
         asker: str | None = None,
     ) -> list[Recalled]:
         ranked = self._rankings(query, vector, limit + 50, min_source_trust, tags)
-        # Every candidate's record in one read; each stage below reads through it.
+        # Each stage below reads records through one reader: none is read twice.
         records = RecordReader(self.unit)
-        records([h.key for h in (*ranked.blended, *ranked.dense, *ranked.lexical)])
         # Dates, questions and their neighbours (memory/query.py), on both backends alike.
         hits = QueryRerank.of(self.settings).apply(
             query,
@@ -224,12 +223,11 @@ class SemanticMemory:
             lambda memory: memory.source_trust >= min_source_trust and carries(memory, tags),
             asker=asker,
         )
-        # The rules' ranking fused with dense and BM25 alone (memory/rank_fusion.py).
-        hits = self._fused(hits, ranked, records)
         # A few spare results, so that leaving out restatements still fills the page.
-        found = page(
-            self.unit, query, vector, hits, 2 * limit + _SPARE, min_source_trust, tags, records
-        )
+        size = 2 * limit + _SPARE
+        # The rules' ranking fused with dense and BM25 alone (memory/rank_fusion.py).
+        hits = self._fused(hits, ranked, records, size)
+        found = page(self.unit, query, vector, hits, size, min_source_trust, tags, records)
         threshold = self.settings.memory_restate_threshold
         shown = one_passage_each([r.memory for r in found], [r.lexical for r in found])
         found = [found[i] for i in shown]
@@ -267,7 +265,10 @@ class SemanticMemory:
             dense_weight=settings.memory_dense_weight,
         )
 
-    def _fused(self, hits: list[Hit], ranked: Rankings, records: RecordReader) -> list[Hit]:
+    def _fused(
+        self, hits: list[Hit], ranked: Rankings, records: RecordReader, size: int
+    ) -> list[Hit]:
+        """The rules' ranking fused with the components; the first ``size`` are the page's."""
         dense_weight = self.settings.memory_recall_dense_rank_weight
         lexical_weight = self.settings.memory_recall_lexical_rank_weight
         if not hits or (dense_weight <= 0 and lexical_weight <= 0):
@@ -275,8 +276,20 @@ class SemanticMemory:
         dense = ranked.dense if dense_weight > 0 else []
         lexical = ranked.lexical if lexical_weight > 0 else []
         fused = fuse_rankings(hits, dense, lexical, dense_weight, lexical_weight)
-        replaced = records([h.key for h in fused])
-        return current_first(fused, {k: m.superseded_by for k, m in replaced.items()})
+        # Only the page's places matter, so only their records are read (the components'
+        # own hits mostly rank below it). With this unit's writes pending, the page
+        # ranks them in among every hit (memory/recalled.py): all are read then.
+        within = None if self.unit.pending(Memory) else size
+        read = records([h.key for h in fused[:within]])
+        replaced = {key: memory.superseded_by for key, memory in read.items()}
+
+        def successor(key: str) -> str | None:
+            if key not in replaced:  # a successor from below the page, moved up
+                found = records([key]).get(key)
+                replaced[key] = found.superseded_by if found is not None else None
+            return replaced[key]
+
+        return current_first(fused, successor, within)
 
     def query_vector(self, query: MemoryQuery) -> Vectors | None:
         """The dense vector of a prompt lookup (None without an embedder; blocking).
