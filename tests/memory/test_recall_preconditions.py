@@ -8,6 +8,7 @@ the fusion of ``memory/rank_fusion.py`` keeping what dense and BM25 alone agree 
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator, Sequence
 
 import pytest
@@ -15,7 +16,7 @@ import pytest
 from mindspace import Assistant, ManualClock, Settings
 from mindspace.embeddings import HashingEmbedder
 from mindspace.memory.query import QueryRerank, one_passage_each
-from mindspace.memory.rank_fusion import fuse_rankings
+from mindspace.memory.rank_fusion import current_first, fuse_rankings
 from mindspace.memory.records import Memory
 from mindspace.memory.semantic import MemoryDraft, SemanticMemory
 from mindspace.offline import OfflineLLM
@@ -232,3 +233,32 @@ def test_a_long_text_shows_once_by_the_passage_that_has_the_querys_words() -> No
     assert one_passage_each(ranked) == [0, 1, 3]
     # The passage that holds the query's word stands for its message, at its best place.
     assert one_passage_each(ranked, [0.0, 0.0, 2.8, 0.0]) == [2, 1, 3]
+
+
+def test_the_current_fact_comes_back_above_the_one_it_replaced_on_the_page() -> None:
+    # Fusion ranked the old facts 1 and 4 first; 1 was replaced by 5, 5 by 9, 4 by 7.
+    fused = _hits("1234567890")
+    newer = {"mem_1": "mem_5", "mem_5": "mem_9", "mem_4": "mem_7"}
+    ranked = [h.key for h in current_first(fused, newer.get)]
+    assert ranked[:6] == ["mem_9", "mem_5", "mem_1", "mem_2", "mem_3", "mem_7"]
+    # The places asked for come out the same when only the hits reaching them are asked
+    # about (the recall reads the page's records only).
+    asked: list[str] = []
+
+    def lookup(key: str) -> str | None:
+        asked.append(key)
+        return newer.get(key)
+
+    assert [h.key for h in current_first(fused, lookup, within=3)][:3] == ranked[:3]
+    assert set(asked) <= {"mem_1", "mem_2", "mem_3", "mem_5", "mem_9"}
+
+
+def test_a_page_of_current_first_is_the_same_as_of_the_whole_ranking() -> None:
+    rng = random.Random(11)
+    for _ in range(300):
+        size = rng.randint(1, 30)
+        fused = [Hit(f"m{n}", 1.0 - n / 100, None, 1.0) for n in range(size)]
+        newer = {f"m{n}": f"m{rng.randrange(size)}" for n in range(size) if rng.random() < 0.3}
+        whole = current_first(fused, newer.get)
+        within = rng.randint(0, size)
+        assert current_first(fused, newer.get, within)[:within] == whole[:within]

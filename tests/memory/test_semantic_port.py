@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -209,6 +210,28 @@ def test_deletes_and_updates_are_seen(setup: Setup) -> None:
     setup.write(memory("mem_8", "Dmitri collects old maps", unit_vector(6)))
     assert keys(setup.index.search("maps", None, limit=10)) == ["mem_8"]
     assert setup.index.count() == len(CORPUS)
+
+
+def test_rankings_give_the_blend_and_each_signal_alone_from_one_search(setup: Setup) -> None:
+    ranked = setup.index.rankings("clocks", unit_vector(0), limit=10, depth=5)
+    assert ranked.blended == setup.index.search("clocks", unit_vector(0), limit=10)
+    assert sorted(keys(ranked.blended)) == ["mem_1", "mem_2", "mem_4"]
+    # Alone, each signal knows only its own evidence: similarity, or the shared word.
+    assert keys(ranked.dense)[:2] == ["mem_1", "mem_4"]
+    assert keys(ranked.lexical) == ["mem_2"]
+    asked: list[tuple[str, np.ndarray | None, dict[str, Any]]] = [
+        ("Alice honey clocks", unit_vector(0, 1), {}),
+        ("Alice", unit_vector(0), {"tags": ["MARKET"]}),
+        ("storms Alice", unit_vector(4), {"min_trust": 0.5}),
+        ("Alice bees hive", None, {}),
+    ]
+    for query, vector, filters in asked:
+        ranked = setup.index.rankings(query, vector, limit=3, depth=2, **filters)
+        assert ranked.blended == setup.index.search(query, vector, limit=3, **filters)
+        dense = setup.index.search(query, vector, limit=2, dense_weight=1.0, **filters)
+        assert ranked.dense == (dense if vector is not None else [])
+        lexical = setup.index.search(query, vector, limit=2, dense_weight=0.0, **filters)
+        assert ranked.lexical == [h for h in lexical if h.lexical > 0]
 
 
 def test_nearest_keeps_the_threshold_and_leaves_out_the_memory_itself(setup: Setup) -> None:

@@ -1,8 +1,10 @@
 """The in-process search index of one assistant's semantic memories.
 
-Dense vectors live in one float32 matrix searched exactly (a matrix-vector product
-and ``argpartition``); BM25 postings live beside it in the same row space, and a query
-blends the two by standardised scores; metadata
+Dense vectors live in one int8 matrix (:mod:`mindspace.memory.quantized`), scored
+exactly below :data:`CELLS_FROM` rows and from there on the rows of the cells a query
+probes (:mod:`mindspace.memory.cells`, :mod:`mindspace.memory.scoring`); BM25 postings
+live beside it in the same row space, and a query blends the two by standardised
+scores; metadata
 filters (minimum source trust, required tags) become boolean masks. The index is a
 :class:`~mindspace.state.committed.CacheListener`: every committed write or delete of a
 memory is applied in place, so it never drifts from the store. Deleted rows are masked
@@ -22,23 +24,24 @@ import numpy.typing as npt
 
 from mindspace.clock import parse_time
 from mindspace.memory.cells import CellIndex
-from mindspace.memory.fusion import zscores
 from mindspace.memory.lexical import LexicalIndex
 from mindspace.memory.quantized import QuantizedMatrix
 from mindspace.memory.records import Memory
 from mindspace.memory.rows import neighbours, stored_lexical_text, stored_vector
+from mindspace.memory.scoring import Scored, best_rows, every_row, from_cells
 from mindspace.state.models import Record
 from mindspace.state.port import StoredRecord
-from mindspace.state.semantic import Hit, Neighbour
+from mindspace.state.semantic import Hit, Neighbour, Rankings
 from mindspace.state.unit import StateCache
 
 __all__ = ["Hit", "MemoryIndex", "rrf"]
 
 CELLS_FROM = 32_768
-"""Rows from which :meth:`MemoryIndex.nearest` searches cells rather than every row.
+"""Rows from which :meth:`MemoryIndex.nearest` and the dense side of a search score the
+rows of the probed cells rather than every row.
 
 Below it one exact int8 pass over the matrix is cheaper than probing cells (measured
-in bench/RESULTS.md, "Linking that does not grow with the store")."""
+in bench/RESULTS.md, "Linking that does not grow with the store"), and a search is exact."""
 
 RRF_K = 60
 """Reciprocal-rank-fusion constant (Cormack et al. 2009)."""
@@ -386,15 +389,7 @@ class MemoryIndex:
         self, scores: npt.NDArray[np.floating], keep: npt.NDArray[np.bool_], k: int
     ) -> list[int]:
         """Rows of the ``k`` best scores among ``keep``, best first (exact)."""
-        candidates = np.flatnonzero(keep & np.isfinite(scores))
-        if not len(candidates) or k <= 0:
-            return []
-        chosen = scores[candidates]
-        if len(candidates) > k:
-            part = np.argpartition(-chosen, k - 1)[:k]
-            candidates, chosen = candidates[part], chosen[part]
-        order = np.argsort(-chosen, kind="stable")
-        return [int(r) for r in candidates[order]]
+        return [int(r) for r in best_rows(scores, keep, k)]
 
     def search(
         self,
@@ -413,20 +408,53 @@ class MemoryIndex:
         at all (no shared term and no positive similarity) are left out. Without a query
         vector the ranking is BM25 alone.
         """
+        return self._scored(query, vector, min_trust, tags).ranked(dense_weight, limit)
+
+    def rankings(
+        self,
+        query: str,
+        vector: npt.NDArray[np.float32] | None,
+        *,
+        limit: int,
+        depth: int,
+        min_trust: float = 0.0,
+        tags: Sequence[str] = (),
+        dense_weight: float = 0.5,
+    ) -> Rankings:
+        """:meth:`search`'s hits and the ``depth`` best of each signal alone, in one pass.
+
+        The components are ranked from the arrays the blend was scored from, as
+        :meth:`search` at ``dense_weight`` 1 and 0 would rank them.
+        """
+        scored = self._scored(query, vector, min_trust, tags)
+        return Rankings(
+            scored.ranked(dense_weight, limit),
+            scored.ranked(1.0, depth) if vector is not None else [],
+            [h for h in scored.ranked(0.0, depth) if h.lexical > 0],
+        )
+
+    def _scored(
+        self,
+        query: str,
+        vector: npt.NDArray[np.float32] | None,
+        min_trust: float,
+        tags: Sequence[str],
+    ) -> Scored:
+        """Both signals of every row, or of the candidates of the cells when held.
+
+        From :attr:`cells_from` rows a search scores the dense side through the cells
+        if :meth:`nearest` built them (a memory write's reconcile, the night's linking),
+        and never builds them itself: they are a second copy of the codes, and a
+        process that only searches keeps its memory (bench/RESULTS.md, "The awake
+        tick's recall at 100k, round 4").
+        """
         keep = self.mask(min_trust=min_trust, tags=tags)
-        dense = self.dense_scores(vector)
         lexical = self.lexical_scores(query)
-        evidence = lexical > 0
-        blended = zscores(lexical, keep)
-        if dense is not None:
-            usable = keep & np.isfinite(dense)
-            evidence |= usable & (dense > 0)
-            dz = np.where(usable, zscores(np.where(usable, dense, 0.0), usable), 0.0)
-            blended = dense_weight * dz + (1.0 - dense_weight) * blended
-        rows = self.top(np.where(evidence, blended, -np.inf), keep, limit)
-        hits = []
-        for row in rows:
-            relevance = float(dense[row]) if dense is not None and np.isfinite(dense[row]) else None
-            score = 1.0 / (1.0 + math.exp(-float(blended[row])))
-            hits.append(Hit(self.keys[row], round(score, 6), relevance, float(lexical[row])))
-        return hits
+        matrix, cells = self._matrix, self._cells
+        comparable = vector is not None and vector.shape[0] == self._dim
+        if comparable and matrix is not None and cells is not None:
+            assert vector is not None  # comparable
+            if matrix.rows >= self.cells_from:
+                has_vector = self._has_vector.view()
+                return from_cells(self.keys, keep, lexical, matrix, cells, has_vector, vector)
+        return every_row(self.keys, keep, self.dense_scores(vector), lexical)

@@ -106,6 +106,18 @@ class QuantizedMatrix:
         scored: npt.NDArray[np.float32] = self.scores_many(query[None, :])[0]
         return scored
 
+    def scores_of(
+        self, rows: npt.NDArray[np.int64], query: npt.NDArray[np.float32]
+    ) -> npt.NDArray[np.float32]:
+        """The dot product of each of ``rows`` with ``query``, as :meth:`scores` gives it."""
+        if not rows.shape[0]:
+            return np.zeros(0, dtype=np.float32)
+        q_codes, q_scale = quantize(query[None, :])
+        out: npt.NDArray[np.float32] = dots(self._codes[rows], q_codes)[:, 0]
+        out *= self._scale[rows]
+        out *= q_scale[0]
+        return out
+
     def scores_many(self, queries: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """Dot products of every row with each query: shape (queries, rows)."""
         batch = np.atleast_2d(np.asarray(queries, dtype=np.float32))

@@ -16,12 +16,14 @@ order unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Any
 
-from mindspace.state.semantic import Hit
+from mindspace.memory.fusion import fuse_candidates
+from mindspace.state.semantic import Hit, Rankings
 
-__all__ = ["COMPONENT_DEPTH", "RRF_K", "current_first", "fuse_rankings"]
+__all__ = ["COMPONENT_DEPTH", "RRF_K", "candidate_rankings", "current_first", "fuse_rankings"]
 
 RRF_K = 10
 """Reciprocal-rank constant: a rank's weight is 1 / (RRF_K + rank). Chosen with the
@@ -69,7 +71,39 @@ def fuse_rankings(
     return [replace(hits[key], score=round(fused[key] / best, 6)) for key in order]
 
 
-def current_first(hits: Sequence[Hit], successor: Mapping[str, str | None]) -> list[Hit]:
+def candidate_rankings(
+    rows: Sequence[Any],
+    limit: int,
+    depth: int,
+    dense_weight: float,
+    *,
+    whole: bool,
+    dense: bool,
+) -> Rankings:
+    """The blend of candidate rows and its two components, ranked among the same rows.
+
+    For the indexes that fetch candidates (PostgreSQL, Mem0): each ranking is the one
+    :func:`~mindspace.memory.fusion.fuse_candidates` gives at ``dense_weight``, 1 and 0,
+    as three searches would, from one fetch.
+
+    Args:
+        rows: :func:`~mindspace.memory.fusion.fuse_candidates`' rows.
+        limit: How many blended hits at most.
+        depth: How many hits of each component at most.
+        dense_weight: The dense signal's share of the blend.
+        whole: BM25 is standardised over every memory (see ``fuse_candidates``).
+        dense: The search had a query vector (without one there is no dense ranking).
+    """
+    return Rankings(
+        fuse_candidates(rows, limit, dense_weight, whole=whole),
+        fuse_candidates(rows, depth, 1.0, whole=whole) if dense else [],
+        [h for h in fuse_candidates(rows, depth, 0.0, whole=whole) if h.lexical > 0],
+    )
+
+
+def current_first(
+    hits: Sequence[Hit], successor: Callable[[str], str | None], within: int | None = None
+) -> list[Hit]:
     """``hits`` with each memory a newer fact replaced ranked just below that newer fact.
 
     The components know nothing of validity: a query in the old fact's words ranks the
@@ -80,13 +114,20 @@ def current_first(hits: Sequence[Hit], successor: Mapping[str, str | None]) -> l
 
     Args:
         hits: The fused ranking, best first.
-        successor: Each hit's ``superseded_by`` (the memory that replaced it), if any.
+        successor: A hit's ``superseded_by`` (the memory that replaced it), if any.
+        within: Only the first ``within`` places are wanted (None: all). Moves are made
+            best place first, and a move below them changes nothing above, so those
+            places come out the same while ``successor`` is asked only about the hits
+            that reach them.
     """
     order = list(hits)
+    top = len(order) if within is None else within
     for _ in range(_CHAIN):
         moved = False
-        for i, hit in enumerate(order):
-            newer = successor.get(hit.key)
+        for i, hit in enumerate(order[:top]):
+            newer = successor(hit.key)
+            if newer is None:
+                continue
             j = next((k for k in range(i + 1, len(order)) if order[k].key == newer), None)
             if j is None:
                 continue

@@ -16,7 +16,7 @@ from mindspace.memory.records import Memory
 from mindspace.state.semantic import Hit
 from mindspace.state.unit import Unit
 
-__all__ = ["Recalled", "exact_relevance", "page"]
+__all__ = ["Recalled", "RecordReader", "exact_relevance", "page"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,33 @@ class Recalled:
         }
 
 
+class RecordReader:
+    """The memories one recall reads, each read once (as ``unit`` sees them).
+
+    Memories are a lazy kind: the keys the state cache misses cost a store query (and
+    each record's parsing). A recall reads its candidates in several stages (the query
+    rules, fusion, the page); through one reader each key is asked of the unit once,
+    and the first read takes every candidate of the search at once.
+
+    Args:
+        unit: Where the memories are read.
+    """
+
+    def __init__(self, unit: Unit) -> None:
+        self._unit = unit
+        self._read: dict[str, Memory | None] = {}
+
+    def __call__(self, keys: Sequence[str]) -> dict[str, Memory]:
+        """The memories under ``keys`` (absent ones left out), the unread ones in one read."""
+        wanted = list(dict.fromkeys(keys))
+        unread = [key for key in wanted if key not in self._read]
+        if unread:
+            found = self._unit.get_many(Memory, unread)
+            for key in unread:
+                self._read[key] = found.get(key)
+        return {key: memory for key in wanted if (memory := self._read[key]) is not None}
+
+
 def page(
     unit: Unit,
     query: str,
@@ -47,11 +74,13 @@ def page(
     limit: int,
     min_trust: float,
     tags: Sequence[str],
+    read: RecordReader,
 ) -> list[Recalled]:
     """The page of ``hits`` (best first, at most ``limit``), as :class:`Recalled`.
 
     Memories written earlier in ``unit`` are not in the index yet: they are ranked in
-    by reciprocal rank against the committed hits (dense and word overlap).
+    by reciprocal rank against the committed hits (dense and word overlap). ``read``
+    reads the memories (the recall's reader: none is read twice).
     """
     pending = unit.pending(Memory)
     committed = [h for h in hits if h.key not in pending]
@@ -62,7 +91,7 @@ def page(
     ]
     if not fresh:
         # One read for the page (memories are a lazy kind: each miss is a query).
-        found = unit.get_many(Memory, [h.key for h in committed[:limit]])
+        found = read([h.key for h in committed[:limit]])
         return [
             Recalled(m, h.score, exact_relevance(m, vector, h.relevance), h.lexical)
             for h in committed[:limit]
@@ -85,7 +114,7 @@ def page(
     ordered = sorted(fused.items(), key=lambda item: -item[1])[:limit]
     best = 3.0 / (60 + 1)
     committed_by_key = {h.key: h for h in committed}
-    loaded = unit.get_many(Memory, [k for k, _ in ordered if k not in by_key])
+    loaded = read([k for k, _ in ordered if k not in by_key])
     results = []
     for key, value in ordered:
         if key in by_key:

@@ -21,11 +21,11 @@ from mindspace.memory.judgement import ModelJudge
 from mindspace.memory.lookup import aquery_vectors, query_vectors
 from mindspace.memory.query import QueryRerank, carries, one_passage_each
 from mindspace.memory.rank_fusion import COMPONENT_DEPTH, current_first, fuse_rankings
-from mindspace.memory.recalled import Recalled, exact_relevance, page
+from mindspace.memory.recalled import Recalled, RecordReader, exact_relevance, page
 from mindspace.memory.reconcile import distinct
 from mindspace.memory.records import Memory
 from mindspace.memory.writing import MemoryWriter, refuse_questions
-from mindspace.state.semantic import Hit, SemanticIndex
+from mindspace.state.semantic import Hit, Rankings, SemanticIndex
 from mindspace.state.unit import Unit
 
 __all__ = [
@@ -211,63 +211,85 @@ class SemanticMemory:
         tags: Sequence[str],
         asker: str | None = None,
     ) -> list[Recalled]:
-        hits = self.index.search(
-            query,
-            vector,
-            limit=limit + 50,
-            min_trust=min_source_trust,
-            tags=tags,
-            dense_weight=self.settings.memory_dense_weight,
-        )
+        ranked = self._rankings(query, vector, limit + 50, min_source_trust, tags)
+        # Each stage below reads records through one reader: none is read twice.
+        records = RecordReader(self.unit)
         # Dates, questions and their neighbours (memory/query.py), on both backends alike.
         hits = QueryRerank.of(self.settings).apply(
             query,
-            hits,
-            lambda keys: self.unit.get_many(Memory, keys),
+            ranked.blended,
+            records,
             lambda memory: exact_relevance(memory, vector, 0.0 if vector is not None else None),
             lambda memory: memory.source_trust >= min_source_trust and carries(memory, tags),
             asker=asker,
         )
-        # The rules' ranking fused with dense and BM25 alone (memory/rank_fusion.py).
-        hits = self._fused(query, vector, hits, min_source_trust, tags)
         # A few spare results, so that leaving out restatements still fills the page.
-        found = page(self.unit, query, vector, hits, 2 * limit + _SPARE, min_source_trust, tags)
+        size = 2 * limit + _SPARE
+        # The rules' ranking fused with dense and BM25 alone (memory/rank_fusion.py).
+        hits = self._fused(hits, ranked, records, size)
+        found = page(self.unit, query, vector, hits, size, min_source_trust, tags, records)
         threshold = self.settings.memory_restate_threshold
         shown = one_passage_each([r.memory for r in found], [r.lexical for r in found])
         found = [found[i] for i in shown]
         return [found[i] for i in distinct([r.memory for r in found], threshold)][:limit]
 
-    def _fused(
+    def _rankings(
         self,
         query: str,
         vector: Vectors | None,
-        hits: list[Hit],
+        limit: int,
         min_source_trust: float,
         tags: Sequence[str],
+    ) -> Rankings:
+        """The index's blend, with dense and BM25 alone when fusion weighs them."""
+        settings = self.settings
+        if settings.memory_recall_dense_rank_weight <= 0 and (
+            settings.memory_recall_lexical_rank_weight <= 0
+        ):
+            blended = self.index.search(
+                query,
+                vector,
+                limit=limit,
+                min_trust=min_source_trust,
+                tags=tags,
+                dense_weight=settings.memory_dense_weight,
+            )
+            return Rankings(blended, [], [])
+        return self.index.rankings(
+            query,
+            vector,
+            limit=limit,
+            depth=COMPONENT_DEPTH,
+            min_trust=min_source_trust,
+            tags=tags,
+            dense_weight=settings.memory_dense_weight,
+        )
+
+    def _fused(
+        self, hits: list[Hit], ranked: Rankings, records: RecordReader, size: int
     ) -> list[Hit]:
+        """The rules' ranking fused with the components; the first ``size`` are the page's."""
         dense_weight = self.settings.memory_recall_dense_rank_weight
         lexical_weight = self.settings.memory_recall_lexical_rank_weight
         if not hits or (dense_weight <= 0 and lexical_weight <= 0):
             return hits
+        dense = ranked.dense if dense_weight > 0 else []
+        lexical = ranked.lexical if lexical_weight > 0 else []
+        fused = fuse_rankings(hits, dense, lexical, dense_weight, lexical_weight)
+        # Only the page's places matter, so only their records are read (the components'
+        # own hits mostly rank below it). With this unit's writes pending, the page
+        # ranks them in among every hit (memory/recalled.py): all are read then.
+        within = None if self.unit.pending(Memory) else size
+        read = records([h.key for h in fused[:within]])
+        replaced = {key: memory.superseded_by for key, memory in read.items()}
 
-        def alone(weight: float, dense: float) -> list[Hit]:
-            if weight <= 0 or (dense > 0 and vector is None):
-                return []
-            found = self.index.search(
-                query,
-                vector,
-                limit=COMPONENT_DEPTH,
-                min_trust=min_source_trust,
-                tags=tags,
-                dense_weight=dense,
-            )
-            return found if dense > 0 else [h for h in found if h.lexical > 0]
+        def successor(key: str) -> str | None:
+            if key not in replaced:  # a successor from below the page, moved up
+                found = records([key]).get(key)
+                replaced[key] = found.superseded_by if found is not None else None
+            return replaced[key]
 
-        fused = fuse_rankings(
-            hits, alone(dense_weight, 1.0), alone(lexical_weight, 0.0), dense_weight, lexical_weight
-        )
-        replaced = self.unit.get_many(Memory, [h.key for h in fused])
-        return current_first(fused, {k: m.superseded_by for k, m in replaced.items()})
+        return current_first(fused, successor, within)
 
     def query_vector(self, query: MemoryQuery) -> Vectors | None:
         """The dense vector of a prompt lookup (None without an embedder; blocking).

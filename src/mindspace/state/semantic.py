@@ -40,6 +40,7 @@ __all__ = [
     "JournalIndex",
     "Neighbour",
     "Ranked",
+    "Rankings",
     "SemanticIndex",
     "SemanticStore",
     "rank_candidates",
@@ -64,6 +65,25 @@ class Neighbour:
 
     key: str
     score: float
+
+
+@dataclass(frozen=True)
+class Rankings:
+    """A search's blended ranking and its two components, from one pass over the memories.
+
+    Attributes:
+        blended: What :meth:`SemanticIndex.search` returns, best first.
+        dense: The best memories by dense similarity alone, best first: what
+            :meth:`SemanticIndex.search` returns at ``dense_weight`` 1 (empty without a
+            query vector).
+        lexical: The best memories by BM25 alone, best first: what
+            :meth:`SemanticIndex.search` returns at ``dense_weight`` 0, less the memories
+            sharing no term with the query.
+    """
+
+    blended: list[Hit]
+    dense: list[Hit]
+    lexical: list[Hit]
 
 
 @runtime_checkable
@@ -93,6 +113,33 @@ class SemanticIndex(Protocol):
             query: The text BM25 scores against.
             vector: The query's embedding (None: lexical search only).
             limit: How many hits at most.
+            min_trust: Leave out memories whose source trust is below this.
+            tags: Keep only memories carrying every one of these tags (case-insensitive).
+            dense_weight: The dense signal's share of the blend.
+        """
+        ...
+
+    def rankings(
+        self,
+        query: str,
+        vector: Vector | None,
+        *,
+        limit: int,
+        depth: int,
+        min_trust: float = 0.0,
+        tags: Sequence[str] = (),
+        dense_weight: float = 0.5,
+    ) -> Rankings:
+        """:meth:`search`'s hits with the ``depth`` best of each signal alone.
+
+        The same answers as three searches (at ``dense_weight``, 1 and 0) from the scores
+        one search computes: recall fuses the three (:mod:`mindspace.memory.rank_fusion`).
+
+        Args:
+            query: The text BM25 scores against.
+            vector: The query's embedding (None: lexical search only, no dense ranking).
+            limit: How many blended hits at most.
+            depth: How many hits of each component at most.
             min_trust: Leave out memories whose source trust is below this.
             tags: Keep only memories carrying every one of these tags (case-insensitive).
             dense_weight: The dense signal's share of the blend.

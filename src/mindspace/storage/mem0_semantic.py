@@ -30,11 +30,12 @@ import numpy.typing as npt
 from mindspace.config import Settings
 from mindspace.memory.fusion import fuse_candidates
 from mindspace.memory.lexical import LexicalIndex
+from mindspace.memory.rank_fusion import candidate_rankings
 from mindspace.memory.records import Memory
 from mindspace.memory.rows import neighbours, stored_lexical_text, stored_vector
 from mindspace.state.models import Record
 from mindspace.state.port import StoredRecord
-from mindspace.state.semantic import Hit, Neighbour, SemanticIndex
+from mindspace.state.semantic import Hit, Neighbour, Rankings, SemanticIndex
 from mindspace.state.unit import StateCache
 from mindspace.storage.mem0_setup import EmbedderSource, Mem0Handle, open_mem0, require_mem0
 
@@ -272,10 +273,41 @@ class Mem0SemanticIndex:
         dense_weight: float = 0.5,
     ) -> list[Hit]:
         """Hybrid search: Mem0's nearest vectors and our BM25, fused as on PostgreSQL."""
-        self.ensure()
         if limit <= 0:
             return []
-        k = max(CANDIDATES, limit)
+        rows = self._candidates(query, vector, max(CANDIDATES, limit), min_trust, tags)
+        return fuse_candidates(rows, limit, dense_weight)
+
+    def rankings(
+        self,
+        query: str,
+        vector: npt.NDArray[np.float32] | None,
+        *,
+        limit: int,
+        depth: int,
+        min_trust: float = 0.0,
+        tags: Sequence[str] = (),
+        dense_weight: float = 0.5,
+    ) -> Rankings:
+        """:meth:`search`'s hits and each signal's ``depth`` best, from one candidate fetch."""
+        rows = self._candidates(query, vector, max(CANDIDATES, limit, depth), min_trust, tags)
+        return candidate_rankings(
+            rows, limit, depth, dense_weight, whole=False, dense=vector is not None
+        )
+
+    def _candidates(
+        self,
+        query: str,
+        vector: npt.NDArray[np.float32] | None,
+        k: int,
+        min_trust: float,
+        tags: Sequence[str],
+    ) -> list[tuple[str, float | None, float]]:
+        """The ``k`` best eligible memories of each signal, with both signals of each.
+
+        In :func:`~mindspace.memory.fusion.fuse_candidates`' row form and order.
+        """
+        self.ensure()
         wanted = {tag.casefold() for tag in tags}
 
         def eligible(entry: _Entry) -> bool:
@@ -306,11 +338,10 @@ class Mem0SemanticIndex:
                 dense.update({missing[mem0_id]: score for mem0_id, score in found.items()})
         rows = {self._lexical.row(key): key for key in {*lexical_top, *dense}}
         # In insertion order (the BM25 rows'), so ties go to the older memory as elsewhere.
-        fused = [
+        return [
             (key, dense.get(key), float(bm25[row]))
             for row, key in sorted((r, key) for r, key in rows.items() if r is not None)
         ]
-        return fuse_candidates(fused, limit, dense_weight)
 
     def nearest(
         self,

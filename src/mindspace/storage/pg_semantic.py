@@ -33,8 +33,9 @@ import numpy.typing as npt
 from sqlalchemy import Connection, text
 
 from mindspace.memory.fusion import fuse_candidates
+from mindspace.memory.rank_fusion import candidate_rankings
 from mindspace.memory.rows import neighbours
-from mindspace.state.semantic import Hit, Neighbour
+from mindspace.state.semantic import Hit, Neighbour, Rankings
 from mindspace.storage.pg_memory import MAX_POSTING_BYTES, vector_literal
 from mindspace.text import tokenize
 
@@ -90,11 +91,50 @@ class PgSemanticIndex:
         """Hybrid search: HNSW and BM25 candidates, scored and blended as embedded."""
         if limit <= 0:
             return []
+        rows, whole = self._candidates(query, vector, max(CANDIDATES, limit), min_trust, tags)
+        return fuse_candidates(rows, limit, dense_weight, whole=whole)
+
+    def rankings(
+        self,
+        query: str,
+        vector: npt.NDArray[np.float32] | None,
+        *,
+        limit: int,
+        depth: int,
+        min_trust: float = 0.0,
+        tags: Sequence[str] = (),
+        dense_weight: float = 0.5,
+    ) -> Rankings:
+        """:meth:`search`'s hits and each signal's ``depth`` best, from one statement.
+
+        The components are ranked among the blend's candidates, which hold each
+        signal's best :data:`CANDIDATES` (or ``limit``) memories.
+        """
+        k = max(CANDIDATES, limit, depth)
+        rows, whole = self._candidates(query, vector, k, min_trust, tags)
+        has_vector = vector is not None
+        return candidate_rankings(rows, limit, depth, dense_weight, whole=whole, dense=has_vector)
+
+    def _candidates(
+        self,
+        query: str,
+        vector: npt.NDArray[np.float32] | None,
+        k: int,
+        min_trust: float,
+        tags: Sequence[str],
+    ) -> tuple[Sequence[Any], bool]:
+        """The candidates of a search, fetched with both their signals in one statement.
+
+        Returns:
+            :func:`~mindspace.memory.fusion.fuse_candidates`' rows (each signal's ``k``
+            best eligible memories), and whether BM25 may be standardised over every
+            memory (no filter).
+        """
         terms = sorted({t for t in tokenize(query) if len(t.encode()) <= MAX_POSTING_BYTES})
         dim = int(vector.shape[0]) if vector is not None and vector.ndim == 1 else None
+        filtered = bool(tags) or min_trust > 0
         if dim is None and not terms:
-            return []
-        k = max(CANDIDATES, limit)
+            return [], not filtered
         params: dict[str, Any] = {
             "a": self.assistant_id,
             "min_trust": float(min_trust),
@@ -103,7 +143,6 @@ class PgSemanticIndex:
             "terms": terms,
         }
         where = self._filters(tags, params)
-        filtered = bool(tags) or min_trust > 0
         ctes = [_SCORED]
         sources = []
         if terms:
@@ -152,7 +191,7 @@ class PgSemanticIndex:
             rows = conn.execute(text(sql), params).all()
         # With filters the eligible memories are not all the assistant's: standardise BM25
         # over the candidates then, as before.
-        return fuse_candidates(rows, limit, dense_weight, whole=not filtered)
+        return rows, not filtered
 
     def _filters(self, tags: Sequence[str], params: dict[str, Any]) -> str:
         """The WHERE clause of the assistant's eligible rows (trust, every tag)."""
