@@ -79,13 +79,16 @@ class Model:
 
     def respond(self, body: dict[str, Any]) -> Step:
         users = [m["content"] for m in body["messages"] if m["role"] == "user"]
-        found = TOKEN.search(users[-1] if users else "")
+        # The pending event is the end of the last user message; the context above it
+        # may quote an earlier event's token (the session topic), so take the last one.
+        tokens = TOKEN.findall(users[-1] if users else "")
+        token = tokens[-1] if tokens else None
         start = time.monotonic()
         time.sleep(self.latency)
-        if found:
+        if token is not None:
             with self.lock:
-                self.seen[found.group(1)] += 1
-                self.spans[found.group(1)] = (start, time.monotonic())
+                self.seen[token] += 1
+                self.spans[token] = (start, time.monotonic())
         return Step(content="Coming right up.")
 
 
@@ -342,11 +345,12 @@ def run_count(
             ).fetchall()
         )
     expected = Counter(key for key, _, _ in posted.values())
-    once = (
-        statuses == Counter({"done": len(posted)})
-        and all(model.seen[token] == 1 for _, token, _ in posted.values())
-        and all(users.get(k, 0) == c for k, c in expected.items())
+    # What breaks "exactly once", counted, so that a false is explained.
+    model_not_once = Counter(
+        model.seen[token] for _, token, _ in posted.values() if model.seen[token] != 1
     )
+    user_mismatch = sum(1 for k, c in expected.items() if users.get(k, 0) != c)
+    once = statuses == Counter({"done": len(posted)}) and not model_not_once and not user_mismatch
     window = result["window"]
     pg.drop_database(name)
     return {
@@ -357,6 +361,8 @@ def run_count(
         "ticks_per_s": round(ticks / window, 1),
         "offered_events_per_s": round(len(posted) / args.seconds, 1),
         "exactly_once": once,
+        "model_calls_per_event_not_one": {str(k): v for k, v in sorted(model_not_once.items())},
+        "assistants_with_wrong_user_messages": user_mismatch,
         "event_statuses": dict(statuses),
         "event_to_reply_ms": {
             "p50": round(1000 * percentile(e2r, 0.5)),
