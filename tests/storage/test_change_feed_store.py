@@ -157,3 +157,45 @@ def test_an_existing_database_starts_its_feed_at_its_current_revision(
         assert store.changes_since(info.id, 7) == [(8, "goal", "g1")]
     finally:
         store.close()
+
+
+def _event(n: int, status: str) -> dict[str, object]:
+    return {
+        "id": f"evt_{n}",
+        "type": "message",
+        "source_entity": "Bob",
+        "content": f"message {n}",
+        "location": None,
+        "metadata": {"n": n},
+        "created_at": "2025-12-06T10:00:00Z",
+        "updated_at": "2025-12-06T10:00:00Z",
+        "status": status,
+        "attempts": 0,
+        "error": None,
+        "reply": None,
+    }
+
+
+def test_a_tick_reads_the_revision_and_open_events_in_one_statement(sql: SqlStore) -> None:
+    from mindspace.errors import AssistantNotFoundError
+    from mindspace.testing.round_trips import count_round_trips
+
+    mine = sql.open_assistant("mine", create=True).id
+    other = sql.open_assistant("other", create=True).id
+    sql.commit(mine, 0, [Change("goal", "g1", _goal(1))])
+    assert sql.revision_and_open_events(mine, 10) == (1, [])  # no event: the revision alone
+
+    for n, status in enumerate(("pending", "done", "processing", "failed", "pending")):
+        sql.enqueue(mine, _event(n, status))
+    sql.enqueue(other, _event(9, "pending"))
+    with count_round_trips(sql.engine) as counted:
+        revision, rows = sql.revision_and_open_events(mine, 10)
+    assert (counted.transactions, counted.statements) == (1, 1)
+    assert revision == 1
+    assert rows == sql.open_events(mine, 10)  # the same records as the inbox's own read
+    assert [row["id"] for row in rows] == ["evt_0", "evt_2", "evt_4"]
+    assert rows[0]["metadata"] == {"n": 0}
+    assert [row["id"] for row in sql.revision_and_open_events(mine, 2)[1]] == ["evt_0", "evt_2"]
+
+    with pytest.raises(AssistantNotFoundError):
+        sql.revision_and_open_events(other + 100, 10)

@@ -10,7 +10,7 @@ from sqlalchemy import Connection, exists, func, insert, select, update
 
 from mindspace.errors import StorageError
 from mindspace.state.port import StoredRecord
-from mindspace.storage.tables import KINDS, events, kind_table, row_values
+from mindspace.storage.tables import KINDS, assistants, events, kind_table, row_values
 
 __all__ = [
     "check_event_fields",
@@ -20,6 +20,7 @@ __all__ = [
     "missing",
     "open_events",
     "page",
+    "revision_and_open_events",
     "update_event",
 ]
 
@@ -91,6 +92,32 @@ def open_events(conn: Connection, assistant_id: int, limit: int) -> list[StoredR
         .limit(limit)
     )
     return [dict(row) for row in conn.execute(query).mappings()]
+
+
+def revision_and_open_events(
+    conn: Connection, assistant_id: int, limit: int
+) -> tuple[int, list[StoredRecord]] | None:
+    """The assistant's revision and its open events (oldest first); None: no assistant.
+
+    One statement: the assistant's row joined to its open events, so a tick's first
+    read is one round trip. With no open event the join gives the assistant's row alone.
+    """
+    names = KINDS["event"].value_columns
+    opened = (events.c.assistant_id == assistants.c.id) & events.c.status.in_(
+        ("pending", "processing")
+    )
+    query = (
+        select(assistants.c.revision, events.c.row_id, *(events.c[name] for name in names))
+        .select_from(assistants.outerjoin(events, opened))
+        .where(assistants.c.id == assistant_id)
+        .order_by(events.c.row_id)
+        .limit(max(limit, 1))
+    )
+    rows = conn.execute(query).mappings().all()
+    if not rows:
+        return None
+    found = [{name: row[name] for name in names} for row in rows if row["row_id"] is not None]
+    return int(rows[0]["revision"]), found[: max(limit, 0)]
 
 
 def find_event(conn: Connection, assistant_id: int, event_id: str) -> StoredRecord | None:

@@ -427,6 +427,16 @@ class SqlStore:
         with self._transaction("reading open events") as conn:
             return queries.open_events(conn, assistant_id, limit)
 
+    def revision_and_open_events(
+        self, assistant_id: int, limit: int
+    ) -> tuple[int, list[StoredRecord]]:
+        """The revision and the open events, in one statement (the :class:`TickStart` port)."""
+        with self._transaction("reading the revision and open events") as conn:
+            found = queries.revision_and_open_events(conn, assistant_id, limit)
+        if found is None:
+            raise AssistantNotFoundError(f"Assistant id {assistant_id!r} no longer exists")
+        return found
+
     def find_event(self, assistant_id: int, event_id: str) -> StoredRecord | None:
         """One event by id."""
         with self._transaction("reading an event") as conn:
