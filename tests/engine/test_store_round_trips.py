@@ -28,14 +28,14 @@ TICKS = 6
 BOUNDS = {
     # The tick's start (revision and open events, one statement), the event taken with
     # its words as memory, one read of recalled memories by key, the tick's commit.
-    "sqlite": RoundTrips(transactions=5, writes=2, statements=18),
+    "sqlite": RoundTrips(transactions=5, writes=2, statements=15),
     # The same three of the tick's own, and the memory search, which runs in the
     # database: three searches for the prompt (the rules' ranking, dense alone, BM25
     # alone) and two for the new memory's neighbours, each setting its search options.
-    "postgresql": RoundTrips(transactions=10, writes=2, statements=40),
+    "postgresql": RoundTrips(transactions=10, writes=2, statements=38),
 }
-"""Most round trips per awake event tick (a tool round, then the reply); now 4 / 2 / 15
-on SQLite and 9 / 2 / 36 on PostgreSQL. Writes: the event's words (before the model is
+"""Most round trips per awake event tick (a tool round, then the reply); now 4 / 2 / 13
+on SQLite and 9 / 2 / 34 on PostgreSQL. Writes: the event's words (before the model is
 called, so that a failed call loses nothing), then the tick's whole unit."""
 
 

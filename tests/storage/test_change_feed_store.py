@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
+from mindspace.errors import AssistantNotFoundError
 from mindspace.state import Change
 from mindspace.storage import SqlStore, feed, migrations
 from mindspace.storage.migrations import MIGRATIONS
+from mindspace.testing.round_trips import count_round_trips
 
 
 def _goal(n: int) -> dict[str, object]:
@@ -177,9 +179,6 @@ def _event(n: int, status: str) -> dict[str, object]:
 
 
 def test_a_tick_reads_the_revision_and_open_events_in_one_statement(sql: SqlStore) -> None:
-    from mindspace.errors import AssistantNotFoundError
-    from mindspace.testing.round_trips import count_round_trips
-
     mine = sql.open_assistant("mine", create=True).id
     other = sql.open_assistant("other", create=True).id
     sql.commit(mine, 0, [Change("goal", "g1", _goal(1))])
@@ -199,3 +198,34 @@ def test_a_tick_reads_the_revision_and_open_events_in_one_statement(sql: SqlStor
 
     with pytest.raises(AssistantNotFoundError):
         sql.revision_and_open_events(other + 100, 10)
+
+
+def test_a_commit_replaces_records_in_place_inserts_unknown_ones_and_deletes(
+    sql: SqlStore,
+) -> None:
+    mine = sql.open_assistant("mine", create=True).id
+    other = sql.open_assistant("other", create=True).id
+    sql.commit(mine, 0, [Change("goal", f"g{n}", _goal(n), new=True) for n in (1, 2, 3)])
+    sql.commit(other, 0, [Change("goal", "g1", _goal(1), new=True)])
+    replaced = {**_goal(1), "description": "goal 1, reworded"}
+    with count_round_trips(sql.engine) as counted:
+        sql.commit(
+            mine,
+            1,
+            [
+                Change("goal", "g1", replaced),  # exists: replaced where it stands
+                Change("goal", "g4", _goal(4)),  # not known to be new, and absent
+                Change("goal", "g2", None),
+                Change("goal", "g3", None),
+                Change("goal", "g5", _goal(5), new=True),
+            ],
+        )
+    # The revision check, one DELETE, one upsert and one INSERT of the kind, the feed.
+    assert counted.statements == 5
+    assert [(g["id"], g["description"]) for g in sql.load(mine, "goal")] == [
+        ("g1", "goal 1, reworded"),
+        ("g4", "goal 4"),
+        ("g5", "goal 5"),
+    ]
+    assert [g["description"] for g in sql.load(other, "goal")] == ["goal 1"]
+    assert [key for _, _, key in sql.changes_since(mine, 1) or []] == ["g1", "g4", "g2", "g3", "g5"]

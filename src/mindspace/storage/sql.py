@@ -1,12 +1,13 @@
 """The SQL store on SQLAlchemy 2: SQLite by default, PostgreSQL through the same schema.
 
 Only portable SQL is issued (Core ``insert``/``update``/``delete``/``select``) apart from
-two places that know about a dialect. On PostgreSQL, memories carry search columns and
+three places that know about a dialect. On PostgreSQL, memories carry search columns and
 postings (:mod:`mindspace.storage.pg_memory`) that every commit fills, and
 :meth:`SqlStore.semantic_index` searches them in the database
-(:mod:`mindspace.storage.pg_semantic`). SQLite's connection tuning (WAL,
-``BEGIN IMMEDIATE`` for writes) and the URL rules live in
-:mod:`mindspace.storage.connection`.
+(:mod:`mindspace.storage.pg_semantic`). On SQLite and PostgreSQL a commit writes a record
+that may exist with ``INSERT ... ON CONFLICT DO UPDATE`` (:mod:`mindspace.storage.writes`).
+SQLite's connection tuning (WAL, ``BEGIN IMMEDIATE`` for writes) and the URL rules live
+in :mod:`mindspace.storage.connection`.
 
 Opened with ``create=False`` (what read-only hosts do), the store never creates anything:
 a SQLite file that does not exist is an error instead of a new empty database, and no
@@ -329,7 +330,7 @@ class SqlStore:
                 assistant_id,
                 expected_revision,
                 changes,
-                postgres=self.postgres,
+                dialect=self.engine.dialect.name,
                 supports_batches=self.engine.dialect.supports_sane_multi_rowcount,
             )
         self._ensure_hnsw(dims)
