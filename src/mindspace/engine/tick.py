@@ -95,6 +95,9 @@ class TickResult:
     """Sessions run before the tick's own (pre-compaction extraction), for the viewer."""
     formed: tuple[str, ...] = ()
     """Ids of the memories formed from the event's words before the model was called."""
+    events_left: int = 0
+    """Events the tick found open (ambient ones aside) and did not take: the next tick
+    has work. Events enqueued while the tick ran are not counted."""
 
     @property
     def cut(self) -> CutHandling | None:
@@ -152,6 +155,7 @@ class Ticker:
                     a.notify("mode_changed", mode="awake", reason=sleep.wake_reason)
                 a.notify("tick_finished", tick="sleep", phase=sleep.phase_after)
                 result = TickResult(kind="sleep", status="done", sleep=sleep)
+                result.events_left = sum(1 for e in events if not e.ambient)
                 if sleep.sessions:  # the context-window viewer shows the last session
                     last = sleep.sessions[-1]
                     result.context_type = last.context_type
@@ -175,6 +179,7 @@ class Ticker:
                 else:
                     result = TickResult(kind="idle")
             result.ambient_buffered = len(ambient)
+            result.events_left = max(len(actionable) - 1, 0)
             if not self._counted:  # a tick that committed nothing of its own
                 self._after_awake_tick(result)
             self._finish(result)
