@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -12,6 +14,7 @@ import pytest
 from mindspace import Assistant, ConcurrencyError
 from mindspace.clock import ManualClock
 from mindspace.config import Settings
+from mindspace.embeddings import HashingEmbedder
 from mindspace.engine.assistant import assistant_tools
 from mindspace.llm import FunctionLLM
 from mindspace.llm.port import Message, ToolSchema
@@ -150,3 +153,62 @@ async def test_a_tick_that_loses_its_commit_is_redone_at_once(
         assert stored.attempts == 1  # a redo is not an interrupted attempt
         goals = assistant.views.goals().all()
         assert [g.description for g in goals] == ["Restock the cellar"]
+
+
+class HeldEmbedder:
+    """The hashing embedder, whose first call waits (in its worker thread) for the test."""
+
+    def __init__(self) -> None:
+        self.inner = HashingEmbedder(64)
+        self.name, self.dim = self.inner.name, self.inner.dim
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        if not self.entered.is_set():
+            self.entered.set()
+            self.release.wait(timeout=10)
+        return self.inner.embed(texts)
+
+
+async def test_a_tick_whose_first_commit_loses_a_race_takes_the_event_again_at_once(
+    store: SqlStore,
+    other_store: SqlStore,
+    clock: ManualClock,
+    settings: Settings,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="mindspace.engine")
+    # The tick reads the revision once, at its start: another process's commit while the
+    # event's words are embedded fails the revision check of the tick's first commit
+    # (the event taken, its words kept), which is redone on fresh state.
+    embedder = HeldEmbedder()
+    mine = assistant_on(
+        store,
+        "barkeep",
+        llm=OfflineLLM(announce=False),
+        clock=clock,
+        settings=settings,
+        embedder=embedder,
+    )
+    theirs = assistant_on(
+        other_store, "barkeep", llm=OfflineLLM(announce=False), clock=clock, settings=settings
+    )
+    event = mine.enqueue_event("My brother Tom sails the Wren.", source_entity="Bob")
+    tick = asyncio.create_task(mine.tick())
+    assert await asyncio.to_thread(embedder.entered.wait, 10)
+    added = await theirs.call_tool("add_goal", {"description": "Restock the cellar"})
+    assert added["success"] is True
+    embedder.release.set()
+
+    result = await asyncio.wait_for(tick, timeout=10)
+
+    assert (result.kind, result.status) == ("event", "done")
+    assert "Taking an event of 'barkeep' lost a race" in caplog.text  # and was redone
+    for assistant in (mine, theirs):
+        stored = assistant.views.event(event.id)
+        assert stored is not None
+        assert (stored.status, stored.attempts) == ("done", 1)
+        kept = [m.content for m in assistant.views.memory.listing().memories]
+        assert kept == ["My brother Tom sails the Wren."]  # once
+        assert [g.description for g in assistant.views.goals().all()] == ["Restock the cellar"]

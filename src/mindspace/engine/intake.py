@@ -38,9 +38,10 @@ async def committed(core: EngineCore, body: Callable[[Unit], Awaitable[None]]) -
             with core.transaction(refresh=attempt > 0) as unit:
                 await body(unit)
                 return
-        except ConcurrencyError:
+        except ConcurrencyError as exc:
             if attempt >= retries:
                 raise
+            logger.info("Taking an event of %r lost a race (%s); redoing it", core.key, exc)
     raise AssertionError("unreachable: the last attempt returns or raises")
 
 
