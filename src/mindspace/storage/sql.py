@@ -285,21 +285,13 @@ class SqlStore:
 
     def load_keys(self, assistant_id: int, kind: str, keys: Sequence[str]) -> list[StoredRecord]:
         """The records of ``kind`` under ``keys``, in insertion order (absent keys left out)."""
-        spec = kind_table(kind)
-        table = spec.table
-        columns = [table.c[name] for name in spec.value_columns]
+        query = queries.by_keys(kind)
         found: list[tuple[int, StoredRecord]] = []
         wanted = list(dict.fromkeys(keys))
         with self._transaction(f"loading {kind!r} records by key", read=True) as conn:
             for at in range(0, len(wanted), 500):  # stay under every driver's parameter limit
-                # No ORDER BY: with one, SQLite walks the whole table in row-id order
-                # instead of looking the keys up in the (assistant, key) index.
-                query = (
-                    select(table.c.row_id, *columns)
-                    .where(table.c.assistant_id == assistant_id)
-                    .where(table.c[spec.key_column].in_(wanted[at : at + 500]))
-                )
-                for row in conn.execute(query).mappings():
+                chunk = {"owner": assistant_id, "keys": wanted[at : at + 500]}
+                for row in conn.execute(query, chunk).mappings():
                     record = dict(row)
                     found.append((int(record.pop("row_id")), record))
         found.sort(key=lambda item: item[0])
