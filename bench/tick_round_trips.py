@@ -1,7 +1,8 @@
 """Store round trips of an awake event tick, on SQLite and PostgreSQL. Prints JSON.
 
 Counts what the store's engine runs during each tick (``mindspace.testing.round_trips``):
-transactions, the writing ones among them, and statements. The tick answers a player's
+transactions, the writing ones among them, and statements; and the CPU of each store
+commit (median). The tick answers a player's
 message with one tool round (``add_session_memory``) and then a reply, with the hashing
 embedder, on a new assistant; the first tick, which loads whole kinds once per process,
 is not counted. The same scenario as tests/engine/test_store_round_trips.py, whose
@@ -23,8 +24,10 @@ import asyncio
 import json
 import os
 import shutil
+import statistics
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,6 +37,7 @@ from mindspace import FunctionLLM, ManualClock
 from mindspace.embeddings import HashingEmbedder
 from mindspace.embeddings.port import Embedder
 from mindspace.llm.port import LLMResponse, Message, ToolCall, ToolSchema
+from mindspace.state import Change
 from mindspace.storage import SqlStore
 from mindspace.testing.assistants import assistant_on
 from mindspace.testing.postgres import LocalPostgres
@@ -60,6 +64,17 @@ def _embedder(name: str) -> Embedder:
 
 
 async def _ticks(store: SqlStore, key: str, ticks: int, embedder: Embedder) -> dict[str, float]:
+    commits: list[float] = []
+    commit = store.commit
+
+    def timed(assistant_id: int, expected: int, changes: Sequence[Change]) -> int:
+        started = time.process_time()
+        try:
+            return commit(assistant_id, expected, changes)
+        finally:
+            commits.append(time.process_time() - started)
+
+    store.commit = timed  # type: ignore[method-assign]
     clock = ManualClock(START)
     assistant = assistant_on(
         store,
@@ -76,11 +91,15 @@ async def _ticks(store: SqlStore, key: str, ticks: int, embedder: Embedder) -> d
             result = await assistant.tick()
         if (result.kind, result.status) != ("event", "done"):
             raise SystemExit(f"tick {n}: {result.kind} {result.status} {result.error}")
-        if n > 0:
+        if n == 0:
+            commits.clear()
+        else:
             total.transactions += tick.transactions
             total.writes += tick.writes
             total.statements += tick.statements
-    return total.per(ticks)
+    # CPU of the store's commit (SQLAlchemy, the driver, SQLite's own work), per commit.
+    cpu = {"commit_cpu_ms_p50": round(statistics.median(commits) * 1000, 2)}
+    return {**total.per(ticks), **cpu}
 
 
 def _measure(url: str, key: str, ticks: int, embedder: Embedder) -> dict[str, float]:
