@@ -16,6 +16,8 @@ from mindspace.clock import ManualClock
 from mindspace.config import Settings
 from mindspace.embeddings import HashingEmbedder
 from mindspace.engine.assistant import assistant_tools
+from mindspace.engine.modes import SleepSchedule
+from mindspace.errors import LLMError
 from mindspace.llm import FunctionLLM
 from mindspace.llm.port import Message, ToolSchema
 from mindspace.offline import OfflineLLM
@@ -204,11 +206,48 @@ async def test_a_tick_whose_first_commit_loses_a_race_takes_the_event_again_at_o
     result = await asyncio.wait_for(tick, timeout=10)
 
     assert (result.kind, result.status) == ("event", "done")
-    assert "Taking an event of 'barkeep' lost a race" in caplog.text  # and was redone
+    assert "A commit of 'barkeep''s tick lost a race" in caplog.text  # and was redone
     for assistant in (mine, theirs):
         stored = assistant.views.event(event.id)
         assert stored is not None
         assert (stored.status, stored.attempts) == ("done", 1)
         kept = [m.content for m in assistant.views.memory.listing().memories]
         assert kept == ["My brother Tom sails the Wren."]  # once
+        assert [g.description for g in assistant.views.goals().all()] == ["Restock the cellar"]
+
+
+class FailingHeldModel(HeldModel):
+    """A model that fails, once the test lets its first call through."""
+
+    async def __call__(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> str:
+        await super().__call__(messages, tools)
+        raise LLMError("The model is down")
+
+
+async def test_a_failed_tick_counts_toward_the_schedule_even_after_another_process_wrote(
+    store: SqlStore, other_store: SqlStore, clock: ManualClock, settings: Settings
+) -> None:
+    # A failed tick commits nothing of its own; its awake tick is counted apart, after a
+    # model call that may have taken long: a write from elsewhere meanwhile is no crash.
+    model = FailingHeldModel()
+    mine = assistant_on(store, "barkeep", llm=FunctionLLM(model), clock=clock, settings=settings)
+    theirs = assistant_on(
+        other_store, "barkeep", llm=OfflineLLM(announce=False), clock=clock, settings=settings
+    )
+    await mine.set_sleep_schedule(SleepSchedule(enabled=True, min_awake_ticks=100))
+    event = mine.enqueue_event("An ale, please", source_entity="Alice")
+    tick = asyncio.create_task(mine.tick())
+    await asyncio.wait_for(model.thinking.wait(), timeout=10)
+    added = await theirs.call_tool("add_goal", {"description": "Restock the cellar"})
+    assert added["success"] is True
+    model.release.set()
+
+    result = await asyncio.wait_for(tick, timeout=10)
+
+    assert (result.kind, result.status) == ("event", "failed")
+    for assistant in (mine, theirs):
+        assert assistant.views.mode().awake_ticks == 1
+        failed = assistant.views.event(event.id)
+        assert failed is not None
+        assert failed.status == "failed"
         assert [g.description for g in assistant.views.goals().all()] == ["Restock the cellar"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from mindspace.clock import format_time
 from mindspace.engine.core import EngineCore
@@ -24,10 +25,13 @@ __all__ = ["buffer_ambient", "committed", "take_event"]
 
 logger = logging.getLogger("mindspace.engine")
 
+T = TypeVar("T")
 
-async def committed(core: EngineCore, body: Callable[[Unit], Awaitable[None]]) -> None:
-    """Run ``body`` in a unit and commit it, redone on fresh state when another process
-    won the commit (at most ``conflict_retries`` times; the caller holds the lock).
+
+async def committed(core: EngineCore, body: Callable[[Unit], Awaitable[T]]) -> T:
+    """Run ``body`` in a unit and commit it; what ``body`` returned. Redone on fresh state
+    when another process won the commit (at most ``conflict_retries`` times; the caller
+    holds the lock).
 
     The first attempt reads the state as the tick's refresh under the lock left it: a
     commit from elsewhere since then fails the revision check, and the redo refreshes.
@@ -36,12 +40,12 @@ async def committed(core: EngineCore, body: Callable[[Unit], Awaitable[None]]) -
     for attempt in range(retries + 1):
         try:
             with core.transaction(refresh=attempt > 0) as unit:
-                await body(unit)
-                return
+                # Returning from inside the block commits the unit on the way out.
+                return await body(unit)
         except ConcurrencyError as exc:
             if attempt >= retries:
                 raise
-            logger.info("Taking an event of %r lost a race (%s); redoing it", core.key, exc)
+            logger.info("A commit of %r's tick lost a race (%s); redoing it", core.key, exc)
     raise AssertionError("unreachable: the last attempt returns or raises")
 
 
@@ -75,21 +79,18 @@ async def take_event(core: EngineCore, event: Event, ambient: list[Event]) -> tu
             written then, so the attempt is counted on its own first: an event whose
             words cannot be kept is still given up after ``max_event_attempts``.
     """
-    formed: list[str] = []
 
-    async def take(unit: Unit) -> None:
-        formed.clear()
+    async def take(unit: Unit) -> tuple[str, ...]:
         if ambient:
             await _buffer(core, unit, ambient)
         unit.put(event)
-        formed.extend(m.id for m in await form_memories(core, unit, [event]))
+        return tuple(m.id for m in await form_memories(core, unit, [event]))
 
     try:
-        await committed(core, take)
+        return await committed(core, take)
     except Exception:
         try:
             core.queue.mark(event, status="processing", attempts=event.attempts)
         except Exception:
             logger.exception("Could not count attempt %d of event %r", event.attempts, event.id)
         raise
-    return tuple(formed)

@@ -21,7 +21,7 @@ from mindspace.context.patterns import (
 )
 from mindspace.engine.core import EngineCore
 from mindspace.engine.events import EventQueue
-from mindspace.engine.intake import buffer_ambient, take_event
+from mindspace.engine.intake import buffer_ambient, committed, take_event
 from mindspace.engine.loop import CutHandling, LoopResult, SideSession
 from mindspace.engine.modes import (
     Mode,
@@ -181,7 +181,7 @@ class Ticker:
             result.ambient_buffered = len(ambient)
             result.events_left = max(len(actionable) - 1, 0)
             if not self._counted:  # a tick that committed nothing of its own
-                self._after_awake_tick(result)
+                await self._after_awake_tick(result)
             self._finish(result)
         await self._deliver(result)
         if result.reply:
@@ -212,14 +212,18 @@ class Ticker:
                 result.rate = min(result.rate, until)
         return result
 
-    def _after_awake_tick(self, result: TickResult) -> None:
+    async def _after_awake_tick(self, result: TickResult) -> None:
         """Count an awake tick that committed nothing of its own (idle, or failed)."""
         a = self.core
         if not a.state.begin().doc(SleepSchedule).enabled:
             return  # awake ticks are only counted for the schedule's min_awake_ticks
-        with a.transaction(refresh=False) as unit:  # the tick refreshed under the lock
-            fell = count_awake_tick(unit, a.clock)
-        self._fell_asleep(result, fell)
+
+        async def count(unit: Unit) -> str | None:
+            return count_awake_tick(unit, a.clock)
+
+        # Redone on fresh state when another process wrote since the tick began (a
+        # failed model call may have taken long).
+        self._fell_asleep(result, await committed(a, count))
 
     def _fell_asleep(self, result: TickResult, reason: str | None) -> None:
         """Tell of a scheduled sleep that the tick's commit began (``reason``), if any."""
