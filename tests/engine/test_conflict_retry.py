@@ -17,6 +17,8 @@ from mindspace.config import Settings
 from mindspace.embeddings import HashingEmbedder
 from mindspace.engine.assistant import assistant_tools
 from mindspace.engine.modes import SleepSchedule
+from mindspace.engine.records import Event
+from mindspace.engine.tick import TickResult
 from mindspace.errors import LLMError
 from mindspace.llm import FunctionLLM
 from mindspace.llm.port import Message, ToolSchema
@@ -128,6 +130,19 @@ class HeldModel:
         return "Coming right up."
 
 
+async def _write_while_the_model_thinks(
+    mine: Assistant, theirs: Assistant, model: HeldModel
+) -> tuple[Event, TickResult]:
+    """A tick of ``mine``; ``theirs`` adds a goal while its model call is held."""
+    event = mine.enqueue_event("An ale, please", source_entity="Alice")
+    tick = asyncio.create_task(mine.tick())
+    await asyncio.wait_for(model.thinking.wait(), timeout=10)
+    added = await theirs.call_tool("add_goal", {"description": "Restock the cellar"})
+    assert added["success"] is True
+    model.release.set()
+    return event, await asyncio.wait_for(tick, timeout=10)
+
+
 async def test_a_tick_that_loses_its_commit_is_redone_at_once(
     store: SqlStore, other_store: SqlStore, clock: ManualClock, settings: Settings
 ) -> None:
@@ -136,14 +151,7 @@ async def test_a_tick_that_loses_its_commit_is_redone_at_once(
     theirs = assistant_on(
         other_store, "barkeep", llm=OfflineLLM(announce=False), clock=clock, settings=settings
     )
-    event = mine.enqueue_event("An ale, please", source_entity="Alice")
-    tick = asyncio.create_task(mine.tick())
-    await asyncio.wait_for(model.thinking.wait(), timeout=10)
-    added = await theirs.call_tool("add_goal", {"description": "Restock the cellar"})
-    assert added["success"] is True
-    model.release.set()
-
-    result = await asyncio.wait_for(tick, timeout=10)
+    event, result = await _write_while_the_model_thinks(mine, theirs, model)
 
     assert result.status == "done"
     assert result.reply == "Coming right up."
@@ -235,14 +243,7 @@ async def test_a_failed_tick_counts_toward_the_schedule_even_after_another_proce
         other_store, "barkeep", llm=OfflineLLM(announce=False), clock=clock, settings=settings
     )
     await mine.set_sleep_schedule(SleepSchedule(enabled=True, min_awake_ticks=100))
-    event = mine.enqueue_event("An ale, please", source_entity="Alice")
-    tick = asyncio.create_task(mine.tick())
-    await asyncio.wait_for(model.thinking.wait(), timeout=10)
-    added = await theirs.call_tool("add_goal", {"description": "Restock the cellar"})
-    assert added["success"] is True
-    model.release.set()
-
-    result = await asyncio.wait_for(tick, timeout=10)
+    event, result = await _write_while_the_model_thinks(mine, theirs, model)
 
     assert (result.kind, result.status) == ("event", "failed")
     for assistant in (mine, theirs):
