@@ -7,8 +7,11 @@ import signal
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from mindspace import Assistant
 from mindspace.engine.prompting import history_messages
@@ -114,6 +117,37 @@ async def test_an_event_that_keeps_crashing_is_given_up_with_a_reason(
     queue.mark(event, attempts=3, status="processing")  # as three crashed runs leave it
     result = await assistant.tick()
     assert result.status == "failed"
+    failed = assistant.views.event(event.id)
+    assert failed is not None
+    assert failed.status == "failed"
+    assert "after 3 interrupted attempts" in (failed.error or "")
+
+
+class _BrokenEmbedder:
+    """An embedder that is down: every formation of the event's words fails."""
+
+    name = "broken"
+    dim = 8
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        raise RuntimeError("the embedder is down")
+
+
+async def test_an_event_whose_words_cannot_be_kept_counts_its_attempts_and_is_given_up(
+    make_assistant: Callable[..., Assistant],
+) -> None:
+    # The event is taken (processing, its attempt counted) in the commit that keeps its
+    # words; when that commit never happens, each attempt is still counted.
+    assistant = make_assistant("npc", embedder=_BrokenEmbedder())
+    event = assistant.enqueue_event("My brother Tom sails the Wren.", source_entity="Bob")
+    for attempt in (1, 2, 3):
+        with pytest.raises(RuntimeError, match="the embedder is down"):
+            await assistant.tick()
+        taken = assistant.views.event(event.id)
+        assert taken is not None
+        assert (taken.status, taken.attempts) == ("processing", attempt)
+    result = await assistant.tick()
+    assert (result.kind, result.status) == ("event", "failed")
     failed = assistant.views.event(event.id)
     assert failed is not None
     assert failed.status == "failed"

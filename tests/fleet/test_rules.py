@@ -14,6 +14,7 @@ from mindspace.engine.tick import TickResult
 from mindspace.errors import ConfigError
 from mindspace.fleet import Fleet, conninfo_of, is_idle, require_postgres
 from mindspace.testing.postgres import LocalPostgres
+from mindspace.testing.round_trips import count_round_trips
 
 
 def test_the_store_url_becomes_a_libpq_conninfo() -> None:
@@ -61,6 +62,27 @@ async def test_an_assistant_is_idle_only_with_nothing_to_do(
     scheduled = make_assistant("scheduled")
     await scheduled.set_sleep_schedule(SleepSchedule(enabled=True))
     assert not is_idle(scheduled)
+
+
+async def test_after_a_tick_the_events_it_left_tell_idleness_without_reading_the_inbox(
+    make_assistant: Callable[..., Assistant],
+) -> None:
+    assistant = make_assistant()
+    engine = assistant._core.store.engine  # type: ignore[attr-defined]
+    for text in ("A pint, please", "And one for Tom"):
+        assistant.enqueue_event(text, source_entity="Bob")
+    first = await assistant.tick()
+    assert (first.kind, first.events_left) == ("event", 1)
+    second = await assistant.tick()
+    assert (second.kind, second.events_left) == ("event", 0)
+    with count_round_trips(engine) as counted:
+        # What a worker asks after its tick once the triggers defer every new event's tick.
+        assert not is_idle(assistant, refresh=False, open_events=first.events_left)
+        assert is_idle(assistant, refresh=False, open_events=second.events_left)
+    assert counted.transactions == 0
+    assert is_idle(assistant)  # and the inbox agrees
+    assistant.enqueue_event("Last round!", source_entity="Bob")
+    assert not is_idle(assistant, refresh=False)  # without the count, the inbox is read
 
 
 async def test_one_waiting_tick_per_assistant_and_events_pull_it_forward(

@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
+from mindspace.errors import AssistantNotFoundError
 from mindspace.state import Change
 from mindspace.storage import SqlStore, feed, migrations
 from mindspace.storage.migrations import MIGRATIONS
+from mindspace.testing.round_trips import count_round_trips
 
 
 def _goal(n: int) -> dict[str, object]:
@@ -157,3 +159,73 @@ def test_an_existing_database_starts_its_feed_at_its_current_revision(
         assert store.changes_since(info.id, 7) == [(8, "goal", "g1")]
     finally:
         store.close()
+
+
+def _event(n: int, status: str) -> dict[str, object]:
+    return {
+        "id": f"evt_{n}",
+        "type": "message",
+        "source_entity": "Bob",
+        "content": f"message {n}",
+        "location": None,
+        "metadata": {"n": n},
+        "created_at": "2025-12-06T10:00:00Z",
+        "updated_at": "2025-12-06T10:00:00Z",
+        "status": status,
+        "attempts": 0,
+        "error": None,
+        "reply": None,
+    }
+
+
+def test_a_tick_reads_the_revision_and_open_events_in_one_statement(sql: SqlStore) -> None:
+    mine = sql.open_assistant("mine", create=True).id
+    other = sql.open_assistant("other", create=True).id
+    sql.commit(mine, 0, [Change("goal", "g1", _goal(1))])
+    assert sql.revision_and_open_events(mine, 10) == (1, [])  # no event: the revision alone
+
+    for n, status in enumerate(("pending", "done", "processing", "failed", "pending")):
+        sql.enqueue(mine, _event(n, status))
+    sql.enqueue(other, _event(9, "pending"))
+    with count_round_trips(sql.engine) as counted:
+        revision, rows = sql.revision_and_open_events(mine, 10)
+    assert (counted.transactions, counted.statements) == (1, 1)
+    assert revision == 1
+    assert rows == sql.open_events(mine, 10)  # the same records as the inbox's own read
+    assert [row["id"] for row in rows] == ["evt_0", "evt_2", "evt_4"]
+    assert rows[0]["metadata"] == {"n": 0}
+    assert [row["id"] for row in sql.revision_and_open_events(mine, 2)[1]] == ["evt_0", "evt_2"]
+
+    with pytest.raises(AssistantNotFoundError):
+        sql.revision_and_open_events(other + 100, 10)
+
+
+def test_a_commit_replaces_records_in_place_inserts_unknown_ones_and_deletes(
+    sql: SqlStore,
+) -> None:
+    mine = sql.open_assistant("mine", create=True).id
+    other = sql.open_assistant("other", create=True).id
+    sql.commit(mine, 0, [Change("goal", f"g{n}", _goal(n), new=True) for n in (1, 2, 3)])
+    sql.commit(other, 0, [Change("goal", "g1", _goal(1), new=True)])
+    replaced = {**_goal(1), "description": "goal 1, reworded"}
+    with count_round_trips(sql.engine) as counted:
+        sql.commit(
+            mine,
+            1,
+            [
+                Change("goal", "g1", replaced),  # exists: replaced where it stands
+                Change("goal", "g4", _goal(4)),  # not known to be new, and absent
+                Change("goal", "g2", None),
+                Change("goal", "g3", None),
+                Change("goal", "g5", _goal(5), new=True),
+            ],
+        )
+    # The revision check, one DELETE, one upsert and one INSERT of the kind, the feed.
+    assert counted.statements == 5
+    assert [(g["id"], g["description"]) for g in sql.load(mine, "goal")] == [
+        ("g1", "goal 1, reworded"),
+        ("g4", "goal 4"),
+        ("g5", "goal 5"),
+    ]
+    assert [g["description"] for g in sql.load(other, "goal")] == ["goal 1"]
+    assert [key for _, _, key in sql.changes_since(mine, 1) or []] == ["g1", "g4", "g2", "g3", "g5"]

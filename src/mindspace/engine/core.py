@@ -97,9 +97,16 @@ class EngineCore:
         return self.state.begin()
 
     @contextmanager
-    def transaction(self) -> Iterator[Unit]:
-        """A unit committed on success, discarded on an exception (caller holds the lock)."""
-        self.state.refresh_if_stale()
+    def transaction(self, *, refresh: bool = True) -> Iterator[Unit]:
+        """A unit committed on success, discarded on an exception (caller holds the lock).
+
+        Args:
+            refresh: Catch up with other processes' commits first (a round trip to the
+                store). A tick that refreshed under the lock passes False: a commit from
+                elsewhere since then fails the commit's revision check instead.
+        """
+        if refresh:
+            self.state.refresh_if_stale()
         unit = self.state.begin()
         yield unit
         self.state.commit(unit)

@@ -1,10 +1,13 @@
 """The persistent event queue: hosts enqueue, ticks take urgent events first.
 
 Processing is at-least-once and never redoes a completed event: a tick marks its
-event ``processing`` (and counts the attempt) before working, and marks it ``done`` in
-the same commit as everything the tick changed. A crash in between leaves the event
-``processing`` with nothing of the tick stored, so the next tick runs it again from the
-start; after ``max_event_attempts`` crashes it is marked ``failed``.
+event ``processing`` (and counts the attempt) before working, in the commit that keeps
+the speaker's words as memory before the model is called, and marks it ``done`` in the
+same commit as everything the tick changed. A crash in between leaves the event
+``processing`` with nothing of the tick stored but those words, so the next tick runs it
+again from the start; after ``max_event_attempts`` crashes it is marked ``failed``. (A
+crash before that first commit, while the words are embedded, is not counted: the event
+runs again as if never taken. A formation that fails with an error is counted.)
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from mindspace.clock import Clock, format_time
 from mindspace.engine.records import Event
 from mindspace.errors import InvalidInputError
 from mindspace.limits import MAX_EVENT_CHARS, MAX_JSON_DEPTH
-from mindspace.state.port import Store
+from mindspace.state.port import Store, StoredRecord, TickStart
 from mindspace.validation import find_invalid_text
 
 __all__ = ["EVENT_TYPE_PATTERN", "EventQueue", "urgency_order"]
@@ -62,6 +65,11 @@ def _nesting(value: Any) -> int:
 def urgency_order(event: Event, position: int) -> tuple[int, int, int]:
     """Sort key: urgent events first, then higher priority, then arrival order."""
     return (0 if event.urgent else 1, -event.priority, position)
+
+
+def _by_urgency(rows: list[StoredRecord]) -> list[Event]:
+    events = [Event.from_stored(row) for row in rows]
+    return [e for _, e in sorted(enumerate(events), key=lambda p: urgency_order(p[1], p[0]))]
 
 
 class EventQueue:
@@ -151,10 +159,19 @@ class EventQueue:
 
     def open(self, limit: int = 500) -> list[Event]:
         """Open events (pending or interrupted), most urgent first."""
-        events = [
-            Event.from_stored(row) for row in self.store.open_events(self.assistant_id, limit)
-        ]
-        return [e for _, e in sorted(enumerate(events), key=lambda p: urgency_order(p[1], p[0]))]
+        return _by_urgency(self.store.open_events(self.assistant_id, limit))
+
+    def open_with_revision(self, limit: int = 500) -> tuple[int | None, list[Event]]:
+        """:meth:`open`, and the assistant's revision read with the events.
+
+        One round trip where the store reads both at once (the
+        :class:`~mindspace.state.port.TickStart` port), as a tick starts; the revision
+        is None when the store cannot, and the caller reads it apart.
+        """
+        if isinstance(self.store, TickStart):
+            revision, rows = self.store.revision_and_open_events(self.assistant_id, limit)
+            return revision, _by_urgency(rows)
+        return None, self.open(limit)
 
     def get(self, event_id: str) -> Event | None:
         """One event by id."""

@@ -21,27 +21,28 @@ from mindspace.context.patterns import (
 )
 from mindspace.engine.core import EngineCore
 from mindspace.engine.events import EventQueue
-from mindspace.engine.formation import form_memories
+from mindspace.engine.intake import buffer_ambient, committed, take_event
 from mindspace.engine.loop import CutHandling, LoopResult, SideSession
 from mindspace.engine.modes import (
     Mode,
     OperatingMode,
     SleepSchedule,
-    check_sleep_schedule,
-    transition_mode,
 )
 from mindspace.engine.night.budget import sleep_tick_seconds
 from mindspace.engine.night.cycle import SleepCycle, SleepTickResult
 from mindspace.engine.night.precompaction import extract_then_compact
 from mindspace.engine.outcome import ReplyOutcome, is_addressed, reply_outcome, tick_tool_use
 from mindspace.engine.records import (
-    BufferedMessage,
-    ContextBuffer,
     EngineState,
     Event,
 )
 from mindspace.engine.session import Sessions
-from mindspace.engine.tick_records import event_assessment, remember, reply_target
+from mindspace.engine.tick_records import (
+    count_awake_tick,
+    event_assessment,
+    remember,
+    reply_target,
+)
 from mindspace.errors import ConcurrencyError, LLMError
 from mindspace.state.unit import Unit
 from mindspace.tracing import Span
@@ -94,6 +95,9 @@ class TickResult:
     """Sessions run before the tick's own (pre-compaction extraction), for the viewer."""
     formed: tuple[str, ...] = ()
     """Ids of the memories formed from the event's words before the model was called."""
+    events_left: int = 0
+    """Events the tick found open (ambient ones aside) and did not take: the next tick
+    has work. Events enqueued while the tick ran are not counted."""
 
     @property
     def cut(self) -> CutHandling | None:
@@ -119,6 +123,8 @@ class Ticker:
         self.core = core
         self.sessions = sessions
         self.sleep_cycle = sleep_cycle
+        self._counted = False
+        """Whether the running awake tick was counted in its own commit."""
 
     @property
     def queue(self) -> EventQueue:
@@ -137,8 +143,10 @@ class Ticker:
     async def _tick(self) -> TickResult:
         a = self.core
         async with a.lock:
-            a.state.refresh_if_stale()
-            events = self.queue.open()
+            # One round trip where the store can: the revision (to catch up with other
+            # processes' commits) and the open events. The tick reads no revision again.
+            revision, events = self.queue.open_with_revision()
+            a.state.refresh_if_stale(revision)
             # Just refreshed under the lock: read the cache without asking the store again.
             if a.state.begin().doc(OperatingMode).mode == "sleep":
                 a.notify("tick_started", mode="sleep")
@@ -147,6 +155,7 @@ class Ticker:
                     a.notify("mode_changed", mode="awake", reason=sleep.wake_reason)
                 a.notify("tick_finished", tick="sleep", phase=sleep.phase_after)
                 result = TickResult(kind="sleep", status="done", sleep=sleep)
+                result.events_left = sum(1 for e in events if not e.ambient)
                 if sleep.sessions:  # the context-window viewer shows the last session
                     last = sleep.sessions[-1]
                     result.context_type = last.context_type
@@ -157,16 +166,22 @@ class Ticker:
                     )
                 return self._finish(result)
             a.notify("tick_started", mode="awake", pending_events=len(events))
-            buffered = await self._buffer_ambient([e for e in events if e.ambient])
+            self._counted = False
+            ambient = [e for e in events if e.ambient]
             actionable = [e for e in events if not e.ambient]
             if actionable:
-                result = await self._tick_event(actionable[0])
-            elif self._autonomous_due():
-                result = await self._tick_autonomous()
+                # The overheard words are buffered in the same commit as the event's memory.
+                result = await self._tick_event(actionable[0], ambient)
             else:
-                result = TickResult(kind="idle")
-            result.ambient_buffered = buffered
-            self._after_awake_tick(result)
+                await buffer_ambient(a, ambient)
+                if self._autonomous_due():
+                    result = await self._tick_autonomous()
+                else:
+                    result = TickResult(kind="idle")
+            result.ambient_buffered = len(ambient)
+            result.events_left = max(len(actionable) - 1, 0)
+            if not self._counted:  # a tick that committed nothing of its own
+                await self._after_awake_tick(result)
             self._finish(result)
         await self._deliver(result)
         if result.reply:
@@ -197,18 +212,24 @@ class Ticker:
                 result.rate = min(result.rate, until)
         return result
 
-    def _after_awake_tick(self, result: TickResult) -> None:
+    async def _after_awake_tick(self, result: TickResult) -> None:
+        """Count an awake tick that committed nothing of its own (idle, or failed)."""
         a = self.core
         if not a.state.begin().doc(SleepSchedule).enabled:
             return  # awake ticks are only counted for the schedule's min_awake_ticks
-        with a.transaction() as unit:
-            state = unit.doc(OperatingMode)
-            unit.put_doc(state.model_copy(update={"awake_ticks": state.awake_ticks + 1}))
-            due, target, reason = check_sleep_schedule(unit, a.clock)
-            if due and target == "sleep":
-                transition_mode(unit, a.clock, "sleep", reason, scheduled=True)
-                result.notes.append(f"fell asleep: {reason}")
-                a.notify("mode_changed", mode="sleep", reason=reason)
+
+        async def count(unit: Unit) -> str | None:
+            return count_awake_tick(unit, a.clock)
+
+        # Redone on fresh state when another process wrote since the tick began (a
+        # failed model call may have taken long).
+        self._fell_asleep(result, await committed(a, count))
+
+    def _fell_asleep(self, result: TickResult, reason: str | None) -> None:
+        """Tell of a scheduled sleep that the tick's commit began (``reason``), if any."""
+        if reason is not None:
+            result.notes.append(f"fell asleep: {reason}")
+            self.core.notify("mode_changed", mode="sleep", reason=reason)
 
     async def run_context(self, context_type: str, *, task: str, entity: str = "") -> TickResult:
         """Run one LLM session in ``context_type`` (reflection, pre_compaction...) now."""
@@ -217,26 +238,7 @@ class Ticker:
             return self._finish(await self._run_redone(context_type, entity, task=task))
 
     # -- events ----------------------------------------------------------------------
-    async def _buffer_ambient(self, ambient: list[Event]) -> int:
-        if not ambient:
-            return 0
-        a = self.core
-        now = format_time(a.clock.now())
-        with a.transaction() as unit:
-            # Overheard words are memory too (environmental, below the prompt's trust).
-            await form_memories(a, unit, ambient)
-            buffer = unit.doc(ContextBuffer)
-            added = tuple(
-                BufferedMessage(at=e.created_at, source=e.source_entity, text=e.content)
-                for e in ambient
-            )
-            keep = a.settings.context_buffer_size
-            unit.put_doc(ContextBuffer(messages=(*buffer.messages, *added)[-keep:]))
-            for event in ambient:
-                unit.put(event.model_copy(update={"status": "done", "updated_at": now}))
-        return len(ambient)
-
-    async def _tick_event(self, event: Event) -> TickResult:
+    async def _tick_event(self, event: Event, ambient: list[Event]) -> TickResult:
         a = self.core
         queue = self.queue
         if event.attempts >= a.settings.max_event_attempts:
@@ -244,41 +246,31 @@ class Ticker:
                 f"Gave up on event {event.id!r} after {event.attempts} interrupted attempts; "
                 "retry it with Assistant.retry_event() once the cause is fixed."
             )
+            await buffer_ambient(a, ambient)
             queue.mark(event, status="failed", error=error)
             logger.error(error)
             return TickResult(kind="event", status="failed", event_id=event.id, error=error)
-        event = queue.mark(event, status="processing", attempts=event.attempts + 1)
-        formed = await self._form(event)
-        entity = event.source_entity or ""
+        taken = event.model_copy(
+            update={
+                "status": "processing",
+                "attempts": event.attempts + 1,
+                "updated_at": format_time(a.clock.now()),
+            }
+        )
+        formed = await take_event(a, taken, ambient)
+        entity = taken.source_entity or ""
         result = await self._run_redone(
-            "tick_event", entity, event=event, assessment=event_assessment(event)
+            "tick_event", entity, event=taken, assessment=event_assessment(taken), awake=True
         )
         if result.status == "failed":
-            queue.mark(event, status="failed", error=result.error)
-            logger.error("Event %r failed: %s", event.id, result.error)
+            queue.mark(taken, status="failed", error=result.error)
+            logger.error("Event %r failed: %s", taken.id, result.error)
         result.formed = formed
         return result
 
-    async def _form(self, event: Event) -> tuple[str, ...]:
-        """Commit what the event's speaker said as memory, before any model call.
-
-        Its own unit of work, so a model call that fails or times out afterwards loses
-        nothing that was said; redone on fresh state when another process won the commit.
-        """
-        retries = self.core.settings.conflict_retries
-        for attempt in range(retries + 1):
-            try:
-                with self.core.transaction() as unit:
-                    return tuple(m.id for m in await form_memories(self.core, unit, [event]))
-            except ConcurrencyError:
-                if attempt >= retries:
-                    raise
-                self.core.state.refresh_if_stale()
-        raise AssertionError("unreachable: the last attempt returns or raises")
-
     def _autonomous_due(self) -> bool:
         a = self.core
-        unit = a.read()
+        unit = a.state.begin()  # refreshed by the tick under the lock
         if not any(g.status == "active" for g in unit.all(Goal)):
             return False
         last = unit.doc(EngineState).last_autonomous_at
@@ -288,7 +280,7 @@ class Ticker:
         return a.clock.now() - parse_time(last) >= interval
 
     async def _tick_autonomous(self) -> TickResult:
-        result = await self._run_redone("tick_autonomous", "", task=AUTONOMOUS_TASK)
+        result = await self._run_redone("tick_autonomous", "", task=AUTONOMOUS_TASK, awake=True)
         if result.status == "failed":
             # A failing model must not turn the rate limit into a hot retry loop.
             logger.error("Autonomous tick failed: %s", result.error)
@@ -307,6 +299,7 @@ class Ticker:
         event: Event | None = None,
         task: str | None = None,
         assessment: dict[str, Any] | None = None,
+        awake: bool = False,
     ) -> TickResult:
         """:meth:`_run`, redone at once on fresh state when another process won the commit.
 
@@ -318,7 +311,12 @@ class Ticker:
         for attempt in range(retries + 1):
             try:
                 return await self._run(
-                    context_type, entity, event=event, task=task, assessment=assessment
+                    context_type,
+                    entity,
+                    event=event,
+                    task=task,
+                    assessment=assessment,
+                    awake=awake,
                 )
             except ConcurrencyError as exc:
                 if attempt >= retries:
@@ -335,7 +333,13 @@ class Ticker:
         event: Event | None = None,
         task: str | None = None,
         assessment: dict[str, Any] | None = None,
+        awake: bool = False,
     ) -> TickResult:
+        """One session in ``context_type`` and the tick's single commit.
+
+        ``awake``: an awake tick of the loop, counted toward the sleep schedule in the
+        same commit (and put to sleep there when the schedule says so).
+        """
         a = self.core
         config = get_context_config(context_type)
         kind: TickKind = (
@@ -385,10 +389,12 @@ class Ticker:
                 )
             )
         record_tick_tool_use(unit, tick_tool_use(loop, outcome), a.settings.tool_health_window)
+        fell = count_awake_tick(unit, a.clock) if awake else None
         a.state.commit(unit)
+        self._counted = awake
         if failure is not None:
             logger.warning("Event %r: %s", event.id if event else None, failure)
-        notes = []
+        notes: list[str] = []
         if emergency is not None and emergency.compacted:
             notes.append(f"emergency compaction: {emergency.to_dict()['threads']}")
         if loop.not_text:
@@ -397,7 +403,7 @@ class Ticker:
                 "(lone surrogates or NUL); each was replaced with U+FFFD"
             )
             logger.warning("Replaced %d non-text characters in the model's output", loop.not_text)
-        return TickResult(
+        result = TickResult(
             notes=notes,
             kind=kind,
             status="done",
@@ -411,6 +417,8 @@ class Ticker:
             outcome=outcome,
             sessions=side,
         )
+        self._fell_asleep(result, fell)
+        return result
 
     async def _deliver(self, result: TickResult) -> None:
         world = self.core.world

@@ -1,4 +1,4 @@
-"""What a tick records: the conversation it adds, whom its reply answers.
+"""What a tick records: the conversation it adds, whom its reply answers, its count.
 
 Split from :mod:`mindspace.engine.tick` (which runs the tick): these turn what a session
 did into stored records.
@@ -10,12 +10,18 @@ from typing import Any
 
 from mindspace.clock import Clock, format_time
 from mindspace.engine.loop import LoopResult
+from mindspace.engine.modes import (
+    OperatingMode,
+    SleepSchedule,
+    check_sleep_schedule,
+    transition_mode,
+)
 from mindspace.engine.records import ConversationMessage, EngineState, Event, StoredToolCall
 from mindspace.limits import MAX_TEXT_CHARS
 from mindspace.llm.port import Message
 from mindspace.state.unit import Unit
 
-__all__ = ["event_assessment", "kept", "remember", "reply_target"]
+__all__ = ["count_awake_tick", "event_assessment", "kept", "remember", "reply_target"]
 
 
 def remember(unit: Unit, clock: Clock, entity: str, event: Event | None, loop: LoopResult) -> None:
@@ -72,4 +78,21 @@ def event_assessment(event: Event) -> dict[str, Any] | None:
     event_class = event.meta.event_class
     if event_class is not None:
         return {"context_signals": {"event_class": event_class}}
+    return None
+
+
+def count_awake_tick(unit: Unit, clock: Clock) -> str | None:
+    """Count an awake tick in ``unit`` and fall asleep when the schedule says so.
+
+    Returns why the assistant fell asleep, or None. Only a sleep schedule uses the count
+    (its ``min_awake_ticks``), so without one nothing is written.
+    """
+    if not unit.doc(SleepSchedule).enabled:
+        return None
+    state = unit.doc(OperatingMode)
+    unit.put_doc(state.model_copy(update={"awake_ticks": state.awake_ticks + 1}))
+    due, target, reason = check_sleep_schedule(unit, clock)
+    if due and target == "sleep":
+        transition_mode(unit, clock, "sleep", reason, scheduled=True)
+        return reason
     return None

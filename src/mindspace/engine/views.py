@@ -80,7 +80,7 @@ class AssistantViews:
         """The sleep schedule."""
         return self._core.read().doc(SleepSchedule)
 
-    def is_idle(self, *, refresh: bool = True) -> bool:
+    def is_idle(self, *, refresh: bool = True, open_events: int | None = None) -> bool:
         """Whether the assistant needs no tick until something happens to it.
 
         Idle means all of: awake; no open event (pending or interrupted); no active goal
@@ -92,12 +92,17 @@ class AssistantViews:
             refresh: Read the store's revision first (two round trips at most: the revision
                 and the open events). ``False`` reads the cache as the last tick left it,
                 right after a tick, when a host's write since then deferred a tick of its own.
+            open_events: How many events are open, when the caller knows (a tick's
+                ``events_left``, where every event enqueued since deferred a tick of its
+                own); None reads the inbox (a round trip).
         """
         unit = self._core.read() if refresh else self._core.state.begin()
         if unit.doc(OperatingMode).mode != "awake" or unit.doc(SleepSchedule).enabled:
             return False
         if any(goal.status == "active" for goal in unit.all(Goal)):
             return False
+        if open_events is not None:
+            return open_events == 0
         return not self._core.queue.open(limit=1)
 
     def tick_rate(self) -> float:

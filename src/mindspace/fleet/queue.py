@@ -58,15 +58,15 @@ SELECT id, pg_notify(
 """
 
 
-def is_idle(assistant: Assistant, *, refresh: bool = True) -> bool:
+def is_idle(assistant: Assistant, *, refresh: bool = True, open_events: int | None = None) -> bool:
     """Whether ``assistant`` needs no tick until something happens to it.
 
     The rule is the engine's read model (:meth:`AssistantViews.is_idle
-    <mindspace.engine.views.AssistantViews.is_idle>`). An idle assistant costs the fleet
-    nothing per period; a host's next write that makes a tick due defers it
-    (:mod:`mindspace.fleet.triggers`).
+    <mindspace.engine.views.AssistantViews.is_idle>`; ``open_events`` as there). An idle
+    assistant costs the fleet nothing per period; a host's next write that makes a tick
+    due defers it (:mod:`mindspace.fleet.triggers`).
     """
-    return assistant.views.is_idle(refresh=refresh)
+    return assistant.views.is_idle(refresh=refresh, open_events=open_events)
 
 
 class Fleet:
@@ -215,7 +215,12 @@ class Fleet:
             self.on_tick(key, result, time.perf_counter() - started)
         # The engine follows an event tick at once because more events may wait; when
         # none does (nor anything else), that tick would only find the assistant idle.
-        if result.status != "failed" and is_idle(self.assistant(key), refresh=False):
+        # With the triggers on, an event enqueued while this tick ran deferred a tick of
+        # its own, so the events this tick left are all it must look at: no inbox read.
+        left = result.events_left if self.triggered else None
+        if result.status != "failed" and is_idle(
+            self.assistant(key), refresh=False, open_events=left
+        ):
             logger.debug("%s is idle: no tick scheduled until something happens", key)
             self.idle_at[key] = self.assistant(key).revision
             return

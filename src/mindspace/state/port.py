@@ -20,6 +20,7 @@ __all__ = [
     "Scrubbing",
     "Store",
     "StoredRecord",
+    "TickStart",
 ]
 
 StoredRecord = dict[str, Any]
@@ -179,6 +180,27 @@ class Scrubbing(Protocol):
 
     def scrub(self) -> None:
         """Remove what deleted rows left behind in the store's files, where it can."""
+        ...
+
+
+@runtime_checkable
+class TickStart(Protocol):
+    """A store that reads what a tick starts with in one round trip (an optional capability).
+
+    Every tick first asks for the assistant's revision (to catch up with other
+    processes' commits) and its open events; on a networked database each read is a
+    round trip that blocks the worker's event loop.
+    """
+
+    def revision_and_open_events(
+        self, assistant_id: int, limit: int
+    ) -> tuple[int, list[StoredRecord]]:
+        """The assistant's revision and its events still ``pending`` or ``processing``
+        (oldest first, at most ``limit``), read together.
+
+        Raises:
+            AssistantNotFoundError: the assistant no longer exists.
+        """
         ...
 
 

@@ -65,7 +65,7 @@ class StateCache(CommittedState):
         """A new top-level unit of work over this cache."""
         return Unit(self, None)
 
-    def refresh_if_stale(self) -> bool:
+    def refresh_if_stale(self, current: int | None = None) -> bool:
         """Catch up with commits of other processes; returns whether there were any.
 
         The change feed names the keys written since this cache's revision; each one
@@ -73,8 +73,13 @@ class StateCache(CommittedState):
         listeners of its kind hear of it, and its topic's version moves. When the feed
         no longer reaches back, or more than :data:`MAX_INCREMENTAL` keys changed,
         everything is dropped instead and the epoch moves.
+
+        Args:
+            current: The store's revision of the assistant, when the caller has just
+                read it (with other reads, in one round trip); else it is read here.
         """
-        current = self._store.revision(self.assistant_id)
+        if current is None:
+            current = self._store.revision(self.assistant_id)
         if current == self.revision:
             return False
         feed = (

@@ -26,13 +26,17 @@ KEEP = 5000
 """How many revisions of history a trim keeps."""
 
 
+_RECORD = insert(changes)
+"""The feed's INSERT, built once (every commit runs it)."""
+
+
 def record_feed(
     conn: Connection, assistant_id: int, revision: int, written: Sequence[Change]
 ) -> None:
     """Add the feed rows of the commit that created ``revision``, trimming when due."""
     if written:
         conn.execute(
-            insert(changes),
+            _RECORD,
             [
                 {"assistant_id": assistant_id, "revision": revision, "kind": c.kind, "key": c.key}
                 for c in written

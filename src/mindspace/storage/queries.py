@@ -6,13 +6,17 @@ transaction and error-mapping path; only portable SQLAlchemy Core is issued here
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, exists, func, insert, select, update
+from functools import cache
+from typing import Any
+
+from sqlalchemy import Connection, Select, bindparam, exists, func, insert, select, update
 
 from mindspace.errors import StorageError
 from mindspace.state.port import StoredRecord
-from mindspace.storage.tables import KINDS, events, kind_table, row_values
+from mindspace.storage.tables import KINDS, assistants, events, kind_table, row_values
 
 __all__ = [
+    "by_keys",
     "check_event_fields",
     "count",
     "enqueue",
@@ -20,6 +24,7 @@ __all__ = [
     "missing",
     "open_events",
     "page",
+    "revision_and_open_events",
     "update_event",
 ]
 
@@ -91,6 +96,60 @@ def open_events(conn: Connection, assistant_id: int, limit: int) -> list[StoredR
         .limit(limit)
     )
     return [dict(row) for row in conn.execute(query).mappings()]
+
+
+def revision_and_open_events(
+    conn: Connection, assistant_id: int, limit: int
+) -> tuple[int, list[StoredRecord]] | None:
+    """The assistant's revision and its open events (oldest first); None: no assistant.
+
+    One statement: the assistant's row joined to its open events, so a tick's first
+    read is one round trip. With no open event the join gives the assistant's row alone.
+    """
+    query = {"owner": assistant_id, "limit": max(limit, 1)}
+    rows = conn.execute(_TICK_START, query).mappings().all()
+    if not rows:
+        return None
+    names = KINDS["event"].value_columns
+    found = [{name: row[name] for name in names} for row in rows if row["row_id"] is not None]
+    return int(rows[0]["revision"]), found[: max(limit, 0)]
+
+
+_TICK_START = (
+    select(
+        assistants.c.revision,
+        events.c.row_id,
+        *(events.c[name] for name in KINDS["event"].value_columns),
+    )
+    .select_from(
+        assistants.outerjoin(
+            events,
+            (events.c.assistant_id == assistants.c.id)
+            & events.c.status.in_(("pending", "processing")),
+        )
+    )
+    .where(assistants.c.id == bindparam("owner"))
+    .order_by(events.c.row_id)
+    .limit(bindparam("limit"))
+)
+"""What :func:`revision_and_open_events` runs, built once (every tick runs it)."""
+
+
+@cache
+def by_keys(kind: str) -> Select[Any]:
+    """The row id and fields of ``kind``'s records of one assistant under some keys.
+
+    Built once per kind, with parameters ``owner`` and ``keys`` (a list, expanded). No
+    ORDER BY: with one, SQLite walks the whole table in row-id order instead of looking
+    the keys up in the (assistant, key) index.
+    """
+    spec = kind_table(kind)
+    table = spec.table
+    return (
+        select(table.c.row_id, *(table.c[name] for name in spec.value_columns))
+        .where(table.c.assistant_id == bindparam("owner"))
+        .where(table.c[spec.key_column].in_(bindparam("keys", expanding=True)))
+    )
 
 
 def find_event(conn: Connection, assistant_id: int, event_id: str) -> StoredRecord | None:

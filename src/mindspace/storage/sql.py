@@ -1,12 +1,13 @@
 """The SQL store on SQLAlchemy 2: SQLite by default, PostgreSQL through the same schema.
 
 Only portable SQL is issued (Core ``insert``/``update``/``delete``/``select``) apart from
-two places that know about a dialect. On PostgreSQL, memories carry search columns and
+three places that know about a dialect. On PostgreSQL, memories carry search columns and
 postings (:mod:`mindspace.storage.pg_memory`) that every commit fills, and
 :meth:`SqlStore.semantic_index` searches them in the database
-(:mod:`mindspace.storage.pg_semantic`). SQLite's connection tuning (WAL,
-``BEGIN IMMEDIATE`` for writes) and the URL rules live in
-:mod:`mindspace.storage.connection`.
+(:mod:`mindspace.storage.pg_semantic`). On SQLite and PostgreSQL a commit writes a record
+that may exist with ``INSERT ... ON CONFLICT DO UPDATE`` (:mod:`mindspace.storage.writes`).
+SQLite's connection tuning (WAL, ``BEGIN IMMEDIATE`` for writes) and the URL rules live
+in :mod:`mindspace.storage.connection`.
 
 Opened with ``create=False`` (what read-only hosts do), the store never creates anything:
 a SQLite file that does not exist is an error instead of a new empty database, and no
@@ -135,6 +136,15 @@ class SqlStore:
             event.listen(self.engine, "connect", tune_sqlite)
             event.listen(self.engine, "begin", begin_sqlite)
         self._hnsw_dims: set[tuple[VectorTable, int]] = set()
+        self._writing = self.engine.execution_options(mindspace_write=True)
+        # PostgreSQL reads at READ COMMITTED, where every statement has its own snapshot:
+        # a read outside a transaction block sees the same and spares the BEGIN and
+        # COMMIT round trips. SQLite's reads keep their snapshot (begin_sqlite's BEGIN).
+        self._reading = (
+            self.engine.execution_options(isolation_level="AUTOCOMMIT")
+            if self.engine.dialect.name == "postgresql"
+            else self.engine
+        )
         if migrate_schema:
             with self._transaction(f"migrating {url!r}", write=True) as conn:
                 migrate(conn)
@@ -182,8 +192,19 @@ class SqlStore:
             raw.close()
 
     @contextmanager
-    def _transaction(self, doing: str, *, write: bool = False) -> Iterator[Connection]:
-        engine = self.engine.execution_options(mindspace_write=True) if write else self.engine
+    def _transaction(
+        self, doing: str, *, write: bool = False, read: bool = False
+    ) -> Iterator[Connection]:
+        """A connection in one transaction; StorageError naming ``doing`` on failure.
+
+        Args:
+            doing: What the caller does, for the error message.
+            write: A writing transaction (SQLite takes the write lock at its start).
+            read: Plain reads that need no transaction block (no ``SET LOCAL``, no
+                snapshot shared between statements): on PostgreSQL they run in
+                autocommit, one round trip per statement.
+        """
+        engine = self._writing if write else self._reading if read else self.engine
         try:
             with engine.begin() as conn:
                 yield conn
@@ -204,7 +225,7 @@ class SqlStore:
                 f"Invalid assistant key {key!r}: use 1-{_KEY_MAX} characters without "
                 "leading or trailing spaces."
             )
-        with self._transaction(f"opening assistant {key!r}") as conn:
+        with self._transaction(f"opening assistant {key!r}", read=True) as conn:
             found = _find(conn, key)
         if found is not None:
             return found
@@ -235,7 +256,7 @@ class SqlStore:
         """Every assistant in the store, by key (not an import's staging copy)."""
         # Hidden so that no server or worker opens (and writes to) an import under way.
         visible = ~assistants.c.key.startswith(STAGING_PREFIX, autoescape=True)
-        with self._transaction("listing assistants") as conn:
+        with self._transaction("listing assistants", read=True) as conn:
             query = select(assistants).where(visible).order_by(assistants.c.key)
             rows = conn.execute(query).mappings()
             return [_info(row) for row in rows]
@@ -243,7 +264,7 @@ class SqlStore:
     # -- RecordStore -------------------------------------------------------------------
     def revision(self, assistant_id: int) -> int:
         """The assistant's current revision."""
-        with self._transaction("reading a revision") as conn:
+        with self._transaction("reading a revision", read=True) as conn:
             value = conn.execute(
                 select(assistants.c.revision).where(assistants.c.id == assistant_id)
             ).scalar_one_or_none()
@@ -259,26 +280,18 @@ class SqlStore:
         query = (
             select(*columns).where(table.c.assistant_id == assistant_id).order_by(table.c.row_id)
         )
-        with self._transaction(f"loading {kind!r} records") as conn:
+        with self._transaction(f"loading {kind!r} records", read=True) as conn:
             return [dict(row) for row in conn.execute(query).mappings()]
 
     def load_keys(self, assistant_id: int, kind: str, keys: Sequence[str]) -> list[StoredRecord]:
         """The records of ``kind`` under ``keys``, in insertion order (absent keys left out)."""
-        spec = kind_table(kind)
-        table = spec.table
-        columns = [table.c[name] for name in spec.value_columns]
+        query = queries.by_keys(kind)
         found: list[tuple[int, StoredRecord]] = []
         wanted = list(dict.fromkeys(keys))
-        with self._transaction(f"loading {kind!r} records by key") as conn:
+        with self._transaction(f"loading {kind!r} records by key", read=True) as conn:
             for at in range(0, len(wanted), 500):  # stay under every driver's parameter limit
-                # No ORDER BY: with one, SQLite walks the whole table in row-id order
-                # instead of looking the keys up in the (assistant, key) index.
-                query = (
-                    select(table.c.row_id, *columns)
-                    .where(table.c.assistant_id == assistant_id)
-                    .where(table.c[spec.key_column].in_(wanted[at : at + 500]))
-                )
-                for row in conn.execute(query).mappings():
+                chunk = {"owner": assistant_id, "keys": wanted[at : at + 500]}
+                for row in conn.execute(query, chunk).mappings():
                     record = dict(row)
                     found.append((int(record.pop("row_id")), record))
         found.sort(key=lambda item: item[0])
@@ -307,7 +320,7 @@ class SqlStore:
                 .order_by(table.c.row_id)
                 .limit(batch)
             )
-            with self._transaction(f"scanning {kind!r} records") as conn:
+            with self._transaction(f"scanning {kind!r} records", read=True) as conn:
                 rows = [dict(row) for row in conn.execute(query).mappings()]
             if not rows:
                 return
@@ -329,7 +342,7 @@ class SqlStore:
                 assistant_id,
                 expected_revision,
                 changes,
-                postgres=self.postgres,
+                dialect=self.engine.dialect.name,
                 supports_batches=self.engine.dialect.supports_sane_multi_rowcount,
             )
         self._ensure_hnsw(dims)
@@ -388,12 +401,12 @@ class SqlStore:
 
     def changes_since(self, assistant_id: int, revision: int) -> list[tuple[int, str, str]] | None:
         """(revision, kind, key) of every change after ``revision``; None if trimmed away."""
-        with self._transaction("reading the change feed") as conn:
+        with self._transaction("reading the change feed", read=True) as conn:
             return read_feed(conn, assistant_id, revision)
 
     def count(self, assistant_id: int, kind: str) -> int:
         """How many records of ``kind`` the assistant has."""
-        with self._transaction(f"counting {kind!r} records") as conn:
+        with self._transaction(f"counting {kind!r} records", read=True) as conn:
             return queries.count(conn, assistant_id, kind)
 
     def page(
@@ -406,14 +419,15 @@ class SqlStore:
         newest_first: bool = True,
     ) -> list[StoredRecord]:
         """``limit`` records of ``kind`` after skipping ``offset``, by insertion order."""
-        with self._transaction(f"paging {kind!r} records") as conn:
+        with self._transaction(f"paging {kind!r} records", read=True) as conn:
             return queries.page(conn, assistant_id, kind, offset, limit, newest_first)
 
     def missing(
         self, assistant_id: int, kind: str, other_kind: str, *, limit: int
     ) -> tuple[list[str], int]:
         """Keys of ``kind`` records (oldest first) lacking an ``other_kind`` one, and how many."""
-        with self._transaction(f"finding {kind!r} records without {other_kind!r}") as conn:
+        doing = f"finding {kind!r} records without {other_kind!r}"
+        with self._transaction(doing, read=True) as conn:
             return queries.missing(conn, assistant_id, kind, other_kind, limit)
 
     # -- EventInbox --------------------------------------------------------------------
@@ -424,12 +438,22 @@ class SqlStore:
 
     def open_events(self, assistant_id: int, limit: int) -> list[StoredRecord]:
         """Events still pending or processing, oldest first."""
-        with self._transaction("reading open events") as conn:
+        with self._transaction("reading open events", read=True) as conn:
             return queries.open_events(conn, assistant_id, limit)
+
+    def revision_and_open_events(
+        self, assistant_id: int, limit: int
+    ) -> tuple[int, list[StoredRecord]]:
+        """The revision and the open events, in one statement (the :class:`TickStart` port)."""
+        with self._transaction("reading the revision and open events", read=True) as conn:
+            found = queries.revision_and_open_events(conn, assistant_id, limit)
+        if found is None:
+            raise AssistantNotFoundError(f"Assistant id {assistant_id!r} no longer exists")
+        return found
 
     def find_event(self, assistant_id: int, event_id: str) -> StoredRecord | None:
         """One event by id."""
-        with self._transaction("reading an event") as conn:
+        with self._transaction("reading an event", read=True) as conn:
             return queries.find_event(conn, assistant_id, event_id)
 
     def update_event(self, assistant_id: int, event_id: str, fields: StoredRecord) -> None:

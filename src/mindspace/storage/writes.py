@@ -1,8 +1,8 @@
 """How :meth:`SqlStore.commit <mindspace.storage.sql.SqlStore.commit>` writes a unit of work.
 
 One transaction per commit: the revision check (optimistic concurrency), then each
-kind's rows as batches (one UPDATE statement per kind, compiled once; one INSERT per
-kind), the PostgreSQL search columns and BM25 postings of memories
+kind's rows as batches (one DELETE, one upsert and one INSERT statement per kind at
+most, each compiled once), the PostgreSQL search columns and BM25 postings of memories
 (:mod:`mindspace.storage.pg_memory`), and the change feed. What the commit stored that
 needs an index built afterwards (a vector dimension seen for the first time) is
 returned, since building one takes a lock that must not be held inside the commit.
@@ -18,6 +18,7 @@ from sqlalchemy import (
     BindParameter,
     Connection,
     Delete,
+    Insert,
     Table,
     Update,
     bindparam,
@@ -26,6 +27,8 @@ from sqlalchemy import (
     select,
     update,
 )
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from mindspace.errors import ConcurrencyError
 from mindspace.state.port import Change
@@ -51,7 +54,7 @@ def write_changes(
     expected_revision: int,
     changes: Sequence[Change],
     *,
-    postgres: bool,
+    dialect: str,
     supports_batches: bool,
 ) -> set[tuple[VectorTable, int]]:
     """Apply ``changes`` on ``conn`` after checking the revision.
@@ -61,7 +64,9 @@ def write_changes(
         assistant_id: Whose records change.
         expected_revision: The revision the changes were made against.
         changes: The unit of work's writes.
-        postgres: Whether the database is PostgreSQL (memories carry search columns).
+        dialect: The database's dialect name (memories carry search columns on
+            PostgreSQL; SQLite and PostgreSQL write a record that may exist with an
+            upsert).
         supports_batches: Whether the driver reports a batch's matched rows.
 
     Returns:
@@ -71,11 +76,9 @@ def write_changes(
     Raises:
         ConcurrencyError: another writer committed since ``expected_revision``.
     """
+    postgres = dialect == "postgresql"
     bumped = conn.execute(
-        update(assistants)
-        .where(assistants.c.id == assistant_id)
-        .where(assistants.c.revision == expected_revision)
-        .values(revision=expected_revision + 1)
+        _BUMP, {"_id": assistant_id, "_expected": expected_revision, "_next": expected_revision + 1}
     )
     if bumped.rowcount != 1:
         raise ConcurrencyError(
@@ -84,19 +87,19 @@ def write_changes(
         )
     dims: set[tuple[VectorTable, int]] = set()
     inserts: dict[str, list[dict[str, Any]]] = {}
+    upserts: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
+    deletes: dict[str, list[dict[str, Any]]] = {}
     searched: dict[str, dict[str, Any] | None] = {}  # memories, on PostgreSQL
     before: dict[str, int] = {}
     if postgres:
         keys = [c.key for c in changes if c.kind == "memory" and not c.new]
         before = old_lengths(conn, assistant_id, keys)
-    updates: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
     for change in changes:
         spec = kind_table(change.kind)
         searching = postgres and spec.table is memories
-        _, deleting = _statements(change.kind, searching)
         where = {"_owner": assistant_id, "_key": change.key}
         if change.record is None:
-            conn.execute(deleting, where)
+            deletes.setdefault(change.kind, []).append(where)
             if searching:
                 searched[change.key] = None
             continue
@@ -111,20 +114,66 @@ def write_changes(
         if change.new:
             inserts.setdefault(change.kind, []).append({"assistant_id": assistant_id, **row})
         else:
-            values = {f"_set_{name}": value for name, value in row.items()}
-            updates.setdefault(change.kind, []).append(({**where, **values}, row))
-    for kind, pairs in updates.items():
+            upserts.setdefault(change.kind, []).append((where, row))
+    for kind, wheres in deletes.items():
+        # One batch per kind (each key appears once in a unit's changes).
+        conn.execute(_statements(kind, postgres and kind_table(kind).table is memories)[1], wheres)
+    for kind, pairs in upserts.items():
+        if dialect in _UPSERTING:
+            # Insert, or replace the row under the key: one statement per kind, where an
+            # UPDATE would need the matched count and an INSERT of the rows it missed.
+            rows = [{"assistant_id": assistant_id, **row} for _, row in pairs]
+            conn.execute(_upsert(kind, dialect), rows)
+            continue
         missing = _update_many(conn, kind, assistant_id, pairs, postgres, supports_batches)
         inserts.setdefault(kind, []).extend(
             {"assistant_id": assistant_id, **row} for row in missing
         )
     for kind, rows in inserts.items():
         if rows:
-            conn.execute(insert(table_of(kind_table(kind), postgres)), rows)
+            conn.execute(_insert(kind, postgres), rows)
     if searched:
         index_terms(conn, assistant_id, searched, before)
     record_feed(conn, assistant_id, expected_revision + 1, changes)
     return dims
+
+
+_BUMP = (
+    update(assistants)
+    .where(assistants.c.id == bindparam("_id"))
+    .where(assistants.c.revision == bindparam("_expected"))
+    .values(revision=bindparam("_next"))
+)
+"""The revision check and bump of every commit, built once (a statement built per commit
+costs SQLAlchemy more than running it)."""
+
+_UPSERTING = frozenset({"sqlite", "postgresql"})
+"""Dialects whose INSERT ... ON CONFLICT DO UPDATE writes a record that may exist."""
+
+
+@cache
+def _insert(kind: str, postgres: bool) -> Insert:
+    """The INSERT of ``kind``'s new rows, built once."""
+    return insert(table_of(kind_table(kind), postgres))
+
+
+@cache
+def _upsert(kind: str, dialect: str) -> Insert:
+    """INSERT ... ON CONFLICT (assistant, key) DO UPDATE of ``kind``, built once.
+
+    A replaced row keeps its row id (its place in insertion order), as an UPDATE would.
+    """
+    spec = kind_table(kind)
+    postgres = dialect == "postgresql"
+    table = table_of(spec, postgres)
+    searching = postgres and spec.table is memories
+    names = [*spec.value_columns, *(PG_COLUMNS if searching else ())]
+    make = postgresql_insert if postgres else sqlite_insert
+    statement = make(table)
+    replaced = {name: statement.excluded[name] for name in names if name != spec.key_column}
+    return statement.on_conflict_do_update(
+        index_elements=[table.c.assistant_id, table.c[spec.key_column]], set_=replaced
+    )
 
 
 def table_of(spec: KindTable, postgres: bool) -> Table:
