@@ -183,3 +183,25 @@ def test_probing_every_cell_is_the_exact_pass_and_fewer_cells_lose_few_links() -
     wanted = sum(len(t) for t in truth)
     assert sum(len(n & t) for n, t in zip(near, truth, strict=True)) / wanted >= 0.9
     assert all(n <= t for n, t in zip(near, truth, strict=True))  # never a false link
+
+
+def test_a_threshold_at_or_below_zero_returns_every_row_of_the_probed_cells() -> None:
+    """Recall's dense pass asks for every row of the probed cells (a threshold of -inf)."""
+    rows = clustered(2000, seed=5)
+    rows[7] = 0.0  # a memory without a vector is a zero row: score 0
+    matrix = QuantizedMatrix(DIM)
+    matrix.set_many(0, rows)
+    queries = rows[1:40:3]
+    exact = matrix.scores_many(queries)
+    every = CellIndex(matrix, probes=10**6)
+    for threshold in (-np.inf, -0.2, 0.0):
+        found = every.candidates(queries, threshold)
+        for i, (got, scores) in enumerate(found):
+            expected = np.flatnonzero(exact[i] >= threshold)
+            assert sorted(got.tolist()) == expected.tolist()
+            assert np.allclose(scores, exact[i, got])
+    assert all(7 not in got for got, _ in every.candidates(queries, 0.01))
+    few = CellIndex(matrix, probes=3)
+    for got, _ in few.candidates(queries, -np.inf):  # whole cells, never a row twice
+        assert len(set(got.tolist())) == got.size
+        assert 0 < got.size < 2000
