@@ -38,9 +38,19 @@ except ImportError:  # pragma: no cover
 
 __all__ = ["CellIndex"]
 
-_TRAIN_ITERATIONS = 8
-_SAMPLE_PER_CELL = 48
-"""Rows sampled per cell for training (k-means on a sample: the centroids need no more)."""
+_TRAIN_ITERATIONS = 12
+_SAMPLE_PER_CELL = 96
+"""Rows sampled per cell for training (k-means on a sample: the centroids need no more).
+
+48 rows and 8 rounds left the cells lopsided (at 100k the largest held 5.5x the median
+and a query read 23% of the rows through 12 of 105 cells); 96 and 12 give rounder
+cells that find as many links from 19% of the rows (bench/RESULTS.md, "Balanced cells,
+round 4"), for 0.9 s of training at 100k instead of 0.25 s."""
+_PROBES = 18
+"""Cells a query probes (or a fifteenth of them, past 270 cells: about 290k rows).
+
+A fixed number keeps a query's rows O(√N): 19% of the rows at 100k (158 cells), 30% at
+33k (91 cells)."""
 
 
 class _Cell:
@@ -84,8 +94,9 @@ class CellIndex:
 
     Args:
         matrix: The rows (read, never written).
-        probes: Cells searched per query (None: a fifteenth of the cells, at least 12).
+        probes: Cells searched per query (None: 18, or a fifteenth of the cells if more).
         seed: The training sample's seed (the same store always gets the same cells).
+        spread: The cells are about √rows / ``spread`` (158 at 100k rows).
     """
 
     def __init__(
@@ -94,7 +105,7 @@ class CellIndex:
         probes: int | None = None,
         seed: int = 0,
         *,
-        spread: float = 3.0,
+        spread: float = 2.0,
     ) -> None:
         self._matrix = matrix
         self._spread = spread
@@ -115,7 +126,7 @@ class CellIndex:
         """How many cells a query searches."""
         if self._probes is not None:
             return min(self._probes, len(self._cells))
-        return min(len(self._cells), max(12, len(self._cells) // 15))
+        return min(len(self._cells), max(_PROBES, len(self._cells) // 15))
 
     def sizes(self) -> list[int]:
         """How many rows each cell holds (dead rows included)."""
@@ -184,9 +195,19 @@ class CellIndex:
                     self._cells[cell].extend(picked + at, codes[picked], scale[picked])
         self._covered = end
 
-    def _probe_scores(self, batch: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    def _probe(
+        self, batch: npt.NDArray[np.float32]
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """(cell, query) pairs to score, ordered by cell: each query's nearest cells."""
         assert self._centroids is not None
-        return self._centroids.scores_many(batch)
+        probes = self.probes
+        near = self._centroids.scores_many(batch)  # (queries, cells)
+        if probes < near.shape[1]:
+            chosen = np.argpartition(-near, probes - 1, axis=1)[:, :probes]
+        else:
+            chosen = np.broadcast_to(np.arange(near.shape[1]), near.shape)
+        order = np.argsort(chosen, axis=None, kind="stable")
+        return chosen.ravel()[order], order // chosen.shape[1]
 
     def candidates(
         self, queries: npt.NDArray[np.float32], threshold: float
@@ -199,17 +220,9 @@ class CellIndex:
         self.sync()
         assert self._centroids is not None
         batch = np.atleast_2d(np.asarray(queries, dtype=np.float32))
-        probes = self.probes
-        near = self._probe_scores(batch)  # (queries, cells)
-        if probes < near.shape[1]:
-            chosen = np.argpartition(-near, probes - 1, axis=1)[:, :probes]
-        else:
-            chosen = np.broadcast_to(np.arange(near.shape[1]), near.shape)
+        cells_flat, queries_flat = self._probe(batch)
         q_codes, q_scale = quantize(batch)
         # Each cell once, against the queries that probe it: one kernel call per cell.
-        order = np.argsort(chosen, axis=None, kind="stable")
-        cells_flat = chosen.ravel()[order]
-        queries_flat = order // chosen.shape[1]
         bounds = np.flatnonzero(np.diff(cells_flat)) + 1
         found_rows: list[npt.NDArray[np.int64]] = []
         found_queries: list[npt.NDArray[np.int64]] = []
