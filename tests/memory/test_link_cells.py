@@ -205,3 +205,26 @@ def test_a_threshold_at_or_below_zero_returns_every_row_of_the_probed_cells() ->
     for got, _ in few.candidates(queries, -np.inf):  # whole cells, never a row twice
         assert len(set(got.tolist())) == got.size
         assert 0 < got.size < 2000
+
+
+def test_the_best_usable_rows_are_those_of_the_whole_answer_best_first() -> None:
+    """``best`` and ``usable`` give what a caller would keep of the full answer itself."""
+    rows = clustered(3000, seed=6)
+    rows[100:110] = rows[50]  # identical rows: ties, which go to the lower row
+    matrix = QuantizedMatrix(DIM)
+    matrix.set_many(0, rows)
+    usable = np.ones(3000, dtype=bool)
+    usable[::7] = False  # deleted memories, or rows without a vector (105 among them)
+    usable[101] = False
+    queries = rows[[50, *range(0, 3000, 37)]]
+    index = CellIndex(matrix, probes=12)
+    whole = index.candidates(queries, THRESHOLD)
+    kept = index.candidates(queries, THRESHOLD, best=6, usable=usable)
+    for (all_rows, all_scores), (got, scores) in zip(whole, kept, strict=True):
+        alive = usable[all_rows]
+        all_rows, all_scores = all_rows[alive], all_scores[alive]
+        order = np.lexsort((all_rows, -all_scores))[:6]
+        assert got.tolist() == all_rows[order].tolist()
+        assert scores.tolist() == all_scores[order].tolist()
+    assert kept[0][0].tolist() == [50, 100, 102, 103, 104, 106]  # 101, 105: not usable
+    assert sum(len(r) for r, _ in whole) > 10 * sum(len(r) for r, _ in kept)
