@@ -45,7 +45,7 @@ _SAMPLE_PER_CELL = 96
 48 rows and 8 rounds left the cells lopsided (at 100k the largest held 5.5x the median
 and a query read 23% of the rows through 12 of 105 cells); 96 and 12 give rounder
 cells that find as many links from 19% of the rows (bench/RESULTS.md, "Balanced cells,
-round 4"), for 0.9 s of training at 100k instead of 0.25 s."""
+round 4"), for 0.47 s of training at 100k instead of 0.25 s."""
 _PROBES = 18
 """Cells a query probes (or a fifteenth of them, past 270 cells: about 290k rows).
 
@@ -161,10 +161,15 @@ class CellIndex:
             vectors = np.zeros((1, self._matrix.dim), dtype=np.float32)
         count = min(count, vectors.shape[0])
         centroids = vectors[rng.choice(vectors.shape[0], size=count, replace=False)]
+        v_codes, _ = quantize(vectors)  # a row's scale does not change its nearest centroid
         for _ in range(_TRAIN_ITERATIONS):
-            nearest = _nearest_centroid(vectors, centroids)
+            nearest = _nearest_centroid(v_codes, centroids)
+            # Each cell's sum of its rows by one sort (np.add.at was half the training).
+            order = np.argsort(nearest, kind="stable")
+            starts = np.searchsorted(nearest[order], np.arange(count))
+            filled = np.flatnonzero(np.diff(np.append(starts, order.size)) > 0)
             sums = np.zeros_like(centroids)
-            np.add.at(sums, nearest, vectors)
+            sums[filled] = np.add.reduceat(vectors[order], starts[filled], axis=0)
             lengths = np.linalg.norm(sums, axis=1)
             # An empty cell keeps its centroid (it may still attract rows later).
             moved = lengths > 0
@@ -323,14 +328,13 @@ def _int_dots(queries: npt.NDArray[np.int8], codes: npt.NDArray[np.int8]) -> npt
 
 
 def _nearest_centroid(
-    vectors: npt.NDArray[np.float32], centroids: npt.NDArray[np.float32]
+    v_codes: npt.NDArray[np.int8], centroids: npt.NDArray[np.float32]
 ) -> npt.NDArray[np.int64]:
-    """Each vector's most similar centroid, through the int8 kernels.
+    """Each vector's (given as int8 codes) most similar centroid, through the int8 kernels.
 
     A float32 product of this size spread over OpenBLAS threads cost ~30x more on a
     loaded two-core machine (bench/RESULTS.md).
     """
-    v_codes, _ = quantize(vectors)
     c_codes, c_scale = quantize(centroids)
     found: npt.NDArray[np.int64] = np.argmax(dots(v_codes, c_codes) * c_scale[None, :], axis=1)
     return found
