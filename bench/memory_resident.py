@@ -52,7 +52,8 @@ def _texts(n: int, seed: int) -> list[str]:
     return [" ".join(vocabulary[int(r)] for r in row) for row in ranks]
 
 
-def _fill(path: Path, size: int) -> None:
+def _fill(path: Path, size: int, texts: list[str] | None = None, embedder: Any = None) -> None:
+    """Commit ``size`` memories (default: Zipf texts, hashing-embedder vectors)."""
     from mindspace.clock import format_time
     from mindspace.embeddings import HashingEmbedder
     from mindspace.memory.records import Memory
@@ -61,8 +62,8 @@ def _fill(path: Path, size: int) -> None:
 
     store = SqlStore.from_path(path)
     info = store.open_assistant("resident", create=True)
-    embedder = HashingEmbedder(EMBED_DIM)
-    texts = _texts(size, seed=size)
+    embedder = embedder or HashingEmbedder(EMBED_DIM)
+    texts = texts or _texts(size, seed=size)
     now = format_time(datetime(2025, 12, 6, 10, 0, tzinfo=UTC))
     revision = info.revision
     for start in range(0, size, 5_000):

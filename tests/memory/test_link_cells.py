@@ -175,11 +175,56 @@ def test_probing_every_cell_is_the_exact_pass_and_fewer_cells_lose_few_links() -
     truth = [set(np.flatnonzero(s >= THRESHOLD).tolist()) for s in exact]
     every = CellIndex(matrix, probes=10**6)
     found = every.candidates(queries, THRESHOLD)
-    assert every.cells == 21  # about √4000 / 3
+    assert every.cells == 32  # about √4000 / 2
     assert [set(r.tolist()) for r, _ in found] == truth
     assert all(np.allclose(s, exact[i, r]) for i, (r, s) in enumerate(found))
-    few = CellIndex(matrix, probes=7)  # a third of the cells
+    few = CellIndex(matrix, probes=11)  # a third of the cells
     near = [set(r.tolist()) for r, _ in few.candidates(queries, THRESHOLD)]
     wanted = sum(len(t) for t in truth)
     assert sum(len(n & t) for n, t in zip(near, truth, strict=True)) / wanted >= 0.9
     assert all(n <= t for n, t in zip(near, truth, strict=True))  # never a false link
+
+
+def test_a_threshold_at_or_below_zero_returns_every_row_of_the_probed_cells() -> None:
+    """Recall's dense pass asks for every row of the probed cells (a threshold of -inf)."""
+    rows = clustered(2000, seed=5)
+    rows[7] = 0.0  # a memory without a vector is a zero row: score 0
+    matrix = QuantizedMatrix(DIM)
+    matrix.set_many(0, rows)
+    queries = rows[1:40:3]
+    exact = matrix.scores_many(queries)
+    every = CellIndex(matrix, probes=10**6)
+    for threshold in (-np.inf, -0.2, 0.0):
+        found = every.candidates(queries, threshold)
+        for i, (got, scores) in enumerate(found):
+            expected = np.flatnonzero(exact[i] >= threshold)
+            assert sorted(got.tolist()) == expected.tolist()
+            assert np.allclose(scores, exact[i, got])
+    assert all(7 not in got for got, _ in every.candidates(queries, 0.01))
+    few = CellIndex(matrix, probes=3)
+    for got, _ in few.candidates(queries, -np.inf):  # whole cells, never a row twice
+        assert len(set(got.tolist())) == got.size
+        assert 0 < got.size < 2000
+
+
+def test_the_best_usable_rows_are_those_of_the_whole_answer_best_first() -> None:
+    """``best`` and ``usable`` give what a caller would keep of the full answer itself."""
+    rows = clustered(3000, seed=6)
+    rows[100:110] = rows[50]  # identical rows: ties, which go to the lower row
+    matrix = QuantizedMatrix(DIM)
+    matrix.set_many(0, rows)
+    usable = np.ones(3000, dtype=bool)
+    usable[::7] = False  # deleted memories, or rows without a vector (105 among them)
+    usable[101] = False
+    queries = rows[[50, *range(0, 3000, 37)]]
+    index = CellIndex(matrix, probes=12)
+    whole = index.candidates(queries, THRESHOLD)
+    kept = index.candidates(queries, THRESHOLD, best=6, usable=usable)
+    for (all_rows, all_scores), (got, scores) in zip(whole, kept, strict=True):
+        alive = usable[all_rows]
+        all_rows, all_scores = all_rows[alive], all_scores[alive]
+        order = np.lexsort((all_rows, -all_scores))[:6]
+        assert got.tolist() == all_rows[order].tolist()
+        assert scores.tolist() == all_scores[order].tolist()
+    assert kept[0][0].tolist() == [50, 100, 102, 103, 104, 106]  # 101, 105: not usable
+    assert sum(len(r) for r, _ in whole) > 10 * sum(len(r) for r, _ in kept)

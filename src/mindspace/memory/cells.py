@@ -23,17 +23,34 @@ from __future__ import annotations
 
 import itertools
 import math
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from mindspace.memory.quantized import QuantizedMatrix, dots, quantize
 
+_kernels: Any
+try:  # pragma: no cover - exercised by whichever branch the install has
+    import numkong as _kernels
+except ImportError:  # pragma: no cover
+    _kernels = None
+
 __all__ = ["CellIndex"]
 
-_TRAIN_ITERATIONS = 8
-_SAMPLE_PER_CELL = 48
-"""Rows sampled per cell for training (k-means on a sample: the centroids need no more)."""
+_TRAIN_ITERATIONS = 12
+_SAMPLE_PER_CELL = 96
+"""Rows sampled per cell for training (k-means on a sample: the centroids need no more).
+
+48 rows and 8 rounds left the cells lopsided (at 100k the largest held 5.5x the median
+and a query read 23% of the rows through 12 of 105 cells); 96 and 12 give rounder
+cells that find as many links from 19% of the rows (bench/RESULTS.md, "Balanced cells,
+round 4"), for 0.47 s of training at 100k instead of 0.25 s."""
+_PROBES = 18
+"""Cells a query probes (or a fifteenth of them, past 270 cells: about 290k rows).
+
+A fixed number keeps a query's rows O(√N): 19% of the rows at 100k (158 cells), 30% at
+33k (91 cells)."""
 
 
 class _Cell:
@@ -77,8 +94,9 @@ class CellIndex:
 
     Args:
         matrix: The rows (read, never written).
-        probes: Cells searched per query (None: a fifteenth of the cells, at least 12).
+        probes: Cells searched per query (None: 18, or a fifteenth of the cells if more).
         seed: The training sample's seed (the same store always gets the same cells).
+        spread: The cells are about √rows / ``spread`` (158 at 100k rows).
     """
 
     def __init__(
@@ -87,7 +105,7 @@ class CellIndex:
         probes: int | None = None,
         seed: int = 0,
         *,
-        spread: float = 3.0,
+        spread: float = 2.0,
     ) -> None:
         self._matrix = matrix
         self._spread = spread
@@ -108,7 +126,11 @@ class CellIndex:
         """How many cells a query searches."""
         if self._probes is not None:
             return min(self._probes, len(self._cells))
-        return min(len(self._cells), max(12, len(self._cells) // 15))
+        return min(len(self._cells), max(_PROBES, len(self._cells) // 15))
+
+    def sizes(self) -> list[int]:
+        """How many rows each cell holds (dead rows included)."""
+        return [cell.size for cell in self._cells]
 
     @property
     def nbytes(self) -> int:
@@ -139,10 +161,15 @@ class CellIndex:
             vectors = np.zeros((1, self._matrix.dim), dtype=np.float32)
         count = min(count, vectors.shape[0])
         centroids = vectors[rng.choice(vectors.shape[0], size=count, replace=False)]
+        v_codes, _ = quantize(vectors)  # a row's scale does not change its nearest centroid
         for _ in range(_TRAIN_ITERATIONS):
-            nearest = _nearest_centroid(vectors, centroids)
+            nearest = _nearest_centroid(v_codes, centroids)
+            # Each cell's sum of its rows by one sort (np.add.at was half the training).
+            order = np.argsort(nearest, kind="stable")
+            starts = np.searchsorted(nearest[order], np.arange(count))
+            filled = np.flatnonzero(np.diff(np.append(starts, order.size)) > 0)
             sums = np.zeros_like(centroids)
-            np.add.at(sums, nearest, vectors)
+            sums[filled] = np.add.reduceat(vectors[order], starts[filled], axis=0)
             lengths = np.linalg.norm(sums, axis=1)
             # An empty cell keeps its centroid (it may still attract rows later).
             moved = lengths > 0
@@ -173,33 +200,61 @@ class CellIndex:
                     self._cells[cell].extend(picked + at, codes[picked], scale[picked])
         self._covered = end
 
-    def candidates(
-        self, queries: npt.NDArray[np.float32], threshold: float
-    ) -> list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]]:
-        """For each query, the rows of its probed cells scoring >= ``threshold``.
-
-        Returns:
-            Per query, the row numbers and their scores (unsorted; dead rows included).
-        """
-        self.sync()
+    def _probe(
+        self, batch: npt.NDArray[np.float32]
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """(cell, query) pairs to score, ordered by cell: each query's nearest cells."""
         assert self._centroids is not None
-        batch = np.atleast_2d(np.asarray(queries, dtype=np.float32))
         probes = self.probes
         near = self._centroids.scores_many(batch)  # (queries, cells)
         if probes < near.shape[1]:
             chosen = np.argpartition(-near, probes - 1, axis=1)[:, :probes]
         else:
             chosen = np.broadcast_to(np.arange(near.shape[1]), near.shape)
+        order = np.argsort(chosen, axis=None, kind="stable")
+        return chosen.ravel()[order], order // chosen.shape[1]
+
+    def candidates(
+        self,
+        queries: npt.NDArray[np.float32],
+        threshold: float,
+        *,
+        best: int | None = None,
+        usable: npt.NDArray[np.bool_] | None = None,
+    ) -> list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]]:
+        """For each query, the rows of its probed cells scoring >= ``threshold``.
+
+        Args:
+            queries: The query vectors, one a row.
+            threshold: The least score (-inf: every row of the probed cells).
+            best: Keep only each query's ``best`` highest-scoring rows, best first and
+                ties to the lower row (None: all, unsorted). A link query at 0.7 passes
+                ~1,500 rows of a 100k hashing-embedder store; sorting them all per query
+                cost more than finding them.
+            usable: Rows that may be returned (by row number; None: all, dead included).
+
+        Returns:
+            Per query, the row numbers and their scores.
+        """
+        self.sync()
+        assert self._centroids is not None
+        batch = np.atleast_2d(np.asarray(queries, dtype=np.float32))
+        cells_flat, queries_flat = self._probe(batch)
         q_codes, q_scale = quantize(batch)
         # Each cell once, against the queries that probe it: one kernel call per cell.
-        order = np.argsort(chosen, axis=None, kind="stable")
-        cells_flat = chosen.ravel()[order]
-        queries_flat = order // chosen.shape[1]
         bounds = np.flatnonzero(np.diff(cells_flat)) + 1
         found_rows: list[npt.NDArray[np.int64]] = []
         found_queries: list[npt.NDArray[np.int64]] = []
         found_scores: list[npt.NDArray[np.float32]] = []
         limit = np.float32(threshold)
+        # A row's score is (dot * row scale) * query scale, as in the exact pass. The
+        # first filter compares (dot * row scale) with limit / query scale, one long row
+        # per query (a short inner axis of a few queries made NumPy ~10x slower); the
+        # few survivors are then scored exactly as the exact pass scores them.
+        with np.errstate(divide="ignore", invalid="ignore"):
+            exact = np.float64(limit) / q_scale.astype(np.float64)
+            loose = (exact - np.abs(exact) * 1e-5).astype(np.float32)  # never stricter
+        loose[q_scale == 0] = -np.inf if limit <= 0 else np.inf
         for lo, hi in zip(
             np.concatenate([[0], bounds]), np.concatenate([bounds, [cells_flat.size]]), strict=True
         ):
@@ -207,38 +262,79 @@ class CellIndex:
             if not cell.size:
                 continue
             who = queries_flat[lo:hi]
-            scored = dots(cell.codes[: cell.size], q_codes[who])
-            scored *= cell.scale[: cell.size, None]
-            scored *= q_scale[None, who]
-            hit_rows, hit_queries = np.nonzero(scored >= limit)
-            if hit_rows.size:
-                found_rows.append(cell.rows[hit_rows])
-                found_queries.append(who[hit_queries])
-                found_scores.append(scored[hit_rows, hit_queries])
+            part = np.multiply(
+                _int_dots(q_codes[who], cell.codes[: cell.size]),
+                cell.scale[None, : cell.size],
+                dtype=np.float32,
+            )  # (queries, rows)
+            hit = np.flatnonzero(part >= loose[who, None])
+            if not hit.size:
+                continue
+            hit_queries, hit_rows = np.divmod(hit, cell.size)
+            scores = part.ravel()[hit] * q_scale[who[hit_queries]]
+            keep = scores >= limit
+            found_rows.append(cell.rows[hit_rows[keep]])
+            found_queries.append(who[hit_queries[keep]])
+            found_scores.append(scores[keep])
         results: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]] = []
         if not found_rows:
             empty = (np.zeros(0, np.int64), np.zeros(0, np.float32))
             return [empty for _ in range(batch.shape[0])]
-        rows = np.concatenate(found_rows)
         owners = np.concatenate(found_queries)
-        scores = np.concatenate(found_scores)
+        # At 0.7 a hashing-embedder query passes ~1,500 rows of 100k: grouping them by
+        # query is a sort of ~200k keys a call, a radix sort when the keys are 16-bit.
+        if batch.shape[0] <= np.iinfo(np.uint16).max:
+            owners = owners.astype(np.uint16)
         split = np.argsort(owners, kind="stable")
-        edges = np.searchsorted(owners[split], np.arange(batch.shape[0] + 1))
-        for q in range(batch.shape[0]):
-            mine = split[edges[q] : edges[q + 1]]
-            results.append((rows[mine], scores[mine]))
+        rows = np.concatenate(found_rows)[split]
+        scores = np.concatenate(found_scores)[split]
+        owners = owners[split]
+        if usable is not None:
+            alive = usable[rows]
+            rows, scores, owners = rows[alive], scores[alive], owners[alive]
+        edges = np.searchsorted(owners, np.arange(batch.shape[0] + 1)).tolist()
+        for q in range(batch.shape[0]):  # views, not copies
+            mine = (rows[edges[q] : edges[q + 1]], scores[edges[q] : edges[q + 1]])
+            results.append(mine if best is None else _best(*mine, best))
         return results
 
 
+def _best(
+    rows: npt.NDArray[np.int64], scores: npt.NDArray[np.float32], best: int
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    """The ``best`` highest ``scores`` with their rows, best first, ties to the lower row."""
+    if rows.size > best > 0:
+        # Everything tied with the best-th score stays in, so that the sort below picks
+        # the lower rows among the ties.
+        kth = np.partition(scores, rows.size - best)[rows.size - best]
+        tied = np.flatnonzero(scores >= kth)
+        rows, scores = rows[tied], scores[tied]
+    order = np.lexsort((rows, -scores))[: max(best, 0)]
+    return rows[order], scores[order]
+
+
+def _int_dots(queries: npt.NDArray[np.int8], codes: npt.NDArray[np.int8]) -> npt.NDArray[np.int32]:
+    """``queries @ codes.T`` of int8 matrices as exact int32, shape (queries, rows).
+
+    The kernel is called with the cell's rows as its long side and the result turned
+    (a copy of a few queries' columns), so that what follows runs along the rows.
+    """
+    if _kernels is not None:
+        packed = _kernels.dots_pack(np.ascontiguousarray(queries))
+        by_row = np.asarray(_kernels.dots_packed(codes, packed))
+        return np.ascontiguousarray(by_row.T)
+    wide: npt.NDArray[np.int32] = queries.astype(np.int32) @ codes.T.astype(np.int32)
+    return wide
+
+
 def _nearest_centroid(
-    vectors: npt.NDArray[np.float32], centroids: npt.NDArray[np.float32]
+    v_codes: npt.NDArray[np.int8], centroids: npt.NDArray[np.float32]
 ) -> npt.NDArray[np.int64]:
-    """Each vector's most similar centroid, through the int8 kernels.
+    """Each vector's (given as int8 codes) most similar centroid, through the int8 kernels.
 
     A float32 product of this size spread over OpenBLAS threads cost ~30x more on a
     loaded two-core machine (bench/RESULTS.md).
     """
-    v_codes, _ = quantize(vectors)
     c_codes, c_scale = quantize(centroids)
     found: npt.NDArray[np.int64] = np.argmax(dots(v_codes, c_codes) * c_scale[None, :], axis=1)
     return found

@@ -10,9 +10,11 @@ commit (this process's and, through the change feed, others') as a cache listene
 Neighbours are looked up ahead: a tick asks the index for the next
 :data:`LOOKAHEAD` unlinked memories at once and later ticks take theirs from that
 answer while no memory has been committed since (any memory write may be a new
-neighbour, so it drops the answer). One index call for 32 memories costs far less than
-six calls for 5 (the exact pass reads the whole matrix once per call), and the links are
-the same as looking each batch up in its own tick.
+neighbour, so it drops the answer). One index call for many memories costs far less
+than one call per tick: the exact pass reads the whole matrix once per call, and past
+32,768 memories the cells are read from main memory once per call whether 5 or 128
+queries probe them (bench/RESULTS.md, "Balanced cells, round 4"). The links are the
+same as looking each batch up in its own tick.
 """
 
 from __future__ import annotations
@@ -33,8 +35,11 @@ from mindspace.state.unit import StateCache, Unit
 
 __all__ = ["LOOKAHEAD", "UnlinkedMemories", "prune_orphaned_memory_links", "run_dreaming_tick"]
 
-LOOKAHEAD = 32
-"""Unlinked memories whose neighbours one index call finds at most (one kernel batch)."""
+LOOKAHEAD = 128
+"""Unlinked memories whose neighbours one index call finds at most.
+
+At 100k memories a query through the cells cost 0.23 ms in calls of 32 and 0.15 ms in
+calls of 128 (256: 0.14 ms); 128 keeps the tick that makes the call near 30 ms there."""
 
 
 class _Listener:
