@@ -320,7 +320,9 @@ class MemoryIndex:
         if self._matrix.rows >= self.cells_from:
             if self._cells is None:
                 self._cells = CellIndex(self._matrix)
-            for i, (rows, scores) in enumerate(self._cells.candidates(batch, threshold)):
+            # Each query's best k + 1 usable rows (its own row may be among them).
+            found = self._cells.candidates(batch, threshold, best=k + 1, usable=usable)
+            for i, (rows, scores) in enumerate(found):
                 keep = usable[rows] & (rows != owns[i])
                 rows, scores = rows[keep], scores[keep]
                 best = np.lexsort((rows, -scores))[:k]  # ties: the older row, as exact
