@@ -320,13 +320,13 @@ class MemoryIndex:
         if self._matrix.rows >= self.cells_from:
             if self._cells is None:
                 self._cells = CellIndex(self._matrix)
-            # Each query's best k + 1 usable rows (its own row may be among them).
+            # Each query's best k + 1 usable rows, best first and ties to the older row, as
+            # exact (its own row may be among them).
             found = self._cells.candidates(batch, threshold, best=k + 1, usable=usable)
             for i, (rows, scores) in enumerate(found):
-                keep = usable[rows] & (rows != owns[i])
-                rows, scores = rows[keep], scores[keep]
-                best = np.lexsort((rows, -scores))[:k]  # ties: the older row, as exact
-                ranked = zip(rows[best].tolist(), scores[best].tolist(), strict=True)
+                keep = rows != owns[i]
+                rows, scores = rows[keep][:k], scores[keep][:k]
+                ranked = zip(rows.tolist(), scores.tolist(), strict=True)
                 pairs = ((self.keys[r], s) for r, s in ranked)
                 results[i] = neighbours(pairs, k=k, threshold=-math.inf)
             return results
