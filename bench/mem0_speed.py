@@ -19,6 +19,7 @@ from typing import Any
 from mindspace.config import Settings
 from mindspace.embeddings import HashingEmbedder
 from mindspace.memory.records import Memory
+from mindspace.state.semantic import SearchRequest
 from mindspace.state.unit import StateCache
 from mindspace.storage import SqlStore
 from mindspace.storage.mem0_semantic import mem0_semantic
@@ -79,7 +80,7 @@ def run(url: str, semantic: SemanticFactory | None, args: argparse.Namespace) ->
     query_vectors = embedder.embed(queries)
     started = time.perf_counter()
     for n, query in enumerate(queries):
-        index.search(query, query_vectors[n], limit=10)
+        index.search(SearchRequest(query, query_vectors[n]), limit=10)
     searched = time.perf_counter() - started
     store.close()
     return {

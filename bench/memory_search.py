@@ -34,6 +34,7 @@ from mindspace.embeddings.port import Embedder
 from mindspace.memory.records import Memory
 from mindspace.memory.semantic import MemoryDraft, SemanticMemory
 from mindspace.offline import OfflineLLM
+from mindspace.state.semantic import SearchRequest
 from mindspace.storage import SqlStore
 from mindspace.testing.assistants import assistant_on
 from mindspace.testing.inspect import stored_records
@@ -109,7 +110,7 @@ async def _run_size(size: int, queries: int, workdir: Path) -> dict[str, Any]:
         assert result["success"], result
 
         t0 = time.perf_counter()
-        index.search(question, vector, limit=10)
+        index.search(SearchRequest(question, vector), limit=10)
         index_times.append(time.perf_counter() - t0)
 
         t0 = time.perf_counter()

@@ -46,6 +46,7 @@ from mindspace import Assistant, ManualClock
 from mindspace.embeddings import HashingEmbedder
 from mindspace.memory.records import Memory
 from mindspace.offline import OfflineLLM
+from mindspace.state.semantic import SearchRequest
 from mindspace.storage import SqlStore
 from mindspace.storage.pg_memory import ensure_hnsw, hnsw_name
 from mindspace.testing.assistants import assistant_on
@@ -160,7 +161,7 @@ async def _measure(
             tool[name].append(time.perf_counter() - t0)
             assert result["success"], result
             t0 = time.perf_counter()
-            assistant._core.memory_index.search(question, vector, limit=60)
+            assistant._core.memory_index.search(SearchRequest(question, vector), limit=60)
             search[name].append(time.perf_counter() - t0)
     return {
         name: {
@@ -212,7 +213,7 @@ async def _run_size(size: int, queries: int, workdir: Path, pg: LocalPostgres) -
     found = 0
     for vector in query_vectors:
         exact = np.argpartition(-(vectors @ vector), 10)[:10]
-        ours = {h.key for h in index.search("", vector, limit=10)}
+        ours = {h.key for h in index.search(SearchRequest("", vector), limit=10)}
         found += len(ours & {f"mem_{i}" for i in exact})
     pg_store.close()
     pg.drop_database(database)

@@ -42,6 +42,7 @@ from mindspace import ManualClock, Settings
 from mindspace.embeddings import HashingEmbedder
 from mindspace.memory.index import CELLS_FROM, MemoryIndex
 from mindspace.memory.semantic import SemanticMemory
+from mindspace.state.semantic import SearchRequest
 from mindspace.state.unit import StateCache, Unit
 from mindspace.storage import SqlStore
 
@@ -87,7 +88,7 @@ def _compare(
         found[name], search_cpu[name], recall_cpu[name] = [], [], []
         for query, vector in zip(queries, vectors, strict=True):
             start = time.process_time()
-            ranked = index.rankings(query, vector, limit=60, depth=20, min_trust=0.5)
+            ranked = index.rankings(SearchRequest(query, vector, min_trust=0.5), limit=60, depth=20)
             search_cpu[name].append(time.process_time() - start)
             start = time.process_time()
             recalled = memory.recall(query, limit=10, min_source_trust=0.5, vector=vector)

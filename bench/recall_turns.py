@@ -38,6 +38,7 @@ from mindspace.memory.query import QueryRerank
 from mindspace.memory.records import Memory
 from mindspace.offline import OfflineLLM
 from mindspace.runtime import build_embedder
+from mindspace.state.semantic import SearchRequest
 from mindspace.storage.sql import SqlStore
 from mindspace.testing.assistants import assistant_on
 
@@ -112,7 +113,7 @@ def main() -> int:
         vectors = embedder.embed([q.text for q in questions])
         for q, vec in zip(questions, vectors, strict=True):
             hits = core.memory_index.search(
-                q.text, vec, limit=60, dense_weight=base.memory_dense_weight
+                SearchRequest(q.text, vec, dense_weight=base.memory_dense_weight), limit=60
             )
             memories: dict[str, Memory] = {}
 

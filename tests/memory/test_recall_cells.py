@@ -19,6 +19,7 @@ import pytest
 
 from mindspace.memory.index import MemoryIndex
 from mindspace.memory.records import Memory
+from mindspace.state.semantic import SearchRequest
 from mindspace.state.unit import StateCache
 from mindspace.storage import SqlStore
 
@@ -94,8 +95,8 @@ def test_the_cells_find_the_exact_searchs_best_memories(
     exact = MemoryIndex(cache, "hand", cells_from=2**62)
     overlaps = []
     for query, vector in _queries(vectors, 40):
-        found = cells.rankings(query, vector, limit=10, depth=10, min_trust=0.5)
-        truth = exact.rankings(query, vector, limit=10, depth=10, min_trust=0.5)
+        found = cells.rankings(SearchRequest(query, vector, min_trust=0.5), limit=10, depth=10)
+        truth = exact.rankings(SearchRequest(query, vector, min_trust=0.5), limit=10, depth=10)
         assert found.blended[0].key == truth.blended[0].key
         # BM25 alone is scored on every row either way (which of equal scores is kept
         # at the cut is arbitrary in both).
@@ -116,8 +117,8 @@ def test_a_memory_far_from_the_query_is_still_found_by_its_words(
 ) -> None:
     cells = _with_cells(cache, vectors)
     exact = MemoryIndex(cache, "hand", cells_from=2**62)
-    found = cells.rankings("zanzibar", vectors[0], limit=10, depth=10)
-    truth = exact.rankings("zanzibar", vectors[0], limit=10, depth=10)
+    found = cells.rankings(SearchRequest("zanzibar", vectors[0]), limit=10, depth=10)
+    truth = exact.rankings(SearchRequest("zanzibar", vectors[0]), limit=10, depth=10)
     rare = next(h for h in found.blended if h.key == "mem_rare")
     assert rare == next(h for h in truth.blended if h.key == "mem_rare")
     assert rare.relevance == pytest.approx(-1.0, abs=0.01)
@@ -130,6 +131,6 @@ def test_an_index_that_only_searches_builds_no_cells_and_stays_exact(
     searching = MemoryIndex(cache, "hand", cells_from=0)
     exact = MemoryIndex(cache, "hand", cells_from=2**62)
     for query, vector in _queries(vectors, 5):
-        found = searching.rankings(query, vector, limit=10, depth=10)
-        assert found == exact.rankings(query, vector, limit=10, depth=10)
+        found = searching.rankings(SearchRequest(query, vector), limit=10, depth=10)
+        assert found == exact.rankings(SearchRequest(query, vector), limit=10, depth=10)
     assert searching.cells_nbytes == 0

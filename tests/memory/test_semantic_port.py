@@ -21,7 +21,7 @@ from mindspace.config import Settings
 from mindspace.embeddings import HashingEmbedder
 from mindspace.memory.index import MemoryIndex
 from mindspace.memory.records import Memory
-from mindspace.state.semantic import Hit, SemanticIndex, SemanticStore
+from mindspace.state.semantic import Hit, SearchRequest, SemanticIndex, SemanticStore
 from mindspace.state.unit import StateCache
 from mindspace.storage import SqlStore
 from mindspace.storage.mem0_semantic import Mem0SemanticIndex, mem0_semantic
@@ -144,7 +144,7 @@ def test_each_backend_gives_its_own_implementation(backend: Backend, setup: Setu
 
 
 def test_dense_search_orders_by_cosine_and_drops_rows_without_evidence(setup: Setup) -> None:
-    hits = setup.index.search("", unit_vector(0), limit=10)
+    hits = setup.index.search(SearchRequest("", unit_vector(0)), limit=10)
     # mem_6 points the same way but was made by another embedder; the rest are orthogonal.
     assert keys(hits) == ["mem_1", "mem_4"]
     assert hits[0].relevance == pytest.approx(1.0, abs=1e-6)
@@ -153,37 +153,44 @@ def test_dense_search_orders_by_cosine_and_drops_rows_without_evidence(setup: Se
 
 
 def test_lexical_search_scores_bm25(setup: Setup) -> None:
-    hits = setup.index.search("honey at the market", None, limit=10)
+    hits = setup.index.search(SearchRequest("honey at the market"), limit=10)
     assert keys(hits) == ["mem_4"]
     assert hits[0].relevance is None
     assert hits[0].lexical > 0
-    both = setup.index.search("honey clocks", None, limit=10)
+    both = setup.index.search(SearchRequest("honey clocks"), limit=10)
     assert sorted(keys(both)) == ["mem_2", "mem_4"]
     # Both terms occur once in the corpus, in four-term memories: equal BM25.
     assert both[0].lexical == pytest.approx(both[1].lexical, rel=1e-5)
 
 
 def test_hybrid_search_finds_both_kinds_of_evidence(setup: Setup) -> None:
-    hits = setup.index.search("clocks", unit_vector(0), limit=10)
+    hits = setup.index.search(SearchRequest("clocks", unit_vector(0)), limit=10)
     assert sorted(keys(hits)) == ["mem_1", "mem_2", "mem_4"]
     by_key = {h.key: h for h in hits}
     assert by_key["mem_2"].lexical > 0
     assert by_key["mem_1"].relevance == pytest.approx(1.0, abs=1e-6)
-    assert keys(setup.index.search("clocks", unit_vector(0), limit=2)) == keys(hits)[:2]
+    assert (
+        keys(setup.index.search(SearchRequest("clocks", unit_vector(0)), limit=2)) == keys(hits)[:2]
+    )
 
 
 def test_filters_on_trust_and_tags(setup: Setup) -> None:
-    storms = setup.index.search("storms", unit_vector(4), limit=10)
+    storms = setup.index.search(SearchRequest("storms", unit_vector(4)), limit=10)
     assert keys(storms) == ["mem_5"]
-    assert setup.index.search("storms", unit_vector(4), limit=10, min_trust=0.5) == []
-    tagged = setup.index.search("Alice", unit_vector(0), limit=10, tags=["MARKET"])
+    assert (
+        setup.index.search(SearchRequest("storms", unit_vector(4), min_trust=0.5), limit=10) == []
+    )
+    tagged = setup.index.search(SearchRequest("Alice", unit_vector(0), tags=["MARKET"]), limit=10)
     assert keys(tagged) == ["mem_4"]
-    assert setup.index.search("Alice", unit_vector(0), limit=10, tags=["market", "x"]) == []
+    assert (
+        setup.index.search(SearchRequest("Alice", unit_vector(0), tags=["market", "x"]), limit=10)
+        == []
+    )
 
 
 def test_another_assistants_memories_are_never_returned(setup: Setup) -> None:
     for query, vector in [("Alice bees honey", unit_vector(0)), ("Bob clocks", unit_vector(1))]:
-        found = keys(setup.index.search(query, vector, limit=50))
+        found = keys(setup.index.search(SearchRequest(query, vector), limit=50))
         assert found
         assert not {"mem_90", "mem_91"} & set(found)
     near = setup.index.nearest(np.stack([unit_vector(0)]), k=10, threshold=0.1, exclude=[""])
@@ -191,7 +198,7 @@ def test_another_assistants_memories_are_never_returned(setup: Setup) -> None:
 
 
 def test_another_embedders_vectors_are_found_lexically_only(setup: Setup) -> None:
-    hits = setup.index.search("hive", unit_vector(0), limit=10)
+    hits = setup.index.search(SearchRequest("hive", unit_vector(0)), limit=10)
     by_key = {h.key: h for h in hits}
     assert "mem_6" in by_key
     assert by_key["mem_6"].relevance is None
@@ -202,19 +209,21 @@ def test_another_embedders_vectors_are_found_lexically_only(setup: Setup) -> Non
 
 def test_deletes_and_updates_are_seen(setup: Setup) -> None:
     setup.delete("mem_1")
-    assert "mem_1" not in keys(setup.index.search("Alice bees", unit_vector(0), limit=10))
+    assert "mem_1" not in keys(
+        setup.index.search(SearchRequest("Alice bees", unit_vector(0)), limit=10)
+    )
     setup.write(memory("mem_2", "Bob bakes rye bread", unit_vector(5)))
-    assert setup.index.search("clocks", unit_vector(1), limit=10) == []
-    assert keys(setup.index.search("bread", unit_vector(5), limit=10)) == ["mem_2"]
+    assert setup.index.search(SearchRequest("clocks", unit_vector(1)), limit=10) == []
+    assert keys(setup.index.search(SearchRequest("bread", unit_vector(5)), limit=10)) == ["mem_2"]
     assert setup.index.count() == len(CORPUS) - 1
     setup.write(memory("mem_8", "Dmitri collects old maps", unit_vector(6)))
-    assert keys(setup.index.search("maps", None, limit=10)) == ["mem_8"]
+    assert keys(setup.index.search(SearchRequest("maps"), limit=10)) == ["mem_8"]
     assert setup.index.count() == len(CORPUS)
 
 
 def test_rankings_give_the_blend_and_each_signal_alone_from_one_search(setup: Setup) -> None:
-    ranked = setup.index.rankings("clocks", unit_vector(0), limit=10, depth=5)
-    assert ranked.blended == setup.index.search("clocks", unit_vector(0), limit=10)
+    ranked = setup.index.rankings(SearchRequest("clocks", unit_vector(0)), limit=10, depth=5)
+    assert ranked.blended == setup.index.search(SearchRequest("clocks", unit_vector(0)), limit=10)
     assert sorted(keys(ranked.blended)) == ["mem_1", "mem_2", "mem_4"]
     # Alone, each signal knows only its own evidence: similarity, or the shared word.
     assert keys(ranked.dense)[:2] == ["mem_1", "mem_4"]
@@ -226,11 +235,17 @@ def test_rankings_give_the_blend_and_each_signal_alone_from_one_search(setup: Se
         ("Alice bees hive", None, {}),
     ]
     for query, vector, filters in asked:
-        ranked = setup.index.rankings(query, vector, limit=3, depth=2, **filters)
-        assert ranked.blended == setup.index.search(query, vector, limit=3, **filters)
-        dense = setup.index.search(query, vector, limit=2, dense_weight=1.0, **filters)
+        ranked = setup.index.rankings(SearchRequest(query, vector, **filters), limit=3, depth=2)
+        assert ranked.blended == setup.index.search(
+            SearchRequest(query, vector, **filters), limit=3
+        )
+        dense = setup.index.search(
+            SearchRequest(query, vector, dense_weight=1.0, **filters), limit=2
+        )
         assert ranked.dense == (dense if vector is not None else [])
-        lexical = setup.index.search(query, vector, limit=2, dense_weight=0.0, **filters)
+        lexical = setup.index.search(
+            SearchRequest(query, vector, dense_weight=0.0, **filters), limit=2
+        )
         assert ranked.lexical == [h for h in lexical if h.lexical > 0]
 
 
@@ -299,7 +314,8 @@ def test_every_backend_gives_the_same_top_hits(tmp_path: Path, pg_url: str) -> N
         Setup(store, cache, index).write(*records)
         query_vectors = embedder.embed(QUERIES)
         found[name] = [
-            index.search(q, query_vectors[n], limit=len(records)) for n, q in enumerate(QUERIES)
+            index.search(SearchRequest(q, query_vectors[n]), limit=len(records))
+            for n, q in enumerate(QUERIES)
         ]
         store.close()
     assert all(row for row in found["sqlite"])
@@ -355,7 +371,7 @@ def test_postgresql_standardises_bm25_over_every_memory_as_embedded(
         cache = StateCache(store, info.id, info.revision)
         index = store.semantic_index(cache, "hand")
         Setup(store, cache, index).write(*records)
-        found[name] = [h.score for h in index.search("amber glacier", None, limit=20)]
+        found[name] = [h.score for h in index.search(SearchRequest("amber glacier"), limit=20)]
         store.close()
     # Many memories tie (the same words), so compare the scores rank by rank.
     assert len(found["sqlite"]) == 20

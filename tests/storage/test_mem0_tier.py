@@ -23,6 +23,7 @@ from mindspace.errors import ConfigError
 from mindspace.memory.prompts import ASSISTANT_FACT_EXTRACTION_PROMPT
 from mindspace.memory.records import Memory
 from mindspace.runtime import open_store
+from mindspace.state.semantic import SearchRequest
 from mindspace.state.unit import StateCache
 from mindspace.storage import SqlStore
 from mindspace.storage.mem0_semantic import Mem0SemanticIndex, mem0_semantic
@@ -78,6 +79,7 @@ socket.getaddrinfo = getaddrinfo
 import numpy as np
 from mindspace.config import Settings
 from mindspace.memory.records import Memory
+from mindspace.state.semantic import SearchRequest
 from mindspace.state.unit import StateCache
 from mindspace.storage import SqlStore
 from mindspace.storage.mem0_semantic import mem0_semantic
@@ -94,7 +96,7 @@ for n, text in enumerate(["Alice keeps bees", "Bob repairs clocks", "The cellar 
                     occurred_at="2025-12-06T10:00:00Z", embedder="hand",
                     embedding=vector.tobytes()))
 cache.commit(unit)
-hits = index.search("bees", np.eye(4, dtype=np.float32)[0], limit=3)
+hits = index.search(SearchRequest("bees", np.eye(4, dtype=np.float32)[0]), limit=3)
 near = index.nearest(np.eye(4, dtype=np.float32)[:1], k=2, threshold=0.5, exclude=["mem_0"])
 unit = cache.begin()
 unit.delete(Memory, "mem_1")
@@ -199,9 +201,9 @@ def test_a_restart_reuses_mem0s_vectors_and_catches_up_on_missed_writes(tmp_path
     kept = {payload["mindspace_id"]: mem0_id for mem0_id, payload in handle.listing(first.scope)}
     assert sorted(kept) == ["mem_0", "mem_2", "mem_3"]
     assert kept["mem_0"] == ids["mem_0"]  # unchanged memories were not written again
-    assert [h.key for h in second.search("maps", np.eye(4, dtype=np.float32)[3], limit=3)] == [
-        "mem_3"
-    ]
+    assert [
+        h.key for h in second.search(SearchRequest("maps", np.eye(4, dtype=np.float32)[3]), limit=3)
+    ] == ["mem_3"]
     store.close()
     again.close()
 

@@ -9,6 +9,7 @@ from sqlalchemy import create_engine, insert, inspect, text
 
 import mindspace.storage.migrations as migrations
 from mindspace.errors import MigrationError
+from mindspace.state.semantic import SearchRequest
 from mindspace.state.unit import StateCache
 from mindspace.storage import SqlStore
 from mindspace.storage.pg_journal_state import PG_JOURNAL_COLUMNS
@@ -130,8 +131,11 @@ def test_memories_stored_before_version_6_are_backfilled(
     assert postings == 10
     cache = StateCache(store, info.id, store.revision(info.id))
     index = store.semantic_index(cache, "hand")
-    assert [h.key for h in index.search("", vector, limit=5)] == ["mem_1"]
-    assert sorted(h.key for h in index.search("fair bees", None, limit=5)) == ["mem_1", "mem_2"]
+    assert [h.key for h in index.search(SearchRequest("", vector), limit=5)] == ["mem_1"]
+    assert sorted(h.key for h in index.search(SearchRequest("fair bees"), limit=5)) == [
+        "mem_1",
+        "mem_2",
+    ]
     store.close()
 
 

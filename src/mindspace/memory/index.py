@@ -16,22 +16,19 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from mindspace.clock import parse_time
 from mindspace.memory.cells import CellIndex
 from mindspace.memory.lexical import LexicalIndex
 from mindspace.memory.quantized import QuantizedMatrix
 from mindspace.memory.records import Memory
-from mindspace.memory.rows import neighbours, stored_lexical_text, stored_vector
+from mindspace.memory.rows import IndexedMemory, neighbours
 from mindspace.memory.scoring import Scored, best_rows, every_row, from_cells
 from mindspace.state.models import Record
-from mindspace.state.port import StoredRecord
-from mindspace.state.semantic import Hit, Neighbour, Rankings
+from mindspace.state.semantic import Hit, Neighbour, Rankings, SearchRequest
 from mindspace.state.unit import StateCache
 
 __all__ = ["Hit", "MemoryIndex", "rrf"]
@@ -85,58 +82,6 @@ class _Column:
         return self._data[: self._size]
 
 
-@dataclass(frozen=True)
-class _Row:
-    """What the index keeps of one memory (read from a record or straight from the store)."""
-
-    FIELDS: ClassVar[tuple[str, ...]] = (
-        "id",
-        "content",
-        "source_entity",
-        "context",
-        "tags",
-        "source_trust",
-        "occurred_at",
-        "embedder",
-        "embedding",
-    )
-
-    key: str
-    lexical: str
-    entity: str
-    tags: tuple[str, ...]
-    trust: float
-    occurred: float
-    embedder: str | None
-    embedding: bytes | None
-
-    @classmethod
-    def of(cls, memory: Memory) -> _Row:
-        return cls(
-            memory.id,
-            memory.lexical_key(),
-            (memory.source_entity or "").casefold(),
-            memory.tags,
-            memory.source_trust,
-            parse_time(memory.occurred_at).timestamp(),
-            memory.embedder,
-            memory.embedding,
-        )
-
-    @classmethod
-    def from_stored(cls, row: StoredRecord) -> _Row:
-        return cls(
-            str(row["id"]),
-            stored_lexical_text(row),
-            str(row["source_entity"] or "").casefold(),
-            tuple(row["tags"] or ()),
-            float(row["source_trust"]),
-            parse_time(str(row["occurred_at"])).timestamp(),
-            row["embedder"],
-            stored_vector(row),
-        )
-
-
 class MemoryIndex:
     """Dense + lexical index over the committed memories of one assistant.
 
@@ -182,7 +127,7 @@ class MemoryIndex:
             return  # built from the store on first use, which already holds this write
         self._remove(key)
         if isinstance(record, Memory):
-            self._add(_Row.of(record))
+            self._add(IndexedMemory.of(record))
         self._maybe_compact()
 
     def reset(self) -> None:
@@ -196,9 +141,9 @@ class MemoryIndex:
         if self._built:
             return
         self._clear()
-        scan = self._cache.store.scan(self._cache.assistant_id, Memory.kind, _Row.FIELDS)
-        rows = (_Row.from_stored(stored) for stored in scan)
-        batch: list[_Row] = []
+        scan = self._cache.store.scan(self._cache.assistant_id, Memory.kind, IndexedMemory.FIELDS)
+        rows = (IndexedMemory.from_stored(stored) for stored in scan)
+        batch: list[IndexedMemory] = []
         for row in rows:
             batch.append(row)
             if len(batch) == 2_000:
@@ -207,7 +152,7 @@ class MemoryIndex:
         self._add_many(batch)
         self._built = True
 
-    def _add_many(self, rows: Sequence[_Row]) -> None:
+    def _add_many(self, rows: Sequence[IndexedMemory]) -> None:
         """Add rows with one quantisation pass for their vectors."""
         start = len(self.keys)
         vectors = [self._usable(row) for row in rows]
@@ -220,7 +165,7 @@ class MemoryIndex:
                     dense[offset] = vector
             self._matrix.set_many(start, dense)
 
-    def _usable(self, row: _Row) -> npt.NDArray[np.float32] | None:
+    def _usable(self, row: IndexedMemory) -> npt.NDArray[np.float32] | None:
         if row.embedding is None or (self.embedder is not None and row.embedder != self.embedder):
             return None
         vector = np.frombuffer(row.embedding, dtype=np.float32)
@@ -232,7 +177,11 @@ class MemoryIndex:
         return vector if vector.shape[0] == self._dim else None
 
     def _add(
-        self, row: _Row, vector: npt.NDArray[np.float32] | None = None, *, quantize: bool = True
+        self,
+        row: IndexedMemory,
+        vector: npt.NDArray[np.float32] | None = None,
+        *,
+        quantize: bool = True,
     ) -> None:
         at = len(self.keys)
         self.keys.append(row.key)
@@ -393,16 +342,7 @@ class MemoryIndex:
         """Rows of the ``k`` best scores among ``keep``, best first (exact)."""
         return [int(r) for r in best_rows(scores, keep, k)]
 
-    def search(
-        self,
-        query: str,
-        vector: npt.NDArray[np.float32] | None,
-        *,
-        limit: int,
-        min_trust: float = 0.0,
-        tags: Sequence[str] = (),
-        dense_weight: float = 0.5,
-    ) -> list[Hit]:
+    def search(self, request: SearchRequest, *, limit: int) -> list[Hit]:
         """Hybrid search: dense and BM25 scores, standardised per query, then blended.
 
         Each signal is turned into z-scores over the eligible rows (so neither scale
@@ -410,38 +350,22 @@ class MemoryIndex:
         at all (no shared term and no positive similarity) are left out. Without a query
         vector the ranking is BM25 alone.
         """
-        return self._scored(query, vector, min_trust, tags).ranked(dense_weight, limit)
+        return self._scored(request).ranked(request.dense_weight, limit)
 
-    def rankings(
-        self,
-        query: str,
-        vector: npt.NDArray[np.float32] | None,
-        *,
-        limit: int,
-        depth: int,
-        min_trust: float = 0.0,
-        tags: Sequence[str] = (),
-        dense_weight: float = 0.5,
-    ) -> Rankings:
+    def rankings(self, request: SearchRequest, *, limit: int, depth: int) -> Rankings:
         """:meth:`search`'s hits and the ``depth`` best of each signal alone, in one pass.
 
         The components are ranked from the arrays the blend was scored from, as
         :meth:`search` at ``dense_weight`` 1 and 0 would rank them.
         """
-        scored = self._scored(query, vector, min_trust, tags)
+        scored = self._scored(request)
         return Rankings(
-            scored.ranked(dense_weight, limit),
-            scored.ranked(1.0, depth) if vector is not None else [],
+            scored.ranked(request.dense_weight, limit),
+            scored.ranked(1.0, depth) if request.vector is not None else [],
             [h for h in scored.ranked(0.0, depth) if h.lexical > 0],
         )
 
-    def _scored(
-        self,
-        query: str,
-        vector: npt.NDArray[np.float32] | None,
-        min_trust: float,
-        tags: Sequence[str],
-    ) -> Scored:
+    def _scored(self, request: SearchRequest) -> Scored:
         """Both signals of every row, or of the candidates of the cells when held.
 
         From :attr:`cells_from` rows a search scores the dense side through the cells
@@ -450,8 +374,9 @@ class MemoryIndex:
         process that only searches keeps its memory (bench/RESULTS.md, "The awake
         tick's recall at 100k, round 4").
         """
-        keep = self.mask(min_trust=min_trust, tags=tags)
-        lexical = self.lexical_scores(query)
+        vector = request.vector
+        keep = self.mask(min_trust=request.min_trust, tags=request.tags)
+        lexical = self.lexical_scores(request.text)
         matrix, cells = self._matrix, self._cells
         comparable = vector is not None and vector.shape[0] == self._dim
         if comparable and matrix is not None and cells is not None:

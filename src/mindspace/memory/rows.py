@@ -5,18 +5,22 @@ The embedded index (:mod:`mindspace.memory.index`), the Mem0 tier
 :mod:`mindspace.storage.pg_semantic`) each used to rebuild a memory's search text from
 its stored columns and to turn (key, similarity) pairs into :class:`Neighbour` lists
 their own way; the copies had started to differ (rounding before or after the
-threshold, the order of ties). Here is the one way, so the backends answer alike.
+threshold, the order of ties). Here is the one way, so the backends answer alike; the
+two in-process indexes keep the same :class:`IndexedMemory` of each memory.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import ClassVar
 
-from mindspace.memory.records import memory_key
+from mindspace.clock import parse_time
+from mindspace.memory.records import Memory, memory_key
 from mindspace.state.port import StoredRecord
 from mindspace.state.semantic import Neighbour
 
-__all__ = ["lexical_text", "neighbours", "stored_lexical_text", "stored_vector"]
+__all__ = ["IndexedMemory", "lexical_text", "neighbours", "stored_lexical_text", "stored_vector"]
 
 
 def lexical_text(content: str, source_entity: str | None, context: str | None) -> str:
@@ -50,3 +54,73 @@ def neighbours(found: Iterable[tuple[str, float]], *, k: int, threshold: float) 
     kept = [(key, float(score)) for key, score in found if float(score) >= threshold]
     kept.sort(key=lambda pair: -pair[1])  # stable: ties keep the given order
     return [Neighbour(key, round(score, 4)) for key, score in kept[: max(k, 0)]]
+
+
+@dataclass(frozen=True)
+class IndexedMemory:
+    """What an in-process index keeps of one memory, from a record or straight from the store.
+
+    Attributes:
+        key: The memory's id.
+        content: Its text (what Mem0 stores).
+        lexical: What BM25 indexes (:func:`lexical_text`).
+        entity: Its source entity, casefolded ("" when none).
+        tags: Its tags, casefolded.
+        trust: Its source trust.
+        occurred: When it happened, as POSIX seconds.
+        embedder: The embedder that made its vector.
+        embedding: Its float32 vector bytes (None: not embedded).
+    """
+
+    FIELDS: ClassVar[tuple[str, ...]] = (
+        "id",
+        "content",
+        "source_entity",
+        "context",
+        "tags",
+        "source_trust",
+        "occurred_at",
+        "embedder",
+        "embedding",
+    )
+    """The stored columns :meth:`from_stored` reads."""
+
+    key: str
+    content: str
+    lexical: str
+    entity: str
+    tags: tuple[str, ...]
+    trust: float
+    occurred: float
+    embedder: str | None
+    embedding: bytes | None
+
+    @classmethod
+    def of(cls, memory: Memory) -> IndexedMemory:
+        """What is kept of a validated record."""
+        return cls(
+            memory.id,
+            memory.content,
+            memory.lexical_key(),
+            (memory.source_entity or "").casefold(),
+            tuple(t.casefold() for t in memory.tags),
+            memory.source_trust,
+            parse_time(memory.occurred_at).timestamp(),
+            memory.embedder,
+            memory.embedding,
+        )
+
+    @classmethod
+    def from_stored(cls, row: StoredRecord) -> IndexedMemory:
+        """What is kept of a stored row holding :attr:`FIELDS` (no record validated)."""
+        return cls(
+            str(row["id"]),
+            str(row["content"]),
+            stored_lexical_text(row),
+            str(row["source_entity"] or "").casefold(),
+            tuple(str(t).casefold() for t in row["tags"] or ()),
+            float(row["source_trust"]),
+            parse_time(str(row["occurred_at"])).timestamp(),
+            row["embedder"],
+            stored_vector(row),
+        )

@@ -25,7 +25,7 @@ from mindspace.memory.recalled import Recalled, RecordReader, exact_relevance, p
 from mindspace.memory.reconcile import distinct
 from mindspace.memory.records import Memory
 from mindspace.memory.writing import MemoryWriter, refuse_questions
-from mindspace.state.semantic import Hit, Rankings, SemanticIndex
+from mindspace.state.semantic import Hit, Rankings, SearchRequest, SemanticIndex
 from mindspace.state.unit import Unit
 
 __all__ = [
@@ -243,27 +243,13 @@ class SemanticMemory:
     ) -> Rankings:
         """The index's blend, with dense and BM25 alone when fusion weighs them."""
         settings = self.settings
+        dense_weight = settings.memory_dense_weight
+        request = SearchRequest(query, vector, min_source_trust, tags, dense_weight)
         if settings.memory_recall_dense_rank_weight <= 0 and (
             settings.memory_recall_lexical_rank_weight <= 0
         ):
-            blended = self.index.search(
-                query,
-                vector,
-                limit=limit,
-                min_trust=min_source_trust,
-                tags=tags,
-                dense_weight=settings.memory_dense_weight,
-            )
-            return Rankings(blended, [], [])
-        return self.index.rankings(
-            query,
-            vector,
-            limit=limit,
-            depth=COMPONENT_DEPTH,
-            min_trust=min_source_trust,
-            tags=tags,
-            dense_weight=settings.memory_dense_weight,
-        )
+            return Rankings(self.index.search(request, limit=limit), [], [])
+        return self.index.rankings(request, limit=limit, depth=COMPONENT_DEPTH)
 
     def _fused(
         self, hits: list[Hit], ranked: Rankings, records: RecordReader, size: int

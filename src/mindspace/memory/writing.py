@@ -26,7 +26,7 @@ from mindspace.memory.judgement import ModelJudge
 from mindspace.memory.reconcile import Decision, Fact, Near, ReconcileRules
 from mindspace.memory.records import MAX_SOURCES, Memory, MemorySource, memory_key
 from mindspace.memory.utterance import is_question
-from mindspace.state.semantic import SemanticIndex
+from mindspace.state.semantic import SearchRequest, SemanticIndex
 from mindspace.state.unit import Unit
 from mindspace.text import normalized
 from mindspace.workspace.limits import bounded_text
@@ -169,10 +169,9 @@ class _Batch:
             if index.count() == 0:
                 return [[] for _ in range(rows)]
             # Without vectors only the same words restate a memory: ask BM25.
-            return [
-                [h.key for h in index.search(memory_key(t, d.source_entity), None, limit=NEAREST)]
-                for t, d in zip(self.texts, self.drafts, strict=True)
-            ]
+            worded = zip(self.texts, self.drafts, strict=True)
+            asked = [SearchRequest(memory_key(t, d.source_entity)) for t, d in worded]
+            return [[h.key for h in index.search(q, limit=NEAREST)] for q in asked]
         found = index.nearest(
             self.vectors,
             k=NEAREST,
@@ -185,7 +184,7 @@ class _Batch:
                 # A write-up of one sentence of a long message is far from the message's
                 # vector: the words find the quote it came from (reconcile: "quoted in").
                 query = memory_key(text, draft.source_entity)
-                words = [h.key for h in index.search(query, None, limit=QUOTE_CANDIDATES)]
+                words = [h.key for h in index.search(SearchRequest(query), limit=QUOTE_CANDIDATES)]
                 keys[i] = list(dict.fromkeys([*keys[i], *words]))
         return keys
 

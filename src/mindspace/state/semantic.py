@@ -41,6 +41,7 @@ __all__ = [
     "Neighbour",
     "Ranked",
     "Rankings",
+    "SearchRequest",
     "SemanticIndex",
     "SemanticStore",
     "rank_candidates",
@@ -86,6 +87,25 @@ class Rankings:
     lexical: list[Hit]
 
 
+@dataclass(frozen=True)
+class SearchRequest:
+    """What a memory search looks for: every :class:`SemanticIndex` search takes one.
+
+    Attributes:
+        text: The text BM25 scores against.
+        vector: The query's embedding (None: lexical search only).
+        min_trust: Leave out memories whose source trust is below this.
+        tags: Keep only memories carrying every one of these tags (case-insensitive).
+        dense_weight: The dense signal's share of the blend.
+    """
+
+    text: str
+    vector: Vector | None = None
+    min_trust: float = 0.0
+    tags: Sequence[str] = ()
+    dense_weight: float = 0.5
+
+
 @runtime_checkable
 class SemanticIndex(Protocol):
     """Search over the committed memories of one assistant.
@@ -97,52 +117,27 @@ class SemanticIndex(Protocol):
     embedder: str | None
     """The embedder whose vectors are searched; others' vectors are left out of dense search."""
 
-    def search(
-        self,
-        query: str,
-        vector: Vector | None,
-        *,
-        limit: int,
-        min_trust: float = 0.0,
-        tags: Sequence[str] = (),
-        dense_weight: float = 0.5,
-    ) -> list[Hit]:
-        """The ``limit`` best memories for ``query`` (and its ``vector``), best first.
+    def search(self, request: SearchRequest, *, limit: int) -> list[Hit]:
+        """The ``limit`` best memories for the ``request``, best first.
 
         Args:
-            query: The text BM25 scores against.
-            vector: The query's embedding (None: lexical search only).
+            request: What to look for and how to weigh the two signals.
             limit: How many hits at most.
-            min_trust: Leave out memories whose source trust is below this.
-            tags: Keep only memories carrying every one of these tags (case-insensitive).
-            dense_weight: The dense signal's share of the blend.
         """
         ...
 
-    def rankings(
-        self,
-        query: str,
-        vector: Vector | None,
-        *,
-        limit: int,
-        depth: int,
-        min_trust: float = 0.0,
-        tags: Sequence[str] = (),
-        dense_weight: float = 0.5,
-    ) -> Rankings:
+    def rankings(self, request: SearchRequest, *, limit: int, depth: int) -> Rankings:
         """:meth:`search`'s hits with the ``depth`` best of each signal alone.
 
-        The same answers as three searches (at ``dense_weight``, 1 and 0) from the scores
-        one search computes: recall fuses the three (:mod:`mindspace.memory.rank_fusion`).
+        The same answers as three searches (at the request's ``dense_weight``, 1 and 0)
+        from the scores one search computes: recall fuses the three
+        (:mod:`mindspace.memory.rank_fusion`). Without a query vector there is no dense
+        ranking.
 
         Args:
-            query: The text BM25 scores against.
-            vector: The query's embedding (None: lexical search only, no dense ranking).
+            request: What to look for and how to weigh the two signals.
             limit: How many blended hits at most.
             depth: How many hits of each component at most.
-            min_trust: Leave out memories whose source trust is below this.
-            tags: Keep only memories carrying every one of these tags (case-insensitive).
-            dense_weight: The dense signal's share of the blend.
         """
         ...
 

@@ -21,80 +21,37 @@ a logistic (:func:`mindspace.memory.fusion.fuse_candidates`).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from mindspace.config import Settings
-from mindspace.memory.fusion import fuse_candidates
 from mindspace.memory.lexical import LexicalIndex
-from mindspace.memory.rank_fusion import candidate_rankings
 from mindspace.memory.records import Memory
-from mindspace.memory.rows import neighbours, stored_lexical_text, stored_vector
+from mindspace.memory.rows import IndexedMemory
 from mindspace.state.models import Record
-from mindspace.state.port import StoredRecord
-from mindspace.state.semantic import Hit, Neighbour, Rankings, SemanticIndex
+from mindspace.state.semantic import SearchRequest, SemanticIndex
 from mindspace.state.unit import StateCache
+from mindspace.storage.candidates import CandidateSearch
 from mindspace.storage.mem0_setup import EmbedderSource, Mem0Handle, open_mem0, require_mem0
 
 __all__ = ["Mem0SemanticIndex", "mem0_semantic"]
 
-CANDIDATES = 100
-"""At least this many candidates from each side (more when a search asks for more)."""
-
-_FIELDS = ("id", "content", "source_entity", "context", "tags", "source_trust", "embedder")
-_VECTOR_FIELDS = (*_FIELDS, "embedding")
 
 OpenHandle = Callable[[int], Mem0Handle]
 """Opens the Mem0 memory for vectors of a size."""
 
 
-@dataclass(frozen=True)
-class _Row:
-    """What the index needs of one memory."""
-
-    key: str
-    content: str
-    lexical: str
-    tags: tuple[str, ...]
-    trust: float
-    embedder: str | None
-    embedding: bytes | None
-
-    @classmethod
-    def of(cls, memory: Memory) -> _Row:
-        return cls(
-            memory.id,
-            memory.content,
-            memory.lexical_key(),
-            tuple(t.casefold() for t in memory.tags),
-            memory.source_trust,
-            memory.embedder,
-            memory.embedding,
-        )
-
-    @classmethod
-    def from_stored(cls, row: StoredRecord) -> _Row:
-        return cls(
-            str(row["id"]),
-            str(row["content"]),
-            stored_lexical_text(row),
-            tuple(str(t).casefold() for t in row["tags"] or ()),
-            float(row["source_trust"]),
-            row["embedder"],
-            stored_vector(row),
-        )
-
-    def digest(self) -> str:
-        """Changes whenever anything Mem0 holds of this memory changes."""
-        h = hashlib.sha256()
-        for part in (self.content, "\x1f".join(self.tags), repr(self.trust), self.embedder or ""):
-            h.update(part.encode())
-            h.update(b"\x1e")
-        h.update(self.embedding or b"")
-        return h.hexdigest()
+def _digest(row: IndexedMemory) -> str:
+    """Changes whenever anything Mem0 holds of this memory changes."""
+    h = hashlib.sha256()
+    for part in (row.content, "\x1f".join(row.tags), repr(row.trust), row.embedder or ""):
+        h.update(part.encode())
+        h.update(b"\x1e")
+    h.update(row.embedding or b"")
+    return h.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -106,7 +63,7 @@ class _Entry:
     mem0_id: str | None
 
 
-class Mem0SemanticIndex:
+class Mem0SemanticIndex(CandidateSearch):
     """Search over one assistant's memories with Mem0 holding the vectors.
 
     Args:
@@ -143,7 +100,7 @@ class Mem0SemanticIndex:
             return  # reconciled from the store on first use, which already holds this write
         self._drop(key)
         if isinstance(record, Memory):
-            self._put(_Row.of(record), None)
+            self._put(IndexedMemory.of(record), None)
         if len(self._lexical.keys) > 64 and len(self._lexical.keys) > 2 * len(self._entries):
             self._built = False  # BM25 rows of deleted memories: rebuilt on next use
 
@@ -158,7 +115,8 @@ class Mem0SemanticIndex:
             return
         self._clear()
         store, assistant = self._cache.store, self._cache.assistant_id
-        rows = [_Row.from_stored(r) for r in store.scan(assistant, Memory.kind, _VECTOR_FIELDS)]
+        scan = store.scan(assistant, Memory.kind, IndexedMemory.FIELDS)
+        rows = [IndexedMemory.from_stored(r) for r in scan]
         if self._dim is None:
             self._dim = next((len(v) for v in map(self._vector, rows) if v is not None), None)
         held: dict[str, tuple[str, str]] = {}
@@ -171,7 +129,7 @@ class Mem0SemanticIndex:
                     held[key] = (mem0_id, str(payload.get("mindspace_digest", "")))
         for row in rows:
             kept = held.pop(row.key, None)
-            if kept is not None and kept[1] != row.digest():
+            if kept is not None and kept[1] != _digest(row):
                 self._mem0().delete(kept[0])
                 kept = None
             self._put(row, kept[0] if kept is not None else None)
@@ -185,7 +143,7 @@ class Mem0SemanticIndex:
             self._handle = self._open_handle(self._dim)
         return self._handle
 
-    def _vector(self, row: _Row) -> npt.NDArray[np.float32] | None:
+    def _vector(self, row: IndexedMemory) -> npt.NDArray[np.float32] | None:
         """The row's vector if queries can be compared with it."""
         if row.embedding is None or (self.embedder is not None and row.embedder != self.embedder):
             return None
@@ -196,13 +154,13 @@ class Mem0SemanticIndex:
             return None  # Qdrant's cosine needs a non-zero vector of the collection's size
         return vector
 
-    def _put(self, row: _Row, mem0_id: str | None) -> None:
+    def _put(self, row: IndexedMemory, mem0_id: str | None) -> None:
         """Index ``row``; ``mem0_id``: Mem0 already holds it (else it is added when usable)."""
         vector = self._vector(row)
         if mem0_id is None and vector is not None:
             metadata = {
                 "mindspace_id": row.key,
-                "mindspace_digest": row.digest(),
+                "mindspace_digest": _digest(row),
                 "embedder": row.embedder,
                 "source_trust": row.trust,
                 "tags": list(row.tags),
@@ -262,58 +220,22 @@ class Mem0SemanticIndex:
                 return found
             fetch = min(held, 4 * fetch)
 
-    def search(
-        self,
-        query: str,
-        vector: npt.NDArray[np.float32] | None,
-        *,
-        limit: int,
-        min_trust: float = 0.0,
-        tags: Sequence[str] = (),
-        dense_weight: float = 0.5,
-    ) -> list[Hit]:
-        """Hybrid search: Mem0's nearest vectors and our BM25, fused as on PostgreSQL."""
-        if limit <= 0:
-            return []
-        rows = self._candidates(query, vector, max(CANDIDATES, limit), min_trust, tags)
-        return fuse_candidates(rows, limit, dense_weight)
-
-    def rankings(
-        self,
-        query: str,
-        vector: npt.NDArray[np.float32] | None,
-        *,
-        limit: int,
-        depth: int,
-        min_trust: float = 0.0,
-        tags: Sequence[str] = (),
-        dense_weight: float = 0.5,
-    ) -> Rankings:
-        """:meth:`search`'s hits and each signal's ``depth`` best, from one candidate fetch."""
-        rows = self._candidates(query, vector, max(CANDIDATES, limit, depth), min_trust, tags)
-        return candidate_rankings(
-            rows, limit, depth, dense_weight, whole=False, dense=vector is not None
-        )
-
     def _candidates(
-        self,
-        query: str,
-        vector: npt.NDArray[np.float32] | None,
-        k: int,
-        min_trust: float,
-        tags: Sequence[str],
-    ) -> list[tuple[str, float | None, float]]:
+        self, request: SearchRequest, k: int
+    ) -> tuple[list[tuple[str, float | None, float]], bool]:
         """The ``k`` best eligible memories of each signal, with both signals of each.
 
-        In :func:`~mindspace.memory.fusion.fuse_candidates`' row form and order.
+        In :func:`~mindspace.memory.fusion.fuse_candidates`' row form and order; BM25 is
+        standardised over the candidates.
         """
         self.ensure()
-        wanted = {tag.casefold() for tag in tags}
+        vector, min_trust = request.vector, request.min_trust
+        wanted = {tag.casefold() for tag in request.tags}
 
         def eligible(entry: _Entry) -> bool:
             return entry.trust >= min_trust and wanted <= entry.tags
 
-        bm25 = self._lexical.scores(query)  # deleted rows score 0
+        bm25 = self._lexical.scores(request.text)  # deleted rows score 0
         lexical_top: list[str] = []
         positive = np.flatnonzero(bm25 > 0)
         # Best first (ties: the older row), walked until k eligible memories are found.
@@ -338,31 +260,19 @@ class Mem0SemanticIndex:
                 dense.update({missing[mem0_id]: score for mem0_id, score in found.items()})
         rows = {self._lexical.row(key): key for key in {*lexical_top, *dense}}
         # In insertion order (the BM25 rows'), so ties go to the older memory as elsewhere.
-        return [
-            (key, dense.get(key), float(bm25[row]))
-            for row, key in sorted((r, key) for r, key in rows.items() if r is not None)
-        ]
+        ordered = sorted((r, key) for r, key in rows.items() if r is not None)
+        return [(key, dense.get(key), float(bm25[row])) for row, key in ordered], False
 
-    def nearest(
-        self,
-        vectors: npt.NDArray[np.float32],
-        *,
-        k: int,
-        threshold: float,
-        exclude: Sequence[str],
-    ) -> list[list[Neighbour]]:
-        """For each row of ``vectors``, up to ``k`` memories with cosine >= ``threshold``."""
+    def _nearby(
+        self, batch: npt.NDArray[np.float32], k: int, own: list[str]
+    ) -> list[list[tuple[str, float]]]:
+        """Mem0's ``k + 1`` nearest points of each row, less the row's own memory."""
         self.ensure()
-        batch = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
-        results: list[list[Neighbour]] = [[] for _ in range(batch.shape[0])]
-        if k <= 0:
-            return results
-        for i, row in enumerate(batch):
-            own = exclude[i] if i < len(exclude) else ""
-            found = self._dense(row, k + 1)
-            eligible = ((key, s) for key, s in found.items() if key != own and key in self._entries)
-            results[i] = neighbours(eligible, k=k, threshold=threshold)
-        return results
+        found = (self._dense(row, k + 1).items() for row in batch)
+        return [
+            [(key, s) for key, s in near if key != mine and key in self._entries]
+            for near, mine in zip(found, own, strict=True)
+        ]
 
 
 def mem0_semantic(

@@ -32,10 +32,8 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy import Connection, text
 
-from mindspace.memory.fusion import fuse_candidates
-from mindspace.memory.rank_fusion import candidate_rankings
-from mindspace.memory.rows import neighbours
-from mindspace.state.semantic import Hit, Neighbour, Rankings
+from mindspace.state.semantic import SearchRequest
+from mindspace.storage.candidates import CandidateSearch
 from mindspace.storage.pg_memory import MAX_POSTING_BYTES, vector_literal
 from mindspace.text import tokenize
 
@@ -47,11 +45,8 @@ K1 = 0.9
 B = 0.4
 """BM25 parameters, the embedded index's (:class:`mindspace.memory.lexical.LexicalIndex`)."""
 
-CANDIDATES = 100
-"""At least this many candidates from each side (more when a search asks for more)."""
 
-
-class PgSemanticIndex:
+class PgSemanticIndex(CandidateSearch):
     """Search over one assistant's memories stored in PostgreSQL.
 
     Args:
@@ -78,51 +73,7 @@ class PgSemanticIndex:
         return self.count()
 
     # -- search ----------------------------------------------------------------------------
-    def search(
-        self,
-        query: str,
-        vector: npt.NDArray[np.float32] | None,
-        *,
-        limit: int,
-        min_trust: float = 0.0,
-        tags: Sequence[str] = (),
-        dense_weight: float = 0.5,
-    ) -> list[Hit]:
-        """Hybrid search: HNSW and BM25 candidates, scored and blended as embedded."""
-        if limit <= 0:
-            return []
-        rows, whole = self._candidates(query, vector, max(CANDIDATES, limit), min_trust, tags)
-        return fuse_candidates(rows, limit, dense_weight, whole=whole)
-
-    def rankings(
-        self,
-        query: str,
-        vector: npt.NDArray[np.float32] | None,
-        *,
-        limit: int,
-        depth: int,
-        min_trust: float = 0.0,
-        tags: Sequence[str] = (),
-        dense_weight: float = 0.5,
-    ) -> Rankings:
-        """:meth:`search`'s hits and each signal's ``depth`` best, from one statement.
-
-        The components are ranked among the blend's candidates, which hold each
-        signal's best :data:`CANDIDATES` (or ``limit``) memories.
-        """
-        k = max(CANDIDATES, limit, depth)
-        rows, whole = self._candidates(query, vector, k, min_trust, tags)
-        has_vector = vector is not None
-        return candidate_rankings(rows, limit, depth, dense_weight, whole=whole, dense=has_vector)
-
-    def _candidates(
-        self,
-        query: str,
-        vector: npt.NDArray[np.float32] | None,
-        k: int,
-        min_trust: float,
-        tags: Sequence[str],
-    ) -> tuple[Sequence[Any], bool]:
+    def _candidates(self, request: SearchRequest, k: int) -> tuple[Sequence[Any], bool]:
         """The candidates of a search, fetched with both their signals in one statement.
 
         Returns:
@@ -130,7 +81,8 @@ class PgSemanticIndex:
             best eligible memories), and whether BM25 may be standardised over every
             memory (no filter).
         """
-        terms = sorted({t for t in tokenize(query) if len(t.encode()) <= MAX_POSTING_BYTES})
+        vector, tags, min_trust = request.vector, request.tags, request.min_trust
+        terms = sorted({t for t in tokenize(request.text) if len(t.encode()) <= MAX_POSTING_BYTES})
         dim = int(vector.shape[0]) if vector is not None and vector.ndim == 1 else None
         filtered = bool(tags) or min_trust > 0
         if dim is None and not terms:
@@ -205,30 +157,17 @@ class PgSemanticIndex:
         return " AND ".join(clauses)
 
     # -- nearest ---------------------------------------------------------------------------
-    def nearest(
-        self,
-        vectors: npt.NDArray[np.float32],
-        *,
-        k: int,
-        threshold: float,
-        exclude: Sequence[str],
-    ) -> list[list[Neighbour]]:
-        """For each row of ``vectors``, up to ``k`` memories with cosine >= ``threshold``.
-
-        One statement for the whole batch: a lateral HNSW lookup per row.
-        """
-        batch = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
-        results: list[list[Neighbour]] = [[] for _ in range(batch.shape[0])]
-        if not batch.shape[0] or k <= 0:
-            return results
+    def _nearby(
+        self, batch: npt.NDArray[np.float32], k: int, own: list[str]
+    ) -> list[list[tuple[str, float]]]:
+        """One statement for the whole batch: a lateral HNSW lookup per row."""
         dim = int(batch.shape[1])
-        excluded = [exclude[i] if i < len(exclude) else "" for i in range(batch.shape[0])]
         params = {
             "a": self.assistant_id,
             "e": self.embedder,
             "k": k,
             "qs": [vector_literal(row) for row in batch],
-            "ex": excluded,
+            "ex": own,
         }
         sql = (
             "SELECT w.i, n.id, n.dot FROM unnest(CAST(:qs AS text[]), CAST(:ex AS text[])) "
@@ -241,10 +180,10 @@ class PgSemanticIndex:
             _custom_plans(conn)
             _iterative_scan(conn, k)
             rows = conn.execute(text(sql), params).all()
-        found: list[list[tuple[str, float]]] = [[] for _ in results]
+        found: list[list[tuple[str, float]]] = [[] for _ in own]
         for i, key, dot in rows:
             found[int(i) - 1].append((str(key), float(dot)))
-        return [neighbours(pairs, k=k, threshold=threshold) for pairs in found]
+        return found
 
 
 # BM25 of every memory holding a query term, from the postings (one index range per term):
