@@ -294,6 +294,8 @@ class Runtime:
     ) -> Assistant:
         """Open the assistant ``key`` (the settings' default key when None).
 
+        Opening writes nothing; the session's start is recorded by its first write.
+
         Args:
             key: The assistant's key.
             create: Create it when absent (else AssistantNotFoundError).
@@ -308,10 +310,10 @@ class Runtime:
         """
         own = settings is not None and settings is not self.settings
         chosen = settings if settings is not None and own else self.settings
-        return Assistant.open(
+        info = self._store.open_assistant(key or chosen.assistant_key, create=create)
+        return Assistant(
             self._store,
-            key or chosen.assistant_key,
-            create=create,
+            info,
             llm=build_llm(chosen) if own else self.llm,
             clock=self.clock,
             settings=chosen,

@@ -73,7 +73,7 @@ def assistant_tools() -> ToolRegistry:
 class Assistant:
     """One assistant's engine on a store: tools, events, ticks, modes and approvals.
 
-    Use :meth:`open` rather than the constructor.
+    Get one from :meth:`mindspace.runtime.Runtime.open` (the composition root).
 
     Args:
         store: Where the assistant's state lives.
@@ -139,43 +139,6 @@ class Assistant:
         """Update, delete and forget, each recorded in the history (docs/manage.md)."""
         self._controls = Controls(self._core)
         self._decisions = Decisions(self._core, self._approvals, self.edits)
-
-    @classmethod
-    def open(
-        cls,
-        store: Store,
-        key: str,
-        *,
-        llm: LLM,
-        create: bool = True,
-        clock: Clock | None = None,
-        settings: Settings | None = None,
-        tools: ToolRegistry | None = None,
-        self_names: tuple[str, ...] = (),
-        embedder: Embedder | None = None,
-        tracer: Tracer = NO_TRACER,
-        indexes: IndexFactory = embedded_indexes,
-    ) -> Assistant:
-        """Open the assistant ``key``, creating it when absent (unless ``create`` is False).
-
-        Opening writes nothing; the session's start is recorded by its first write.
-
-        Raises:
-            AssistantNotFoundError: absent and ``create`` is False.
-        """
-        info = store.open_assistant(key, create=create)
-        return cls(
-            store,
-            info,
-            llm=llm,
-            clock=clock,
-            settings=settings,
-            tools=tools,
-            self_names=self_names,
-            embedder=embedder,
-            tracer=tracer,
-            indexes=indexes,
-        )
 
     # -- identity and ports --------------------------------------------------------------
     @property

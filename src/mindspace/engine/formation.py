@@ -47,9 +47,10 @@ from mindspace.clock import parse_time
 from mindspace.engine.core import EngineCore
 from mindspace.engine.records import Event
 from mindspace.journal.importance import score_importance_heuristic
+from mindspace.journal.records import SourceType
 from mindspace.memory.chunking import chunk_text
 from mindspace.memory.entities import SPOKEN_EVENT_VERBS, EntityBook
-from mindspace.memory.records import Memory, SourceType, memory_key
+from mindspace.memory.records import Memory, memory_key
 from mindspace.memory.semantic import MemoryDraft, SemanticMemory
 from mindspace.memory.utterance import statements
 from mindspace.memory.working import WorkingMemoryBook

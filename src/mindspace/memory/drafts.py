@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from mindspace.errors import InvalidArgumentsError
-from mindspace.memory.records import Memory, SourceType
+from mindspace.journal.records import SourceType
+from mindspace.memory.records import Memory
 from mindspace.state.models import Document
 
 __all__ = [

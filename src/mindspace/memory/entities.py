@@ -15,7 +15,8 @@ from collections.abc import Mapping, Sequence
 from mindspace.clock import Clock, format_time
 from mindspace.config import Settings
 from mindspace.errors import InvalidArgumentsError, NotFoundError
-from mindspace.memory.records import EntityProfile, Observation, SourceType, relationship_state
+from mindspace.journal.records import SourceType
+from mindspace.memory.records import EntityProfile, Observation, relationship_state
 from mindspace.state.unit import Unit
 from mindspace.workspace.limits import bounded_text
 from mindspace.workspace.persona import PersonaGuard

@@ -8,6 +8,7 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from mindspace.embeddings.port import Vectors
+from mindspace.journal.records import SourceType
 from mindspace.state.models import Document, Record
 
 __all__ = [
@@ -26,7 +27,6 @@ __all__ = [
     "relationship_state",
 ]
 
-SourceType = Literal["direct", "observation", "inference", "environmental"]
 RelationshipState = Literal["stranger", "acquaintance", "friend", "ally"]
 
 RELATIONSHIP_THRESHOLDS: tuple[tuple[float, RelationshipState], ...] = (

@@ -158,7 +158,7 @@ class ToolContext:
         if self.memory_index is None:
             raise ToolFailedError(
                 "Semantic memory is not available to this assistant",
-                "Open the assistant through Assistant.open so its memory index exists.",
+                "Open the assistant through Runtime.open so its memory index exists.",
             )
         return SemanticMemory(
             self.unit, self.clock, self.settings, self.embedder, self.memory_index
