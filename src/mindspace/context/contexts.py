@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from mindspace.context.components import (
@@ -101,61 +101,50 @@ class ContextConfig:
         return None
 
 
-DEFAULT_CONTEXT_CONFIGS: dict[str, ContextConfig] = {
-    "tick_event": ContextConfig(
+_REFLECTION = ContextConfig(
+    context_type="reflection",
+    name="Reflection",
+    description="Self-analysis over recent journal entries.",
+    enabled_components=[COMPONENT_SYSTEM_PROMPT, COMPONENT_PENDING_EVENT, COMPONENT_TOOL_RESULT],
+    component_overrides={"system_prompt": {"content": REFLECTION_PROMPT}},
+    tool_filter=list(REFLECTION_TOOLS),
+    max_iterations=3,
+)
+
+_CONFIGS = (
+    ContextConfig(
         context_type="tick_event",
         name="Event tick",
         description="Process a pending event from the queue.",
         enabled_components=list(_FULL_COMPONENTS),
-        execution_mode="react_loop",
-        max_iterations=5,
-        allows_multi_tool=True,
         allows_sub_agents=True,
     ),
-    "tick_autonomous": ContextConfig(
+    ContextConfig(
         context_type="tick_autonomous",
         name="Autonomous tick",
         description="Goal-driven behaviour when no event is pending.",
         enabled_components=list(_FULL_COMPONENTS),
-        execution_mode="react_loop",
-        max_iterations=5,
-        allows_multi_tool=True,
     ),
-    "reflection": ContextConfig(
-        context_type="reflection",
-        name="Reflection",
-        description="Self-analysis over recent journal entries.",
-        enabled_components=[
-            COMPONENT_SYSTEM_PROMPT,
-            COMPONENT_PENDING_EVENT,
-            COMPONENT_TOOL_RESULT,
-        ],
-        component_overrides={"system_prompt": {"content": REFLECTION_PROMPT}},
-        tool_filter=list(REFLECTION_TOOLS),
-        execution_mode="react_loop",
-        max_iterations=3,
-    ),
-    "reflection_cont": ContextConfig(
+    _REFLECTION,
+    # The same prompt and tools, reading a reflection tool's output instead of the task.
+    replace(
+        _REFLECTION,
         context_type="reflection_cont",
         name="Reflection (continued)",
         description="Process the output of a reflection tool.",
         enabled_components=[COMPONENT_SYSTEM_PROMPT, COMPONENT_TOOL_RESULT],
-        component_overrides={"system_prompt": {"content": REFLECTION_PROMPT}},
-        tool_filter=list(REFLECTION_TOOLS),
-        execution_mode="react_loop",
         max_iterations=2,
     ),
-    "sleep_consolidate": ContextConfig(
+    ContextConfig(
         context_type="sleep_consolidate",
         name="Sleep consolidation",
         description="Memory consolidation while asleep.",
         enabled_components=[COMPONENT_SYSTEM_PROMPT, COMPONENT_SEMANTIC_MEMORIES],
         component_overrides={"system_prompt": {"content": SLEEP_CONSOLIDATION_PROMPT}},
         tool_filter=list(SLEEP_TOOLS),
-        execution_mode="react_loop",
         max_iterations=10,
     ),
-    "goal_decompose": ContextConfig(
+    ContextConfig(
         context_type="goal_decompose",
         name="Goal decomposition",
         description="Break a goal into subtasks.",
@@ -166,7 +155,7 @@ DEFAULT_CONTEXT_CONFIGS: dict[str, ContextConfig] = {
         max_iterations=1,
         allows_multi_tool=False,
     ),
-    "pre_compaction": ContextConfig(
+    ContextConfig(
         context_type="pre_compaction",
         name="Pre-compaction extraction",
         description="A last chance to journal facts before history is compacted.",
@@ -177,10 +166,10 @@ DEFAULT_CONTEXT_CONFIGS: dict[str, ContextConfig] = {
             COMPONENT_TOOL_RESULT,
         ],
         tool_filter=list(PRE_COMPACTION_TOOLS),
-        execution_mode="react_loop",
-        max_iterations=5,
     ),
-}
+)
+# Keyed by context type; each entry states only what differs from ContextConfig's defaults.
+DEFAULT_CONTEXT_CONFIGS: dict[str, ContextConfig] = {c.context_type: c for c in _CONFIGS}
 
 
 def get_context_config(context_type: str) -> ContextConfig:
