@@ -23,7 +23,6 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from types import TracebackType
 from typing import IO
 
 import httpx
@@ -148,13 +147,8 @@ class LlamaServer:
         self._wait_ready()
         return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        self.stop()
+    def __exit__(self, *exc: object) -> None:
+        self.stop()  # whatever the block raised goes on
 
     def stop(self) -> None:
         """Stop the server (its own process only) and keep its output in :attr:`log`."""

@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 import warnings
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 from urllib.parse import quote, urlsplit
 
@@ -106,10 +105,5 @@ class LocalPostgres:
     def __enter__(self) -> LocalPostgres:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
+    def __exit__(self, *exc: object) -> None:
+        self.stop()  # whatever the block raised goes on

@@ -51,6 +51,9 @@ DaysOption = Annotated[
 ProjectOption = Annotated[
     str | None, typer.Option("--project", metavar="KEY", help="Only entries about this project.")
 ]
+LimitOption = Annotated[
+    int, typer.Option("--limit", "-n", min=1, metavar="N", help="Most entries shown.")
+]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the entries as JSON.")]
 
 
@@ -66,9 +69,7 @@ def journal_command(
     tag: TagOption = None,
     days: DaysOption = None,
     project: ProjectOption = None,
-    limit: Annotated[
-        int, typer.Option("--limit", "-n", min=1, metavar="N", help="Most entries shown.")
-    ] = 20,
+    limit: LimitOption = 20,
     as_json: JsonOption = False,
     db: DbOption = None,
     assistant: AssistantOption = None,
@@ -97,9 +98,7 @@ def search_command(
     tag: TagOption = None,
     days: DaysOption = None,
     project: ProjectOption = None,
-    limit: Annotated[
-        int, typer.Option("--limit", "-n", min=1, metavar="N", help="Most entries shown.")
-    ] = 10,
+    limit: LimitOption = 10,
     text_only: Annotated[
         bool, typer.Option("--text", help="Case-insensitive text match instead of meaning.")
     ] = False,
