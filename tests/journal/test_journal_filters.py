@@ -132,9 +132,7 @@ def test_search_equals_rank_over_the_entries_filtered_in_python(
     passing.sort(key=lambda e: (e.timestamp, e.id), reverse=True)
     query = DIRECTIONS[direction]
 
-    found = index.search(
-        query, where.for_index(NOW), limit=limit, threshold=threshold, exclude=exclude
-    )
+    found = index.search(query, where.for_index(NOW, exclude), limit=limit, threshold=threshold)
     expected = index.rank(query, [str(e.id) for e in passing], limit=limit, threshold=threshold)
     assert found == expected
 

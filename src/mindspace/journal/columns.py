@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import sys
 from array import array as machine_ints
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from typing import TypeVar
 
 import numpy as np
@@ -139,8 +139,8 @@ class EntryColumns:
             row = self._append(key, filed)
             self.vector_row[row] = vector_row
 
-    def matching(self, where: EntryFilter, exclude: Collection[str] = ()) -> Rows:
-        """The live rows passing ``where``, minus the entries under ``exclude``."""
+    def matching(self, where: EntryFilter) -> Rows:
+        """The live rows passing ``where`` (its ``exclude`` left out)."""
         size = self.size
         mask = self.alive[:size].copy()
         if where.since is not None:
@@ -149,7 +149,7 @@ class EntryColumns:
             mask &= self._holding(self._projects, [where.project], every=False)
         if where.tags:
             mask &= self._holding(self._tags, where.tags, every=not where.any_tag)
-        for key in exclude:
+        for key in where.exclude:
             row = self.row_of.get(key)
             if row is not None:
                 mask[row] = False

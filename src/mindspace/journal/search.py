@@ -13,6 +13,7 @@ entries. Without an embedder a semantic request falls back to text and says so.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from operator import attrgetter
@@ -70,13 +71,19 @@ class JournalFilter:
         except OverflowError:  # further back than the calendar goes: no limit
             return None
 
-    def for_index(self, now: datetime) -> EntryFilter:
-        """This filter as the journal index port takes it (names casefolded)."""
+    def for_index(self, now: datetime, exclude: Collection[str] = ()) -> EntryFilter:
+        """This filter as the journal index port takes it (names casefolded).
+
+        Args:
+            now: The time ``days_back`` counts from.
+            exclude: Keys the index must not return.
+        """
         return EntryFilter(
             since=self.since(now),
             tags=tuple(t.casefold() for t in self.tags),
             any_tag=self.any_tag,
             project=None if self.project is None else self.project.casefold(),
+            exclude=frozenset(exclude),
         )
 
     def accepts(self, entry: JournalEntry, since: str | None) -> bool:
@@ -206,13 +213,8 @@ async def _indexed(
             shadowed.add(key)
             if isinstance(record, JournalEntry) and where.accepts(record, since):
                 written.append(record)
-    ranked = index.search(
-        query,
-        where.for_index(now),
-        limit=limit,
-        threshold=meaning.min_similarity,
-        exclude=shadowed,
-    )
+    candidates = where.for_index(now, exclude=shadowed)
+    ranked = index.search(query, candidates, limit=limit, threshold=meaning.min_similarity)
     found = unit.get_many(JournalEntry, [*(h.key for h in ranked.hits), *ranked.unembedded])
     fresh = [found[k] for k in ranked.unembedded if k in found]
     fresh.extend(written)

@@ -15,7 +15,7 @@ when a search needs them (and kept in the process-wide matrix of
 from __future__ import annotations
 
 import heapq
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -30,6 +30,7 @@ from mindspace.state.semantic import (
     JournalIndex,
     Neighbour,
     Ranked,
+    Vector,
     rank_candidates,
 )
 from mindspace.state.unit import StateCache, Unit
@@ -183,14 +184,7 @@ class EntryVectorIndex:
         return vectors + self._columns.nbytes
 
     # -- JournalIndex --------------------------------------------------------------------
-    def rank(
-        self,
-        vector: npt.NDArray[np.float32],
-        keys: Sequence[str],
-        *,
-        limit: int,
-        threshold: float,
-    ) -> Ranked:
+    def rank(self, vector: Vector, keys: Sequence[str], *, limit: int, threshold: float) -> Ranked:
         """Rank the entries under ``keys`` by cosine similarity of their stored vectors."""
         self._ensure()
         current = self._current
@@ -208,15 +202,7 @@ class EntryVectorIndex:
         missing = [keys[i] for i in np.flatnonzero(~stored).tolist()]
         return Ranked(hits, total, missing)
 
-    def search(
-        self,
-        vector: npt.NDArray[np.float32],
-        where: EntryFilter,
-        *,
-        limit: int,
-        threshold: float,
-        exclude: Collection[str] = (),
-    ) -> Ranked:
+    def search(self, vector: Vector, where: EntryFilter, *, limit: int, threshold: float) -> Ranked:
         """Rank the entries passing ``where`` by cosine similarity of their stored vectors.
 
         Array masks pick the candidate rows, one matrix-vector product scores those with
@@ -225,7 +211,7 @@ class EntryVectorIndex:
         """
         self._ensure()
         columns = self._columns
-        rows = columns.matching(where, exclude)
+        rows = columns.matching(where)
         vector_rows = columns.vector_row[rows]
         stored = vector_rows >= 0
         unembedded = [columns.keys[r] for r in columns.newest_first(rows[~stored]).tolist()]

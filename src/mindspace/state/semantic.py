@@ -25,7 +25,7 @@ query and mixed ``dense_weight : 1 - dense_weight``. Memories with no evidence a
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -44,10 +44,12 @@ __all__ = [
     "SearchRequest",
     "SemanticIndex",
     "SemanticStore",
+    "Vector",
     "rank_candidates",
 ]
 
 Vector = npt.NDArray[np.float32]
+"""A query or stored vector as the search ports take it (float32)."""
 
 
 @dataclass(frozen=True)
@@ -216,12 +218,15 @@ class EntryFilter:
             ``any_tag``); empty: no tag filter.
         any_tag: One of ``tags`` is enough.
         project: A casefolded project an entry must name among its related projects.
+        exclude: Keys never to return (entries a unit of work replaced or deleted and
+            has not committed; the caller ranks its own versions).
     """
 
     since: str | None = None
     tags: tuple[str, ...] = ()
     any_tag: bool = False
     project: str | None = None
+    exclude: frozenset[str] = frozenset()
 
 
 @runtime_checkable
@@ -250,15 +255,7 @@ class JournalIndex(Protocol):
         """
         ...
 
-    def search(
-        self,
-        vector: Vector,
-        where: EntryFilter,
-        *,
-        limit: int,
-        threshold: float,
-        exclude: Collection[str] = (),
-    ) -> Ranked:
+    def search(self, vector: Vector, where: EntryFilter, *, limit: int, threshold: float) -> Ranked:
         """Rank the committed entries passing ``where`` by cosine similarity to ``vector``.
 
         The same answer as :meth:`rank` over those entries' keys newest first (by
@@ -270,8 +267,6 @@ class JournalIndex(Protocol):
             where: Which entries are candidates.
             limit: How many hits at most.
             threshold: The least similarity of a hit.
-            exclude: Keys never to return (entries a unit of work replaced or deleted
-                and has not committed; the caller ranks its own versions).
 
         Returns:
             Hits best first, ties newest first; ``unembedded`` newest first.

@@ -40,15 +40,14 @@ version 10), stopping past :data:`WALK_WINDOW`:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 from sqlalchemy import Connection, text
 
-from mindspace.state.semantic import EntryFilter, Neighbour, Ranked, rank_candidates
+from mindspace.state.semantic import EntryFilter, Neighbour, Ranked, Vector, rank_candidates
 from mindspace.storage.pg_journal_state import embedder_bounds, lacking, vector_state
 from mindspace.storage.vectors import ensure_hnsw_index, vector_literal
 
@@ -201,14 +200,7 @@ class PgJournalIndex:
         self.assistant_id = assistant_id
         self.embedder = embedder
 
-    def rank(
-        self,
-        vector: npt.NDArray[np.float32],
-        keys: Sequence[str],
-        *,
-        limit: int,
-        threshold: float,
-    ) -> Ranked:
+    def rank(self, vector: Vector, keys: Sequence[str], *, limit: int, threshold: float) -> Ranked:
         """Rank the entries under ``keys`` by cosine similarity of their stored vectors."""
         if not keys:
             return Ranked([], 0, [])
@@ -226,15 +218,7 @@ class PgJournalIndex:
         missing = [keys[i] for i in np.flatnonzero(np.isnan(scores)).tolist()]
         return Ranked(hits, total, missing)
 
-    def search(
-        self,
-        vector: npt.NDArray[np.float32],
-        where: EntryFilter,
-        *,
-        limit: int,
-        threshold: float,
-        exclude: Collection[str] = (),
-    ) -> Ranked:
+    def search(self, vector: Vector, where: EntryFilter, *, limit: int, threshold: float) -> Ranked:
         """Rank the entries passing ``where`` by similarity: one statement, filter in SQL."""
         dim = int(np.asarray(vector).shape[0])
         params: dict[str, object] = {
@@ -244,7 +228,7 @@ class PgJournalIndex:
             "dim": dim,
             "state": vector_state(self.embedder, dim),
             "counted": COUNTED,
-            "exclude": list(exclude),
+            "exclude": sorted(where.exclude),
             "since": where.since,
             "project": None if where.project is None else where.project.lower(),
             "tags": list(dict.fromkeys(t.lower() for t in where.tags)),
