@@ -29,22 +29,18 @@ from mindspace.journal.records import (
     SourceType,
 )
 from mindspace.journal.reflection_state import forget_reflection_entries, update_reflection_state
+from mindspace.limits import MAX_LABEL_CHARS, MAX_LABELS
 from mindspace.state.unit import Unit
 from mindspace.workspace.desk import Desk
 from mindspace.workspace.limits import bounded_text
 
 __all__ = [
-    "MAX_LABELS",
-    "MAX_LABEL_CHARS",
     "SYNTHESIS_IMPORTANCE",
     "AddedEntry",
     "JournalBook",
     "prune_low_importance_entries",
 ]
 
-MAX_LABELS = 20
-"""Most tags (and most related projects) one entry may carry."""
-MAX_LABEL_CHARS = 64
 MAX_ENTITY_CHARS = 128
 SYNTHESIS_IMPORTANCE = 8
 
