@@ -166,9 +166,9 @@ class MemoryIndex:
             self._matrix.set_many(start, dense)
 
     def _usable(self, row: IndexedMemory) -> npt.NDArray[np.float32] | None:
-        if row.embedding is None or (self.embedder is not None and row.embedder != self.embedder):
+        vector = row.vector_by(self.embedder)
+        if vector is None:
             return None
-        vector = np.frombuffer(row.embedding, dtype=np.float32)
         if self._dim is None:
             self._dim = int(vector.shape[0])
             self._matrix = QuantizedMatrix(self._dim)

@@ -15,6 +15,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
+import numpy as np
+import numpy.typing as npt
+
 from mindspace.clock import parse_time
 from mindspace.memory.records import Memory, memory_key
 from mindspace.state.port import StoredRecord
@@ -124,3 +127,9 @@ class IndexedMemory:
             row["embedder"],
             stored_vector(row),
         )
+
+    def vector_by(self, embedder: str | None) -> npt.NDArray[np.float32] | None:
+        """The stored vector if ``embedder`` made it (None: whichever made it), else None."""
+        if self.embedding is None or (embedder is not None and self.embedder != embedder):
+            return None
+        return np.frombuffer(self.embedding, dtype=np.float32)

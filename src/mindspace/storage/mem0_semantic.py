@@ -145,9 +145,9 @@ class Mem0SemanticIndex(CandidateSearch):
 
     def _vector(self, row: IndexedMemory) -> npt.NDArray[np.float32] | None:
         """The row's vector if queries can be compared with it."""
-        if row.embedding is None or (self.embedder is not None and row.embedder != self.embedder):
+        vector = row.vector_by(self.embedder)
+        if vector is None:
             return None
-        vector = np.frombuffer(row.embedding, dtype=np.float32)
         if self._dim is None:
             self._dim = int(vector.shape[0])
         if vector.shape[0] != self._dim or not np.any(vector):
