@@ -17,7 +17,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -44,6 +44,7 @@ __all__ = [
     "body_problem",
     "error_body",
     "error_response_body",
+    "found",
     "http_tool_result",
     "install_error_handlers",
     "send_json",
@@ -89,6 +90,22 @@ class ApiError(Exception):
         self.suggestion = suggestion or _DEFAULT_SUGGESTIONS.get(status, "")
         self.headers = headers
         self.extra = extra
+
+
+_T = TypeVar("_T")
+
+
+def found(value: _T | None, error: str, suggestion: str) -> _T:
+    """``value``, or a 404 :class:`ApiError` saying what is missing and where to look.
+
+    Args:
+        value: What a route looked up (None: there is no such thing).
+        error: What is missing, quoting the id asked for.
+        suggestion: Where to find a valid one.
+    """
+    if value is None:
+        raise ApiError(404, error, suggestion)
+    return value
 
 
 def error_body(error: str, suggestion: str = "", **extra: Any) -> dict[str, Any]:

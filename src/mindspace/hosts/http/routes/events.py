@@ -9,7 +9,7 @@ from fastapi import APIRouter, Path
 from mindspace.engine import event_view
 from mindspace.hosts.http.auth import KeyDep
 from mindspace.hosts.http.contract import Limit, Offset, page_of
-from mindspace.hosts.http.errors import ApiError
+from mindspace.hosts.http.errors import found
 from mindspace.hosts.http.models import EventList, EventOut, EventQueued, TickList, TickOut, TickRun
 from mindspace.hosts.http.schemas import EventIn, HubDep
 from mindspace.hosts.http.ticks import tick_summary
@@ -54,13 +54,11 @@ async def list_events(
 )
 async def get_event(key: KeyDep, event_id: EventId, hub: HubDep) -> dict[str, Any]:
     """pending, processing, done (with the reply) or failed (with the error)."""
-    event = hub.get(key).views.event(event_id)
-    if event is None:
-        raise ApiError(
-            404,
-            f"Event {event_id!r} does not exist for assistant {key!r}",
-            "Use the event_id that POST .../events returned.",
-        )
+    event = found(
+        hub.get(key).views.event(event_id),
+        f"Event {event_id!r} does not exist for assistant {key!r}",
+        "Use the event_id that POST .../events returned.",
+    )
     return {"success": True, "event": event_view(event)}
 
 
@@ -106,13 +104,11 @@ async def get_tick(
     ``source_layers``, the tool calls and their results, the reply.
     """
     hub.get(key)
-    record = hub.ticks.get(key, number)
-    if record is None:
-        raise ApiError(
-            404,
-            f"Tick {number!r} of {key!r} is not kept",
-            "List the kept ticks with GET .../ticks; only the most recent ones are kept.",
-        )
+    record = found(
+        hub.ticks.get(key, number),
+        f"Tick {number!r} of {key!r} is not kept",
+        "List the kept ticks with GET .../ticks; only the most recent ones are kept.",
+    )
     return {"success": True, "tick": record}
 
 

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Path, Query
 
 from mindspace.hosts.http.auth import KeyDep
 from mindspace.hosts.http.contract import Limit, Offset, page_of
-from mindspace.hosts.http.errors import ApiError, http_tool_result
+from mindspace.hosts.http.errors import found, http_tool_result
 from mindspace.hosts.http.models import (
     EntityList,
     EntityOut,
@@ -162,13 +162,11 @@ async def get_entity(
     hub: HubDep,
 ) -> dict[str, Any]:
     """The profile of ``entity_id``."""
-    profile = hub.get(key).views.entity(entity_id)
-    if profile is None:
-        raise ApiError(
-            404,
-            f"No entity {entity_id!r} is known to {key!r}",
-            "List the entities with GET .../entities.",
-        )
+    profile = found(
+        hub.get(key).views.entity(entity_id),
+        f"No entity {entity_id!r} is known to {key!r}",
+        "List the entities with GET .../entities.",
+    )
     return {"success": True, "entity": profile.model_dump(mode="json")}
 
 
