@@ -56,13 +56,29 @@ class MindspaceError(Exception):
     """The HTTP status a host answers with for this error (and its subclasses)."""
 
 
+class _ExplainedError(Exception):
+    """An error that says what went wrong and what to do next, as hosts and the model see it.
+
+    Args:
+        error: What went wrong, quoting the offending values.
+        suggestion: What the caller should do next.
+        **extra: Further fields a host (or the model's tool result) may show.
+    """
+
+    def __init__(self, error: str, suggestion: str = "", **extra: Any) -> None:
+        super().__init__(error)
+        self.error = error
+        self.suggestion = suggestion
+        self.extra = extra
+
+
 class ConfigError(MindspaceError, ValueError):
     """A setting or an identifier given by the developer is missing or invalid."""
 
     http_status = 422
 
 
-class InvalidInputError(MindspaceError, ValueError):
+class InvalidInputError(_ExplainedError, MindspaceError, ValueError):
     """A host or developer passed input the engine cannot accept (an event, a decision).
 
     Args:
@@ -72,13 +88,8 @@ class InvalidInputError(MindspaceError, ValueError):
 
     http_status = 422
 
-    def __init__(self, error: str, suggestion: str = "") -> None:
-        super().__init__(error)
-        self.error = error
-        self.suggestion = suggestion
 
-
-class RecordNotFoundError(MindspaceError, LookupError):
+class RecordNotFoundError(_ExplainedError, MindspaceError, LookupError):
     """A host asked for an event, an approval or another record that does not exist.
 
     Args:
@@ -89,14 +100,8 @@ class RecordNotFoundError(MindspaceError, LookupError):
 
     http_status = 404
 
-    def __init__(self, error: str, suggestion: str = "", **extra: Any) -> None:
-        super().__init__(error)
-        self.error = error
-        self.suggestion = suggestion
-        self.extra = extra
 
-
-class AlreadyExistsError(MindspaceError):
+class AlreadyExistsError(_ExplainedError, MindspaceError):
     """A host tried to create something that exists already (an assistant key).
 
     Args:
@@ -105,11 +110,6 @@ class AlreadyExistsError(MindspaceError):
     """
 
     http_status = 409
-
-    def __init__(self, error: str, suggestion: str = "") -> None:
-        super().__init__(error)
-        self.error = error
-        self.suggestion = suggestion
 
 
 class StorageError(MindspaceError):
@@ -174,7 +174,7 @@ class EmbeddingError(MindspaceError):
     http_status = 502
 
 
-class ToolError(MindspaceError):
+class ToolError(_ExplainedError, MindspaceError):
     """An error the model can recover from; becomes a tool result in the spec's shape.
 
     Args:
@@ -184,12 +184,6 @@ class ToolError(MindspaceError):
     """
 
     http_status = 400
-
-    def __init__(self, error: str, suggestion: str = "", **extra: Any) -> None:
-        super().__init__(error)
-        self.error = error
-        self.suggestion = suggestion
-        self.extra = extra
 
     def to_result(self) -> dict[str, Any]:
         """The tool result in the spec's error shape."""
