@@ -77,6 +77,16 @@ class _Span:
         self.span.set_status(Status(StatusCode.ERROR, message or error_type))
 
 
+def _duration(meter: metrics.Meter, name: str, description: str) -> metrics.Histogram:
+    """A duration histogram: every one is in seconds, on the same buckets."""
+    return meter.create_histogram(
+        name,
+        unit="s",
+        description=description,
+        explicit_bucket_boundaries_advisory=_DURATION_BUCKETS,
+    )
+
+
 class _Instruments:
     """The metric instruments, created once per meter."""
 
@@ -84,12 +94,7 @@ class _Instruments:
         self.ticks = meter.create_counter(
             "mindspace.ticks", unit="{tick}", description="Ticks run, by mode, kind and status."
         )
-        self.tick_duration = meter.create_histogram(
-            "mindspace.tick.duration",
-            unit="s",
-            description="How long a tick took.",
-            explicit_bucket_boundaries_advisory=_DURATION_BUCKETS,
-        )
+        self.tick_duration = _duration(meter, "mindspace.tick.duration", "How long a tick took.")
         self.llm_calls = meter.create_counter(
             "mindspace.llm.calls", unit="{call}", description="Calls to the model."
         )
@@ -104,11 +109,10 @@ class _Instruments:
             description="Tokens per model call (GenAI semantic conventions).",
             explicit_bucket_boundaries_advisory=_TOKEN_BUCKETS,
         )
-        self.llm_duration = meter.create_histogram(
+        self.llm_duration = _duration(
+            meter,
             "gen_ai.client.operation.duration",
-            unit="s",
-            description="How long a model call took (GenAI semantic conventions).",
-            explicit_bucket_boundaries_advisory=_DURATION_BUCKETS,
+            "How long a model call took (GenAI semantic conventions).",
         )
         self.tool_calls = meter.create_counter(
             "mindspace.tool.calls", unit="{call}", description="Tool calls, by tool and success."
@@ -116,11 +120,8 @@ class _Instruments:
         self.sleep_operations = meter.create_counter(
             "mindspace.sleep.operations", unit="{operation}", description="Sleep operations run."
         )
-        self.sleep_duration = meter.create_histogram(
-            "mindspace.sleep.operation.duration",
-            unit="s",
-            description="How long a sleep operation took.",
-            explicit_bucket_boundaries_advisory=_DURATION_BUCKETS,
+        self.sleep_duration = _duration(
+            meter, "mindspace.sleep.operation.duration", "How long a sleep operation took."
         )
         self.errors = meter.create_counter(
             "mindspace.errors",
