@@ -21,6 +21,7 @@ from mindspace.engine.session_edits import SessionItemEdits
 from mindspace.errors import InvalidArgumentsError, InvalidInputError, RecordNotFoundError
 from mindspace.journal.records import EntryVector, JournalEntry
 from mindspace.journal.reflection_state import forget_reflection_entries
+from mindspace.limits import ATTRIBUTE_KEY_CHARS, MAX_LABEL_CHARS
 from mindspace.memory.records import EntityProfile, Memory, memory_key
 from mindspace.memory.semantic import MemoryState
 from mindspace.state.models import Record
@@ -47,6 +48,10 @@ def _text(value: str, field: str, limit: int) -> str:
         return bounded_text(value, field, limit)
     except InvalidArgumentsError as exc:
         raise InvalidInputError(exc.error, exc.suggestion) from None
+
+
+def _tags(tags: Sequence[str]) -> tuple[str, ...]:
+    return tuple(_text(t, "tags item", MAX_LABEL_CHARS) for t in tags)
 
 
 def _changed(record: R, changes: Mapping[str, Any]) -> R:
@@ -134,7 +139,7 @@ class Edits(SessionItemEdits):
         if content is not None:
             changes["content"] = _text(content, "content", self.core.settings.max_memory_chars)
         if tags is not None:
-            changes["tags"] = tuple(_text(t, "tags item", 64) for t in tags)
+            changes["tags"] = _tags(tags)
         if importance is not None:
             changes["importance"] = importance
         if source_trust is not None:
@@ -196,7 +201,7 @@ class Edits(SessionItemEdits):
             limit = self.core.settings.max_journal_entry_chars
             changes["content"] = _text(content, "content", limit)
         if tags is not None:
-            changes["tags"] = tuple(_text(t, "tags item", 64) for t in tags)
+            changes["tags"] = _tags(tags)
         if importance is not None:
             changes["importance"] = importance
             changes["importance_method"] = "manual"
@@ -308,7 +313,8 @@ class Edits(SessionItemEdits):
                 if value is None:
                     merged.pop(name, None)
                 else:
-                    merged[_text(name, "attribute name", 64)] = _text(value, name, 1_000)
+                    key = _text(name, "attribute name", ATTRIBUTE_KEY_CHARS)
+                    merged[key] = _text(value, name, 1_000)
             count = len(profile.observations)
             bad = [i for i in remove_observations if not 0 <= i < count]
             if bad:
