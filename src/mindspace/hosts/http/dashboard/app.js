@@ -331,6 +331,19 @@ async function createAssistant(event) {
   await loadAssistants();
 }
 
+// The previous/next buttons of a paged list (#NAME-prev, #NAME-next): they move state[offset]
+// by a page and reload.
+function pager(name, offset, size) {
+  $(`#${name}-prev`).addEventListener("click", () => {
+    state[offset] = Math.max(0, state[offset] - size);
+    refresh();
+  });
+  $(`#${name}-next`).addEventListener("click", () => {
+    state[offset] += size;
+    refresh();
+  });
+}
+
 function start() {
   const { tab, params } = readRoute();
   if (params.get("token")) {
@@ -359,26 +372,12 @@ function start() {
     state.journalOffset = 0;
     refresh();
   });
-  $("#journal-prev").addEventListener("click", () => {
-    state.journalOffset = Math.max(0, state.journalOffset - JOURNAL_PAGE);
-    refresh();
-  });
-  $("#journal-next").addEventListener("click", () => {
-    state.journalOffset += JOURNAL_PAGE;
-    refresh();
-  });
+  pager("journal", "journalOffset", JOURNAL_PAGE);
   $("#memory-form").addEventListener("submit", (e) => {
     e.preventDefault();
     refresh();
   });
-  $("#history-prev").addEventListener("click", () => {
-    state.historyOffset = Math.max(0, state.historyOffset - HISTORY_PAGE);
-    refresh();
-  });
-  $("#history-next").addEventListener("click", () => {
-    state.historyOffset += HISTORY_PAGE;
-    refresh();
-  });
+  pager("history", "historyOffset", HISTORY_PAGE);
   loadAssistants();
 }
 

@@ -1,7 +1,7 @@
 // The context-window viewer: recent ticks, and for one tick every prompt component with
 // its tokens and content, the execution pattern with source_layers, and the tool calls.
 
-import { badge, bar, empty, h, statusBadge, when } from "./dom.js";
+import { badge, bar, empty, h, listOr, statusBadge, when } from "./dom.js";
 
 export function tickList(ticks, selected, pick) {
   if (!ticks.length) return [empty("No ticks yet on this server (idle ticks are not kept).")];
@@ -68,23 +68,18 @@ function components(prompt) {
 }
 
 function toolCalls(loop) {
-  if (!loop.calls.length) return empty("No tool calls.");
-  return h(
-    "ol",
-    { class: "toolcalls" },
-    loop.calls.map((c) =>
+  return listOr("No tool calls.", "ol", { class: "toolcalls" }, loop.calls, (c) =>
+    h(
+      "li",
+      {},
       h(
-        "li",
+        "details",
         {},
-        h(
-          "details",
-          {},
-          h("summary", {}, badge(c.ok ? "ok" : "failed", c.ok ? "ok" : "bad"), " ", h("strong", {}, c.name), h("span", { class: "muted" }, ` iteration ${c.iteration} · ${c.status}`)),
-          h("h4", {}, "arguments"),
-          h("pre", {}, c.arguments),
-          h("h4", {}, "result"),
-          h("pre", {}, JSON.stringify(c.result, null, 2)),
-        ),
+        h("summary", {}, badge(c.ok ? "ok" : "failed", c.ok ? "ok" : "bad"), " ", h("strong", {}, c.name), h("span", { class: "muted" }, ` iteration ${c.iteration} · ${c.status}`)),
+        h("h4", {}, "arguments"),
+        h("pre", {}, c.arguments),
+        h("h4", {}, "result"),
+        h("pre", {}, JSON.stringify(c.result, null, 2)),
       ),
     ),
   );

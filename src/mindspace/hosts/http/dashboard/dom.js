@@ -82,3 +82,9 @@ export function statusBadge(status, title = undefined) {
 export function empty(text) {
   return h("p", { class: "hint" }, text);
 }
+
+// A list of `items`, each drawn by `item`, or the `none` line when there are none.
+export function listOr(none, tag, attrs, items, item) {
+  if (!items.length) return empty(none);
+  return h(tag, attrs, items.map(item));
+}

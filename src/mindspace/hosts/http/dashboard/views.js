@@ -1,6 +1,6 @@
 // Renderers for the state panels. Each takes the API's JSON and returns DOM nodes.
 
-import { badge, bar, empty, h, statusBadge, when } from "./dom.js";
+import { badge, bar, empty, h, listOr, statusBadge, when } from "./dom.js";
 import { editable, forgetButton } from "./edits.js";
 import { attributeEditor, observationList } from "./entity_edits.js";
 
@@ -33,24 +33,19 @@ export function goalTree(data, { compact = false, ops = null } = {}) {
 }
 
 export function projects(data, { compact = false } = {}) {
-  if (!data.projects.length) return empty("No projects yet.");
-  return h(
-    "ul",
-    { class: "projects" },
-    data.projects.map((p) =>
+  return listOr("No projects yet.", "ul", { class: "projects" }, data.projects, (p) =>
+    h(
+      "li",
+      { class: p.key === data.active ? "active-project" : "" },
       h(
-        "li",
-        { class: p.key === data.active ? "active-project" : "" },
-        h(
-          "div",
-          { class: "row" },
-          p.key === data.active ? badge("▶ active", "ok") : statusBadge(p.status),
-          h("strong", {}, p.key),
-          h("span", { class: "muted" }, `last active ${when(p.last_active)}`),
-        ),
-        h("div", {}, p.summary),
-        compact || !p.context ? null : h("pre", { class: "context-text" }, p.context),
+        "div",
+        { class: "row" },
+        p.key === data.active ? badge("▶ active", "ok") : statusBadge(p.status),
+        h("strong", {}, p.key),
+        h("span", { class: "muted" }, `last active ${when(p.last_active)}`),
       ),
+      h("div", {}, p.summary),
+      compact || !p.context ? null : h("pre", { class: "context-text" }, p.context),
     ),
   );
 }
@@ -89,13 +84,8 @@ export function sessionMemory(data, ops) {
 
 export function workingMemory(data) {
   const entries = Object.entries(data.conversations || {});
-  if (!entries.length) return empty("No active conversations.");
-  return h(
-    "ul",
-    { class: "plain" },
-    entries.map(([who, c]) =>
-      h("li", {}, h("strong", {}, who), ` – ${c.topic} `, h("span", { class: "muted" }, `(${c.messages.length} messages, last ${when(c.last_message_at)})`)),
-    ),
+  return listOr("No active conversations.", "ul", { class: "plain" }, entries, ([who, c]) =>
+    h("li", {}, h("strong", {}, who), ` – ${c.topic} `, h("span", { class: "muted" }, `(${c.messages.length} messages, last ${when(c.last_message_at)})`)),
   );
 }
 
@@ -142,29 +132,25 @@ export function reflection(data) {
 
 export function memories(data, ops = null) {
   const items = data.memories || [];
-  if (!items.length) return empty(data.query ? `Nothing recalled for “${data.query}”.` : "No semantic memories yet (they come from the journal while sleeping).");
-  return h(
-    "ol",
-    { class: "memories" },
-    items.map((m) =>
+  const none = data.query ? `Nothing recalled for “${data.query}”.` : "No semantic memories yet (they come from the journal while sleeping).";
+  return listOr(none, "ol", { class: "memories" }, items, (m) =>
+    h(
+      "li",
+      { dataset: { memory: m.id }, class: m.metadata.valid_to ? "replaced" : null },
       h(
-        "li",
-        { dataset: { memory: m.id }, class: m.metadata.valid_to ? "replaced" : null },
-        h(
-          "div",
-          { class: "meta" },
-          m.score !== undefined ? h("span", { class: "score", title: "the fused score (BM25 and vectors) that ranks the results" }, `rank score ${Number(m.score).toFixed(3)}`) : null,
-          m.relevance !== undefined && m.relevance !== null ? badge(`cosine ${Number(m.relevance).toFixed(2)}`, "subtle") : null,
-          h("code", { class: "id" }, m.id),
-          badge(`trust ${Number(m.metadata.source_trust).toFixed(2)}`, "subtle"),
-          badge(`importance ${m.metadata.importance}`, importanceClass(m.metadata.importance)),
-          m.metadata.source_entity ? badge(m.metadata.source_entity, "info") : null,
-          h("span", { class: "muted" }, when(m.metadata.occurred_at)),
-          m.metadata.mentions > 1 ? badge(`said ${m.metadata.mentions}×`, "subtle", "the same fact, said again: one memory, several sources") : null,
-          m.metadata.valid_to ? badge(`replaced ${when(m.metadata.valid_to)}`, "warn", `no longer current: replaced by ${m.metadata.superseded_by || "a newer fact"}`) : null,
-        ),
-        editable({ kind: "memory", id: m.id, text: m.content, ops }),
+        "div",
+        { class: "meta" },
+        m.score !== undefined ? h("span", { class: "score", title: "the fused score (BM25 and vectors) that ranks the results" }, `rank score ${Number(m.score).toFixed(3)}`) : null,
+        m.relevance !== undefined && m.relevance !== null ? badge(`cosine ${Number(m.relevance).toFixed(2)}`, "subtle") : null,
+        h("code", { class: "id" }, m.id),
+        badge(`trust ${Number(m.metadata.source_trust).toFixed(2)}`, "subtle"),
+        badge(`importance ${m.metadata.importance}`, importanceClass(m.metadata.importance)),
+        m.metadata.source_entity ? badge(m.metadata.source_entity, "info") : null,
+        h("span", { class: "muted" }, when(m.metadata.occurred_at)),
+        m.metadata.mentions > 1 ? badge(`said ${m.metadata.mentions}×`, "subtle", "the same fact, said again: one memory, several sources") : null,
+        m.metadata.valid_to ? badge(`replaced ${when(m.metadata.valid_to)}`, "warn", `no longer current: replaced by ${m.metadata.superseded_by || "a newer fact"}`) : null,
       ),
+      editable({ kind: "memory", id: m.id, text: m.content, ops }),
     ),
   );
 }
@@ -208,20 +194,15 @@ export function entities(data, forget = null) {
 }
 
 export function approvals(data, decide) {
-  if (!data.approvals.length) return empty("Nothing waits for approval.");
-  return h(
-    "ul",
-    { class: "plain" },
-    data.approvals.map((a) =>
-      h(
-        "li",
-        { class: "approval" },
-        h("strong", {}, a.tool),
-        h("code", {}, a.arguments),
-        h("span", { class: "muted" }, ` requested ${when(a.requested_at)} `),
-        h("button", { type: "button", onclick: () => decide(a.id, "approve") }, "Approve"),
-        h("button", { type: "button", class: "danger", onclick: () => decide(a.id, "reject") }, "Reject"),
-      ),
+  return listOr("Nothing waits for approval.", "ul", { class: "plain" }, data.approvals, (a) =>
+    h(
+      "li",
+      { class: "approval" },
+      h("strong", {}, a.tool),
+      h("code", {}, a.arguments),
+      h("span", { class: "muted" }, ` requested ${when(a.requested_at)} `),
+      h("button", { type: "button", onclick: () => decide(a.id, "approve") }, "Approve"),
+      h("button", { type: "button", class: "danger", onclick: () => decide(a.id, "reject") }, "Reject"),
     ),
   );
 }
