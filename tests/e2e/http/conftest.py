@@ -178,6 +178,13 @@ def live_server() -> Iterator[Callable[[FastAPI], LiveServer]]:
         server.stop()
 
 
+@pytest.fixture
+def barkeep_url(hub: AssistantHub, live_server: Callable[[FastAPI], LiveServer]) -> str:
+    """The base URL of a live, open server (no ticker) whose hub holds ``barkeep``."""
+    hub.create("barkeep")
+    return live_server(create_app(hub, server=_server_settings(), background_ticks=False)).url
+
+
 # -- the browser (test_browser.py, test_dashboard_manage.py) ---------------------------------
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [

@@ -4,28 +4,15 @@ move by a page of 20 and stop at either end.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
-from fastapi import FastAPI
 from playwright.sync_api import Page, expect
 
-from mindspace.hosts.http import AssistantHub, create_app
 
-
-def test_the_journal_pages_older_and_newer(
-    hub: AssistantHub,
-    live_server: Callable[[FastAPI], Any],
-    server_settings: Callable[..., Any],
-    page: Page,
-) -> None:
-    hub.create("barkeep")
-    server = live_server(create_app(hub, server=server_settings(), background_ticks=False))
-    tools = f"{server.url}/v1/assistants/barkeep/tools/add_journal_entry"
+def test_the_journal_pages_older_and_newer(barkeep_url: str, page: Page) -> None:
+    tools = f"{barkeep_url}/v1/assistants/barkeep/tools/add_journal_entry"
     for n in range(25):
         added = page.request.post(tools, data={"content": f"Served guest number {n}"})
         assert added.ok, added.text()
-    page.goto(f"{server.url}/dashboard/#/journal?assistant=barkeep")
+    page.goto(f"{barkeep_url}/dashboard/#/journal?assistant=barkeep")
     entries, older, newer = page.locator("#journal-list > li"), "#journal-next", "#journal-prev"
     expect(page.locator("#journal-range")).to_have_text("1–20 of 25")
     expect(entries).to_have_count(20)

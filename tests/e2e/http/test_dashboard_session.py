@@ -4,24 +4,11 @@ headless Chromium: add, edit and delete a fact, see a refusal, find each in the 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
-from fastapi import FastAPI
 from playwright.sync_api import Page, expect
 
-from mindspace.hosts.http import AssistantHub, create_app
 
-
-def test_add_edit_and_delete_session_facts_from_the_overview(
-    hub: AssistantHub,
-    live_server: Callable[[FastAPI], Any],
-    server_settings: Callable[..., Any],
-    page: Page,
-) -> None:
-    hub.create("barkeep")
-    server = live_server(create_app(hub, server=server_settings(), background_ticks=False))
-    page.goto(f"{server.url}/dashboard/#/overview?assistant=barkeep")
+def test_add_edit_and_delete_session_facts_from_the_overview(barkeep_url: str, page: Page) -> None:
+    page.goto(f"{barkeep_url}/dashboard/#/overview?assistant=barkeep")
     facts = page.locator("#session-card .session-list[data-list=facts]")
     expect(facts).to_contain_text("Key facts (0)")
 
