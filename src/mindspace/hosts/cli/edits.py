@@ -46,6 +46,9 @@ ImportanceOption = Annotated[
     int | None,
     typer.Option("--importance", min=1, max=10, metavar="N", help="The new importance (1-10)."),
 ]
+MemoryIdArgument = Annotated[str, typer.Argument(metavar="ID", help="The memory's id (mem_...).")]
+EntryIdArgument = Annotated[int, typer.Argument(metavar="ID", min=1, help="The entry's number.")]
+GoalIdArgument = Annotated[str, typer.Argument(metavar="ID", help="The goal's id (see: goals).")]
 
 
 def _actor(name: str) -> Actor:
@@ -64,7 +67,7 @@ def _nothing_to_change(command: str) -> CliError:
 @on_assistant
 def memory_edit_command(
     target: Target,
-    memory_id: Annotated[str, typer.Argument(metavar="ID", help="The memory's id (mem_...).")],
+    memory_id: MemoryIdArgument,
     content: ContentOption = None,
     tag: TagsOption = None,
     importance: ImportanceOption = None,
@@ -95,7 +98,7 @@ def memory_edit_command(
 @on_assistant
 def memory_delete_command(
     target: Target,
-    memory_id: Annotated[str, typer.Argument(metavar="ID", help="The memory's id (mem_...).")],
+    memory_id: MemoryIdArgument,
     actor: ActorOption = "cli",
 ) -> None:
     """Delete a memory (links to it go at the next night)."""
@@ -107,7 +110,7 @@ def memory_delete_command(
 @on_assistant
 def journal_edit_command(
     target: Target,
-    entry_id: Annotated[int, typer.Argument(metavar="ID", min=1, help="The entry's number.")],
+    entry_id: EntryIdArgument,
     content: ContentOption = None,
     tag: TagsOption = None,
     importance: ImportanceOption = None,
@@ -127,7 +130,7 @@ def journal_edit_command(
 @on_assistant
 def journal_delete_command(
     target: Target,
-    entry_id: Annotated[int, typer.Argument(metavar="ID", min=1, help="The entry's number.")],
+    entry_id: EntryIdArgument,
     actor: ActorOption = "cli",
 ) -> None:
     """Delete a journal entry and its stored vector."""
@@ -139,7 +142,7 @@ def journal_delete_command(
 @on_assistant
 def goal_edit_command(
     target: Target,
-    goal_id: Annotated[str, typer.Argument(metavar="ID", help="The goal's id (see: goals).")],
+    goal_id: GoalIdArgument,
     description: Annotated[
         str | None, typer.Option("--description", metavar="TEXT", help="The new text.")
     ] = None,
@@ -185,7 +188,7 @@ def goal_edit_command(
 @on_assistant
 def goal_delete_command(
     target: Target,
-    goal_id: Annotated[str, typer.Argument(metavar="ID", help="The goal's id (see: goals).")],
+    goal_id: GoalIdArgument,
     actor: ActorOption = "cli",
 ) -> None:
     """Delete a goal with all its subtasks."""
