@@ -33,19 +33,30 @@ the usual 1.2-1.5 / 0.75 tuned for documents."""
 _CACHED_POSTINGS = 2_048
 """Terms with at least this many live postings keep their scores between writes."""
 
+_DENSE_SHARE = 0.25
+"""A term with postings in at least this share of the rows is scored over every row:
+contiguous arithmetic over all rows costs less than gathering and scattering most of
+them (a frequent word of a 100k store; bench/RESULTS.md, round 5)."""
+
+_DENSE_MIN_ROWS = 8_192
+"""Rows below which every term is scored from its postings (the arrays are small)."""
+
 
 class _Postings:
     """One term's rows and term frequencies, packed (4 + 2 bytes a posting, not ~70)."""
 
-    __slots__ = ("cached", "live", "rows", "tfs")
+    __slots__ = ("cached", "dense", "live", "rows", "tfs")
 
     def __init__(self) -> None:
         self.rows = array("i")
         self.tfs = array("H")
-        self.cached: tuple[int, npt.NDArray[np.int32], npt.NDArray[np.float32]] | None = None
-        """(index version, live rows, BM25 contributions) of a long list, valid until a write."""
+        self.cached: tuple[int, npt.NDArray[np.int32] | None, npt.NDArray[np.float32]] | None = None
+        """(index version, live rows, BM25 contributions) of a long list, valid until a write;
+        rows None: the contributions of every row (a term in most rows, see ``dense``)."""
         self.live: _Live | None = None
         """The live postings of a long list as scoring reads them, valid until a removal."""
+        self.dense: _Dense | None = None
+        """A term in a large share of the rows: its frequency in every row, kept the same way."""
 
     def add(self, row: int, tf: int) -> None:
         self.rows.append(row)
@@ -78,7 +89,7 @@ class LexicalIndex:
         self._total_length = 0
         self._version = 0
         self._removals = 0
-        self._arrays: tuple[int, npt.NDArray[np.bool_], npt.NDArray[np.uint32]] | None = None
+        self._arrays: _Columns | None = None
 
     @property
     def nbytes(self) -> int:
@@ -131,8 +142,7 @@ class LexicalIndex:
         out = np.zeros(n, dtype=np.float32)
         if not self._live:
             return out
-        alive, lengths = self._columns()
-        average = max(self._total_length / self._live, 1e-9)
+        columns = self._columns()
         for term in set(tokenize(query)):
             postings = self._postings.get(term)
             if postings is None:
@@ -141,46 +151,58 @@ class LexicalIndex:
             if cached is not None and cached[0] == self._version:
                 rows, contribution = cached[1], cached[2]
             else:
-                rows, contribution = self._contribution(postings, alive, lengths, average)
-                if len(rows) >= _CACHED_POSTINGS:
+                rows, contribution = self._contribution(postings, columns)
+                if rows is None or len(rows) >= _CACHED_POSTINGS:
                     # Frequent terms cost most; memories are written far less often than
                     # they are searched, so their scores are kept until the next write.
                     postings.cached = (self._version, rows, contribution)
-            out[rows] += contribution  # a term's postings name each row once
+            if rows is None:
+                out += contribution  # every row; 0 where the term is not
+            else:
+                out[rows] += contribution  # a term's postings name each row once
         return out
 
-    def _columns(self) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.uint32]]:
-        """(alive, lengths) as arrays, copied once per write (no buffer export is held)."""
-        if self._arrays is None or self._arrays[0] != self._version:
+    def _columns(self) -> _Columns:
+        """The rows' columns as scoring reads them, made once per write."""
+        if self._arrays is None or self._arrays.version != self._version:
             alive = np.frombuffer(self._alive, dtype=np.uint8).astype(bool)
-            lengths = np.frombuffer(self._lengths, dtype=np.uint32).copy()
-            self._arrays = (self._version, alive, lengths)
-        return self._arrays[1], self._arrays[2]
+            lengths = np.frombuffer(self._lengths, dtype=np.uint32).astype(np.float32)
+            average = max(self._total_length / self._live, 1e-9) if self._live else 1e-9
+            # Length normalisation depends on a row's length and the average only: worked
+            # out once for every row, not once per query term.
+            norm = self.k1 * (1.0 - self.b + self.b * lengths / average)
+            self._arrays = _Columns(self._version, alive, alive.astype(np.float32), norm)
+        return self._arrays
 
     def _contribution(
-        self,
-        postings: _Postings,
-        alive: npt.NDArray[np.bool_],
-        lengths: npt.NDArray[np.uint32],
-        average: float,
-    ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]:
-        """The live rows of one term and each one's BM25 term score."""
-        rows, tf, length = self._live_postings(postings, alive, lengths)
-        if not len(rows):
-            return rows, tf
-        df = len(rows)
+        self, postings: _Postings, columns: _Columns
+    ) -> tuple[npt.NDArray[np.int32] | None, npt.NDArray[np.float32]]:
+        """The live rows of one term and each one's BM25 term score (rows None: every row)."""
+        n = len(self.keys)
+        dense = (
+            n >= _DENSE_MIN_ROWS
+            and len(postings.rows) >= _DENSE_SHARE * n
+            and self.k1 * (1.0 - self.b) > 0  # so a row without the term scores exactly 0
+        )
+        if dense:
+            tf, df = self._dense_postings(postings, columns)
+            norm = columns.norm
+            rows = None
+        else:
+            postings.dense = None
+            rows, tf = self._live_postings(postings, columns.alive)
+            if not len(rows):
+                return rows, tf
+            df = len(rows)
+            norm = columns.norm[rows]
         idf = math.log(1.0 + (self._live - df + 0.5) / (df + 0.5))
-        norm = self.k1 * (1.0 - self.b + self.b * length / average)
         contribution = (idf * tf * (self.k1 + 1.0) / (tf + norm)).astype(np.float32)
         return rows, contribution
 
     def _live_postings(
-        self,
-        postings: _Postings,
-        alive: npt.NDArray[np.bool_],
-        lengths: npt.NDArray[np.uint32],
-    ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32], npt.NDArray[np.float32]]:
-        """A term's live rows with their term frequencies and lengths, as float32.
+        self, postings: _Postings, alive: npt.NDArray[np.bool_]
+    ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]:
+        """A term's live rows with their term frequencies (as float32).
 
         Every write changes the average length and the idf, so a long list's scores
         are recomputed after each one; its live postings only change when a row is
@@ -194,20 +216,40 @@ class LexicalIndex:
         if kept is not None and kept.removals == self._removals and kept.covered <= len(rows):
             start = kept.covered
             if start == len(rows):
-                return kept.rows, kept.tf, kept.length
+                return kept.rows, kept.tf
         rows, tfs = rows[start:], tfs[start:]
         live = alive[rows]
         rows, tf = rows[live], tfs[live].astype(np.float32)
-        length = lengths[rows].astype(np.float32)
         if start:
             assert kept is not None  # start > 0 only when extending what was kept
             rows = np.concatenate([kept.rows, rows])
             tf = np.concatenate([kept.tf, tf])
-            length = np.concatenate([kept.length, length])
         if len(rows) >= _CACHED_POSTINGS:
-            covered = len(postings.rows)
-            postings.live = _Live(self._removals, covered, rows, tf, length)
-        return rows, tf, length
+            postings.live = _Live(self._removals, len(postings.rows), rows, tf)
+        return rows, tf
+
+    def _dense_postings(
+        self, postings: _Postings, columns: _Columns
+    ) -> tuple[npt.NDArray[np.float32], int]:
+        """A frequent term's frequency in every live row (0: absent or deleted), and its df.
+
+        The frequencies of every row, deleted ones included, are kept between writes: an
+        added row sets its own place (the array grows by doubling), and a removal changes
+        nothing there (each write removes and adds a row: an edited memory is indexed
+        again under a new row), because the live rows are picked out at query time.
+        """
+        postings.live = None
+        kept = postings.dense
+        if kept is None:
+            kept = postings.dense = _Dense()
+        rows, tfs = postings.arrays()
+        n = len(self.keys)
+        kept.grow(n)
+        if kept.covered < len(rows):
+            kept.tf[rows[kept.covered :]] = tfs[kept.covered :]
+            kept.covered = len(rows)
+        tf = kept.tf[:n] * columns.live
+        return tf, int(np.count_nonzero(tf))
 
     def add_many(self, items: Iterable[tuple[str, str]]) -> None:
         """Index several (key, text) pairs."""
@@ -215,10 +257,30 @@ class LexicalIndex:
             self.add(key, text)
 
 
+class _Columns:
+    """What scoring reads of every row at one index version."""
+
+    __slots__ = ("alive", "live", "norm", "version")
+
+    def __init__(
+        self,
+        version: int,
+        alive: npt.NDArray[np.bool_],
+        live: npt.NDArray[np.float32],
+        norm: npt.NDArray[np.float32],
+    ) -> None:
+        self.version = version
+        self.alive = alive
+        self.live = live
+        """1.0 for a live row, 0.0 for a deleted one."""
+        self.norm = norm
+        """BM25's length normalisation of each row, ``k1 * (1 - b + b * length / average)``."""
+
+
 class _Live:
     """The live postings of one long list at a removal count, covering its first rows."""
 
-    __slots__ = ("covered", "length", "removals", "rows", "tf")
+    __slots__ = ("covered", "removals", "rows", "tf")
 
     def __init__(
         self,
@@ -226,10 +288,25 @@ class _Live:
         covered: int,
         rows: npt.NDArray[np.int32],
         tf: npt.NDArray[np.float32],
-        length: npt.NDArray[np.float32],
     ) -> None:
         self.removals = removals
         self.covered = covered
         self.rows = rows
         self.tf = tf
-        self.length = length
+
+
+class _Dense:
+    """A frequent term's frequency in every row (deleted ones too), from its first postings."""
+
+    __slots__ = ("covered", "tf")
+
+    def __init__(self) -> None:
+        self.covered = 0
+        self.tf = np.zeros(0, dtype=np.float32)
+
+    def grow(self, rows: int) -> None:
+        """Room for ``rows`` rows (the new ones 0), doubling so that appends stay cheap."""
+        if rows > len(self.tf):
+            grown = np.zeros(max(rows, 2 * len(self.tf)), dtype=np.float32)
+            grown[: len(self.tf)] = self.tf
+            self.tf = grown

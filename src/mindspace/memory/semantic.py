@@ -231,7 +231,7 @@ class SemanticMemory:
         threshold = self.settings.memory_restate_threshold
         shown = one_passage_each([r.memory for r in found], [r.lexical for r in found])
         found = [found[i] for i in shown]
-        return [found[i] for i in distinct([r.memory for r in found], threshold)][:limit]
+        return [found[i] for i in distinct([r.memory for r in found], threshold, limit)]
 
     def _rankings(
         self,
