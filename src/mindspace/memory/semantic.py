@@ -29,6 +29,8 @@ from mindspace.state.semantic import Hit, Rankings, SemanticIndex
 from mindspace.state.unit import Unit
 
 __all__ = [
+    "APPROXIMATE_CANDIDATES",
+    "CANDIDATES",
     "DEFAULT_TRUST",
     "MemoryDraft",
     "MemoryQuery",
@@ -211,7 +213,11 @@ class SemanticMemory:
         tags: Sequence[str],
         asker: str | None = None,
     ) -> list[Recalled]:
-        ranked = self._rankings(query, vector, limit + 50, min_source_trust, tags)
+        # An index that searches approximately (the embedded one through its cells, at
+        # 32,768 memories and more) hands the rules fewer candidates: see CANDIDATES.
+        approximate = bool(getattr(self.index, "approximate", False))
+        spare = APPROXIMATE_CANDIDATES if approximate else CANDIDATES
+        ranked = self._rankings(query, vector, limit + spare, min_source_trust, tags)
         # Each stage below reads records through one reader: none is read twice.
         records = RecordReader(self.unit)
         # Dates, questions and their neighbours (memory/query.py), on both backends alike.
@@ -422,6 +428,17 @@ class SemanticMemory:
                 best[key] = Recalled(newer, older.score, older.relevance, older.lexical)
                 replaced.append(best[key])
 
+
+CANDIDATES = 50
+"""Hits beyond the page the query rules re-rank (a date, a question, a speaker's next
+turn can lift a memory from below the page into it)."""
+
+APPROXIMATE_CANDIDATES = 25
+""":data:`CANDIDATES` when the index searches approximately (through cells, from 32,768
+memories): each candidate costs a record read, and at that size the reads and rules were
+a sixth of an awake tick. At 100k memories the top 10 of a recall were the same with 50,
+25 or 15 (bench/RESULTS.md, "The awake tick at 100k, round 5"); a memory the rules would
+lift from deeper (a date asked about, below the first 25 past the page) is missed."""
 
 _SPARE = 5
 """Results beyond the page read to replace restatements left out of it (and as many
