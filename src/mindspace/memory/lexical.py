@@ -50,13 +50,12 @@ class _Postings:
     def __init__(self) -> None:
         self.rows = array("i")
         self.tfs = array("H")
-        self.cached: tuple[int, npt.NDArray[np.int32] | None, npt.NDArray[np.float32]] | None = None
-        """(index version, live rows, BM25 contributions) of a long list, valid until a write;
-        rows None: the contributions of every row (a term in most rows, see ``dense``)."""
+        self.cached: tuple[int, npt.NDArray[np.int32], npt.NDArray[np.float32]] | None = None
+        """(index version, live rows, BM25 contributions) of a long list, valid until a write."""
         self.live: _Live | None = None
         """The live postings of a long list as scoring reads them, valid until a removal."""
         self.dense: _Dense | None = None
-        """A term in a large share of the rows: its frequency in every row, kept the same way."""
+        """A term in a large share of the rows: its frequency in every row, kept across writes."""
 
     def add(self, row: int, tf: int) -> None:
         self.rows.append(row)
@@ -90,6 +89,8 @@ class LexicalIndex:
         self._version = 0
         self._removals = 0
         self._arrays: _Columns | None = None
+        self._dense: list[_Dense] = []
+        """The frequencies kept for every row of frequent terms (a removal zeroes its row)."""
 
     @property
     def nbytes(self) -> int:
@@ -127,6 +128,8 @@ class LexicalIndex:
         if row is None:
             return
         self._alive[row] = 0
+        for dense in self._dense:
+            dense.forget(row)
         self._version += 1
         self._removals += 1
         self._live -= 1
@@ -148,13 +151,15 @@ class LexicalIndex:
             if postings is None:
                 continue
             cached = postings.cached
+            rows: npt.NDArray[np.int32] | None
             if cached is not None and cached[0] == self._version:
                 rows, contribution = cached[1], cached[2]
             else:
                 rows, contribution = self._contribution(postings, columns)
-                if rows is None or len(rows) >= _CACHED_POSTINGS:
+                if rows is not None and len(rows) >= _CACHED_POSTINGS:
                     # Frequent terms cost most; memories are written far less often than
-                    # they are searched, so their scores are kept until the next write.
+                    # they are searched, so their scores are kept until the next write
+                    # (not those scored over every row: 4 bytes a row each, and cheap).
                     postings.cached = (self._version, rows, contribution)
             if rows is None:
                 out += contribution  # every row; 0 where the term is not
@@ -171,7 +176,7 @@ class LexicalIndex:
             # Length normalisation depends on a row's length and the average only: worked
             # out once for every row, not once per query term.
             norm = self.k1 * (1.0 - self.b + self.b * lengths / average)
-            self._arrays = _Columns(self._version, alive, alive.astype(np.float32), norm)
+            self._arrays = _Columns(self._version, alive, norm)
         return self._arrays
 
     def _contribution(
@@ -185,11 +190,14 @@ class LexicalIndex:
             and self.k1 * (1.0 - self.b) > 0  # so a row without the term scores exactly 0
         )
         if dense:
-            tf, df = self._dense_postings(postings, columns)
+            postings.cached = None
+            tf, df = self._dense_postings(postings, columns.alive)
             norm = columns.norm
             rows = None
         else:
-            postings.dense = None
+            if postings.dense is not None:
+                self._dense.remove(postings.dense)
+                postings.dense = None
             rows, tf = self._live_postings(postings, columns.alive)
             if not len(rows):
                 return rows, tf
@@ -229,27 +237,29 @@ class LexicalIndex:
         return rows, tf
 
     def _dense_postings(
-        self, postings: _Postings, columns: _Columns
+        self, postings: _Postings, alive: npt.NDArray[np.bool_]
     ) -> tuple[npt.NDArray[np.float32], int]:
-        """A frequent term's frequency in every live row (0: absent or deleted), and its df.
+        """A frequent term's frequency in every row (0: absent or deleted), and its df.
 
-        The frequencies of every row, deleted ones included, are kept between writes: an
-        added row sets its own place (the array grows by doubling), and a removal changes
-        nothing there (each write removes and adds a row: an edited memory is indexed
-        again under a new row), because the live rows are picked out at query time.
+        Kept between writes: an added row sets its own place (the array grows by an
+        eighth when full) and a removal zeroes its row (:meth:`remove`), so a search
+        right after a write reads it as it is.
         """
         postings.live = None
         kept = postings.dense
         if kept is None:
             kept = postings.dense = _Dense()
+            self._dense.append(kept)
         rows, tfs = postings.arrays()
         n = len(self.keys)
         kept.grow(n)
         if kept.covered < len(rows):
-            kept.tf[rows[kept.covered :]] = tfs[kept.covered :]
-            kept.covered = len(rows)
-        tf = kept.tf[:n] * columns.live
-        return tf, int(np.count_nonzero(tf))
+            rows, tfs = rows[kept.covered :], tfs[kept.covered :]
+            live = alive[rows]
+            kept.tf[rows[live]] = tfs[live]
+            kept.live += int(np.count_nonzero(live))
+            kept.covered = len(postings.rows)
+        return kept.tf[:n], kept.live
 
     def add_many(self, items: Iterable[tuple[str, str]]) -> None:
         """Index several (key, text) pairs."""
@@ -260,19 +270,13 @@ class LexicalIndex:
 class _Columns:
     """What scoring reads of every row at one index version."""
 
-    __slots__ = ("alive", "live", "norm", "version")
+    __slots__ = ("alive", "norm", "version")
 
     def __init__(
-        self,
-        version: int,
-        alive: npt.NDArray[np.bool_],
-        live: npt.NDArray[np.float32],
-        norm: npt.NDArray[np.float32],
+        self, version: int, alive: npt.NDArray[np.bool_], norm: npt.NDArray[np.float32]
     ) -> None:
         self.version = version
         self.alive = alive
-        self.live = live
-        """1.0 for a live row, 0.0 for a deleted one."""
         self.norm = norm
         """BM25's length normalisation of each row, ``k1 * (1 - b + b * length / average)``."""
 
@@ -296,17 +300,25 @@ class _Live:
 
 
 class _Dense:
-    """A frequent term's frequency in every row (deleted ones too), from its first postings."""
+    """A frequent term's frequency in every row (0: absent or deleted), from its first postings."""
 
-    __slots__ = ("covered", "tf")
+    __slots__ = ("covered", "live", "tf")
 
     def __init__(self) -> None:
         self.covered = 0
+        self.live = 0
         self.tf = np.zeros(0, dtype=np.float32)
 
     def grow(self, rows: int) -> None:
-        """Room for ``rows`` rows (the new ones 0), doubling so that appends stay cheap."""
+        """Room for ``rows`` rows (the new ones 0), an eighth more when full: appends stay
+        cheap without holding twice the rows."""
         if rows > len(self.tf):
-            grown = np.zeros(max(rows, 2 * len(self.tf)), dtype=np.float32)
+            grown = np.zeros(max(rows, len(self.tf) + len(self.tf) // 8 + 1_024), np.float32)
             grown[: len(self.tf)] = self.tf
             self.tf = grown
+
+    def forget(self, row: int) -> None:
+        """A removed row no longer holds the term."""
+        if row < len(self.tf) and self.tf[row] > 0:
+            self.tf[row] = 0.0
+            self.live -= 1
