@@ -275,7 +275,7 @@ class MemoryIndex:
     def approximate(self) -> bool:
         """Whether a search now scores the dense side through the cells (see ``_scored``).
 
-        Recall reads fewer candidates then (:data:`~mindspace.memory.semantic.CANDIDATES`).
+        Recall reads fewer candidates then (``APPROXIMATE_CANDIDATES`` in memory/semantic.py).
         """
         matrix = self._matrix
         return self._cells is not None and matrix is not None and matrix.rows >= self.cells_from

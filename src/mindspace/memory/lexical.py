@@ -3,8 +3,10 @@
 Static BM25 libraries rebuild their matrices to add a document, which is too slow for
 memories that arrive a few at a time while queries keep coming. Here each term keeps a
 growing posting list; a query gathers the postings of its terms and scores them in a
-few vectorised operations (Okapi BM25, Lucene's idf, k1=0.9, b=0.4). Terms come from
-:func:`mindspace.text.tokenize`, the analysis journal search shares.
+few vectorised operations (Okapi BM25, Lucene's idf, k1=0.9, b=0.4). A term in a
+large share of the rows is scored over every row instead, from its frequencies kept in
+row order: the same numbers, without gathering and scattering most of the rows. Terms
+come from :func:`mindspace.text.tokenize`, the analysis journal search shares.
 """
 
 from __future__ import annotations
