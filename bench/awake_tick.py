@@ -15,12 +15,17 @@ the cost is the same, the ranking is meaningless).
 Usage::
 
     python bench/awake_tick.py [--memories 100000] [--journal 10000] [--ticks 40]
-                              [--embedder hashing|minilm] [--profile FILE]
+                              [--embedder hashing|minilm] [--profile FILE] [--stages]
 
 ``--profile FILE`` runs the measured ticks under cProfile (the event loop's thread
 only: the embedder's worker thread is not in it), writes the stats to FILE (read them
 with ``python -m pstats FILE``) and prints the 25 costliest functions to stderr; the
 figures of a profiled run carry the profiler's overhead.
+
+``--stages`` adds ``stages_loop_cpu_ms_p50``: the event loop thread's CPU in each stage
+of a tick (the memory formed from the message, the prompt's recall and its parts, the
+commits, the whole prompt), median over the measured ticks. Unlike the profiler it costs
+a few microseconds a call, so the stages add up to about the loop figure.
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import importlib
+import inspect
 import json
 import os
 import pstats
@@ -148,6 +155,67 @@ def _embedder(name: str) -> Embedder:
     return HashingEmbedder(384)
 
 
+class _Stages:
+    """The event loop thread's CPU inside some functions of the tick, per tick."""
+
+    # (label, module, owner class or None, function): what each stage times.
+    WATCHED = (
+        ("formation", "mindspace.engine.intake", None, "form_memories"),
+        ("recall", "mindspace.memory.semantic", "SemanticMemory", "_search"),
+        ("recall: index search", "mindspace.memory.semantic", "SemanticMemory", "_rankings"),
+        ("recall: BM25", "mindspace.memory.lexical", "LexicalIndex", "scores"),
+        ("recall: query rules", "mindspace.memory.query", "QueryRerank", "apply"),
+        ("recall: record reads", "mindspace.memory.recalled", "RecordReader", "__call__"),
+        ("recall: restatements", "mindspace.memory.semantic", None, "distinct"),
+        ("commits", "mindspace.state.unit", "StateCache", "commit"),
+        ("prompt", "mindspace.engine.prompting", "PromptBuilder", "build"),
+    )
+
+    def __init__(self) -> None:
+        self.tick: dict[str, float] = {}
+        self.ticks: list[dict[str, float]] = []
+        for label, module, owner, name in self.WATCHED:
+            target = getattr(importlib.import_module(module), owner) if owner else None
+            self._wrap(label, target or importlib.import_module(module), name)
+
+    def _wrap(self, label: str, target: Any, name: str) -> None:
+        function = getattr(target, name)
+        spent = self.tick
+
+        if inspect.iscoroutinefunction(function):
+
+            async def timed_async(*args: Any, **kwargs: Any) -> Any:
+                start = time.thread_time()
+                try:
+                    return await function(*args, **kwargs)
+                finally:
+                    spent[label] = spent.get(label, 0.0) + time.thread_time() - start
+
+            setattr(target, name, timed_async)
+            return
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            start = time.thread_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                spent[label] = spent.get(label, 0.0) + time.thread_time() - start
+
+        setattr(target, name, timed)
+
+    def next_tick(self, measured: bool) -> None:
+        if measured:
+            self.ticks.append(dict(self.tick))
+        self.tick.clear()
+
+    def medians(self) -> dict[str, float]:
+        labels = [label for label, *_ in self.WATCHED]
+        return {
+            label: round(statistics.median(t.get(label, 0.0) for t in self.ticks) * 1000, 2)
+            for label in labels
+        }
+
+
 class _Counting:
     """The embedder, counting the texts it embeds and the time it takes."""
 
@@ -167,7 +235,12 @@ class _Counting:
 
 
 async def _run(
-    path: Path, ticks: int, warmup: int, embedder_name: str, profile: Path | None = None
+    path: Path,
+    ticks: int,
+    warmup: int,
+    embedder_name: str,
+    profile: Path | None = None,
+    stages: _Stages | None = None,
 ) -> dict[str, Any]:
     store = SqlStore.from_path(path, create=False)
     model = _Model()
@@ -196,6 +269,8 @@ async def _run(
         if measured:
             profiler.disable()
         elapsed = time.perf_counter() - start
+        if stages is not None:
+            stages.next_tick(k >= warmup)
         if k >= warmup:
             cpu.append(time.process_time() - cpu_start)
             loop_cpu.append(time.thread_time() - loop_start)
@@ -209,6 +284,7 @@ async def _run(
         profiler.dump_stats(profile)
         pstats.Stats(profiler, stream=sys.stderr).sort_stats("cumulative").print_stats(25)
     ordered = sorted(samples)
+    extra = {} if stages is None else {"stages_loop_cpu_ms_p50": stages.medians()}
     return {
         "ticks": ticks,
         "model_calls": model.calls,
@@ -224,6 +300,7 @@ async def _run(
         "loop_thread_cpu_ms_p50": round(statistics.median(loop_cpu) * 1000, 2),
         "texts_embedded_per_tick": round(statistics.mean(texts), 2),
         "embedding_ms_p50": round(statistics.median(embedding) * 1000, 2),
+        **extra,
     }
 
 
@@ -239,6 +316,9 @@ def main() -> None:
     parser.add_argument(
         "--profile", type=Path, default=None, help="cProfile the measured ticks into this file"
     )
+    parser.add_argument(
+        "--stages", action="store_true", help="report the loop thread's CPU per stage"
+    )
     args = parser.parse_args()
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="awake-"))
     workdir.mkdir(parents=True, exist_ok=True)
@@ -251,7 +331,10 @@ def main() -> None:
     run_path = workdir / f"run-{os.getpid()}.db"
     shutil.copyfile(path, run_path)
     try:
-        result = asyncio.run(_run(run_path, args.ticks, args.warmup, args.embedder, args.profile))
+        stages = _Stages() if args.stages else None
+        result = asyncio.run(
+            _run(run_path, args.ticks, args.warmup, args.embedder, args.profile, stages)
+        )
     finally:
         for leftover in workdir.glob(f"{run_path.name}*"):
             leftover.unlink()

@@ -45,3 +45,37 @@ def test_scores_after_adds_replacements_and_removals_match_a_fresh_index(
             fresh = LexicalIndex()
             fresh.add_many(texts.items())
             assert _by_key(index, query) == pytest.approx(_by_key(fresh, query), rel=1e-6)
+
+
+def test_frequent_terms_scored_over_every_row_score_exactly_as_from_their_postings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A term in a quarter of the rows or more is scored over every row (from 8,192 rows
+    # in use; 16 here) and its frequencies kept across writes and removals: the scores
+    # must be the very numbers its postings give, or rankings would change with size.
+    rng = random.Random(11)
+    index = LexicalIndex()
+    texts: dict[str, str] = {}
+    checked = 0
+    for step in range(300):
+        roll = rng.random()
+        if roll < 0.6 or not texts:
+            key = rng.choice(list(texts)) if texts and roll < 0.1 else f"m{step}"
+            texts[key] = _text(rng)
+            index.add(key, texts[key])
+        elif roll < 0.7:
+            key = rng.choice(list(texts))
+            del texts[key]
+            index.remove(key)
+        elif len(texts) >= 16:
+            query = _text(rng)
+            monkeypatch.setattr(lexical, "_DENSE_MIN_ROWS", 16)
+            dense = _by_key(index, query)
+            assert any(p.dense is not None for p in index._postings.values())
+            monkeypatch.setattr(lexical, "_DENSE_MIN_ROWS", 10**9)  # from postings only
+            fresh = LexicalIndex()
+            fresh.add_many(texts.items())
+            assert dense == _by_key(fresh, query)  # exactly: same float32 arithmetic
+            assert dense == _by_key(index, query)
+            checked += 1
+    assert checked > 20

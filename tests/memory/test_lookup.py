@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from mindspace import FunctionLLM, ManualClock
 from mindspace.embeddings import HashingEmbedder
 from mindspace.embeddings.cache import OWN_SIZE, CachedEmbedder, cached
 from mindspace.embeddings.port import Vectors
+from mindspace.llm.port import LLMResponse, Message, ToolSchema
 from mindspace.memory.lookup import aquery_vectors
 from mindspace.memory.semantic import MemoryQuery
+from mindspace.storage import SqlStore
+from mindspace.testing.assistants import assistant_on
 
 
 class Counting:
@@ -100,3 +105,37 @@ def test_the_derived_lookup_stays_close_to_the_two_embeddings_with_minilm() -> N
             (exact,) = asyncio.run(aquery_vectors(minilm, [query], 0.75))
             cosine = float(derived @ exact) / float(np.linalg.norm(derived) * np.linalg.norm(exact))
             assert cosine > 0.97, (speaker, text, cosine)
+
+
+async def test_an_awake_tick_embeds_only_the_text_that_changed(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    # Every tick looks memories up by the message and the active goals; what was
+    # embedded before (a goal's description, the speaker's name, a message said again)
+    # is the embedder cache's, so a tick embeds what is new and nothing else.
+    store = SqlStore(f"sqlite:///{tmp_path / 'ticks.db'}")
+    inner = Counting(HashingEmbedder(64))
+
+    def answer(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> LLMResponse:
+        return LLMResponse(text="Aye.", model="test")
+
+    assistant = assistant_on(store, "keeper", llm=FunctionLLM(answer), clock=clock, embedder=inner)
+    await assistant.call_tool("add_goal", {"description": "Keep the fire going"})
+    seen: list[list[str]] = []
+    for said in ["I bought a red cloak", "The mill is closed today", "The mill is closed today"]:
+        assistant.enqueue_event(said, source_entity="Alice", location="tavern")
+        inner.seen.clear()
+        assert (await assistant.tick()).status == "done"
+        seen.append(list(inner.seen))
+    await assistant.call_tool("add_goal", {"description": "Mend the nets"})
+    assistant.enqueue_event("Bob owes me a silver coin", source_entity="Alice", location="tavern")
+    inner.seen.clear()
+    await assistant.tick()
+    seen.append(list(inner.seen))
+    assert seen == [
+        ["Alice: I bought a red cloak", "Alice:", "Keep the fire going"],
+        ["Alice: The mill is closed today"],
+        [],  # said again: nothing new
+        ["Alice: Bob owes me a silver coin", "Mend the nets"],
+    ]
+    store.close()

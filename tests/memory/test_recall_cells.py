@@ -11,14 +11,17 @@ still found (the BM25 candidates). An index that only searches builds no cells.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from mindspace import ManualClock, Settings
 from mindspace.memory.index import MemoryIndex
 from mindspace.memory.records import Memory
+from mindspace.memory.semantic import APPROXIMATE_CANDIDATES, CANDIDATES, SemanticMemory
+from mindspace.state.port import StoredRecord
 from mindspace.state.semantic import SearchRequest
 from mindspace.state.unit import StateCache
 from mindspace.storage import SqlStore
@@ -134,3 +137,38 @@ def test_an_index_that_only_searches_builds_no_cells_and_stays_exact(
         found = searching.rankings(SearchRequest(query, vector), limit=10, depth=10)
         assert found == exact.rankings(SearchRequest(query, vector), limit=10, depth=10)
     assert searching.cells_nbytes == 0
+
+
+def test_a_recall_through_the_cells_reads_fewer_candidates_for_the_same_page(
+    cache: StateCache, vectors: np.ndarray, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each candidate the rules look at is a record read (a store query on a miss); an
+    # approximate index hands them fewer, exact ones all of CANDIDATES.
+    store = cache.store
+    read: list[str] = []
+    load_keys = store.load_keys
+
+    def counting(assistant_id: int, kind: str, keys: Sequence[str]) -> list[StoredRecord]:
+        read.extend(keys)
+        return load_keys(assistant_id, kind, keys)
+
+    monkeypatch.setattr(store, "load_keys", counting)
+    pages: dict[str, list[list[str]]] = {}
+    reads: dict[str, int] = {}
+    for name, cells_from in (("exact", 2**62), ("cells", 0)):
+        fresh = StateCache(store, cache.assistant_id, cache.revision)  # nothing read yet
+        index = MemoryIndex(fresh, "hand", cells_from=cells_from)
+        if cells_from == 0:
+            index.nearest(vectors[:1], k=3, threshold=0.9, exclude=["mem_1"])
+        assert index.approximate is (name == "cells")
+        memory = SemanticMemory(fresh.begin(), ManualClock(), Settings(), None, index)
+        read.clear()
+        pages[name] = [
+            [r.memory.id for r in memory.recall(query, limit=5, vector=vector)]
+            for query, vector in _queries(vectors, 10)
+        ]
+        reads[name] = len(set(read))
+    assert reads["exact"] >= 10 * (5 + CANDIDATES) * 0.9
+    assert reads["cells"] <= reads["exact"] * (5 + APPROXIMATE_CANDIDATES + 10) / (5 + CANDIDATES)
+    same = [len(set(c) & set(e)) for c, e in zip(pages["cells"], pages["exact"], strict=True)]
+    assert sum(same) >= 0.9 * 5 * len(same)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import overload
+
 import numpy as np
 import pytest
 
@@ -173,3 +176,43 @@ def test_recall_leaves_out_a_result_that_restates_a_better_one() -> None:
     # Two people's news about a bridge is one fact; their own homes are two; the same
     # speaker's near-identical claim is one; other numbers are news.
     assert distinct(found, 0.92) == [0, 2, 3, 5]
+
+
+class _Watched(Sequence[Memory]):
+    """Memories that note which positions were read."""
+
+    def __init__(self, memories: list[Memory]) -> None:
+        self.memories = memories
+        self.read: set[int] = set()
+
+    def __len__(self) -> int:
+        return len(self.memories)
+
+    @overload
+    def __getitem__(self, at: int) -> Memory: ...
+    @overload
+    def __getitem__(self, at: slice) -> Sequence[Memory]: ...
+    def __getitem__(self, at: int | slice) -> Memory | Sequence[Memory]:
+        if isinstance(at, slice):
+            raise AssertionError("distinct reads one memory at a time")
+        if at < len(self.memories):
+            self.read.add(at)
+        return self.memories[at]
+
+
+def test_a_page_of_distinct_memories_stops_reading_once_full() -> None:
+    vector = np.eye(8, dtype=np.float32)[0].tobytes()
+    found = [
+        _memory("mem_1", "The bridge collapsed", "Ned", embedding=vector, embedder="e"),
+        _memory("mem_2", "The bridge collapsed.", "Ana", embedding=vector, embedder="e"),
+        _memory("mem_3", "I live in Paris", "Ned", embedding=vector, embedder="e"),
+        _memory("mem_4", "I live in Paris", "Ana", embedding=vector, embedder="e"),
+        _memory("mem_5", "The bridge has collapsed", "Ned", embedding=vector, embedder="e"),
+        _memory("mem_6", "The bridge has 3 arches", "Ned", embedding=vector, embedder="e"),
+    ]
+    # The first results of a page are those of the whole list, restatements left out.
+    for limit in range(1, 6):
+        assert distinct(found, 0.92, limit) == distinct(found, 0.92)[:limit]
+    watched = _Watched(found)
+    assert distinct(watched, 0.92, 2) == [0, 2]
+    assert watched.read == {0, 1, 2}  # the memories after the page's last are not read

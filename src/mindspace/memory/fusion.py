@@ -63,16 +63,25 @@ def fuse_candidates(
 
 
 def zscores(
-    values: npt.NDArray[np.floating], keep: npt.NDArray[np.bool_]
+    values: npt.NDArray[np.floating],
+    keep: npt.NDArray[np.bool_],
+    rows: npt.NDArray[np.int64] | None = None,
 ) -> npt.NDArray[np.float64]:
-    """``values`` standardised over the rows in ``keep`` (all zeros when they do not vary)."""
+    """``values`` standardised over the rows in ``keep`` (all zeros when they do not vary).
+
+    With ``rows``, only those rows' z-scores are returned (the mean and spread are still
+    every kept row's): the same numbers as ``zscores(values, keep)[rows]``, without
+    standardising every row.
+    """
+    size = values.shape[0] if rows is None else rows.shape[0]
     chosen = values[keep].astype(np.float64)
     if chosen.size < 2:
-        return np.zeros(values.shape[0], dtype=np.float64)
+        return np.zeros(size, dtype=np.float64)
     spread = float(chosen.std())
     if spread == 0.0:
-        return np.zeros(values.shape[0], dtype=np.float64)
-    return (values.astype(np.float64) - float(chosen.mean())) / spread
+        return np.zeros(size, dtype=np.float64)
+    picked = values if rows is None else values[rows]
+    return (picked.astype(np.float64) - float(chosen.mean())) / spread
 
 
 def whole_zscores(

@@ -221,6 +221,15 @@ class MemoryIndex:
         self._cells = None
 
     @property
+    def approximate(self) -> bool:
+        """Whether a search now scores the dense side through the cells (see ``_scored``).
+
+        Recall reads fewer candidates then (``APPROXIMATE_CANDIDATES`` in memory/semantic.py).
+        """
+        matrix = self._matrix
+        return self._cells is not None and matrix is not None and matrix.rows >= self.cells_from
+
+    @property
     def cells_nbytes(self) -> int:
         """Bytes held by the cells of :meth:`nearest` (0 while none are built)."""
         return self._cells.nbytes if self._cells is not None else 0

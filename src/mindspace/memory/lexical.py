@@ -3,8 +3,10 @@
 Static BM25 libraries rebuild their matrices to add a document, which is too slow for
 memories that arrive a few at a time while queries keep coming. Here each term keeps a
 growing posting list; a query gathers the postings of its terms and scores them in a
-few vectorised operations (Okapi BM25, Lucene's idf, k1=0.9, b=0.4). Terms come from
-:func:`mindspace.text.tokenize`, the analysis journal search shares.
+few vectorised operations (Okapi BM25, Lucene's idf, k1=0.9, b=0.4). A term in a
+large share of the rows is scored over every row instead, from its frequencies kept in
+row order: the same numbers, without gathering and scattering most of the rows. Terms
+come from :func:`mindspace.text.tokenize`, the analysis journal search shares.
 """
 
 from __future__ import annotations
@@ -33,11 +35,19 @@ the usual 1.2-1.5 / 0.75 tuned for documents."""
 _CACHED_POSTINGS = 2_048
 """Terms with at least this many live postings keep their scores between writes."""
 
+_DENSE_SHARE = 0.25
+"""A term with postings in at least this share of the rows is scored over every row:
+contiguous arithmetic over all rows costs less than gathering and scattering most of
+them (a frequent word of a 100k store; bench/RESULTS.md, round 5)."""
+
+_DENSE_MIN_ROWS = 8_192
+"""Rows below which every term is scored from its postings (the arrays are small)."""
+
 
 class _Postings:
     """One term's rows and term frequencies, packed (4 + 2 bytes a posting, not ~70)."""
 
-    __slots__ = ("cached", "live", "rows", "tfs")
+    __slots__ = ("cached", "dense", "live", "rows", "tfs")
 
     def __init__(self) -> None:
         self.rows = array("i")
@@ -46,6 +56,8 @@ class _Postings:
         """(index version, live rows, BM25 contributions) of a long list, valid until a write."""
         self.live: _Live | None = None
         """The live postings of a long list as scoring reads them, valid until a removal."""
+        self.dense: _Dense | None = None
+        """A term in a large share of the rows: its frequency in every row, kept across writes."""
 
     def add(self, row: int, tf: int) -> None:
         self.rows.append(row)
@@ -78,7 +90,9 @@ class LexicalIndex:
         self._total_length = 0
         self._version = 0
         self._removals = 0
-        self._arrays: tuple[int, npt.NDArray[np.bool_], npt.NDArray[np.uint32]] | None = None
+        self._arrays: _Columns | None = None
+        self._dense: list[_Dense] = []
+        """The frequencies kept for every row of frequent terms (a removal zeroes its row)."""
 
     @property
     def nbytes(self) -> int:
@@ -116,6 +130,8 @@ class LexicalIndex:
         if row is None:
             return
         self._alive[row] = 0
+        for dense in self._dense:
+            dense.forget(row)
         self._version += 1
         self._removals += 1
         self._live -= 1
@@ -131,56 +147,72 @@ class LexicalIndex:
         out = np.zeros(n, dtype=np.float32)
         if not self._live:
             return out
-        alive, lengths = self._columns()
-        average = max(self._total_length / self._live, 1e-9)
+        columns = self._columns()
         for term in set(tokenize(query)):
             postings = self._postings.get(term)
             if postings is None:
                 continue
             cached = postings.cached
+            rows: npt.NDArray[np.int32] | None
             if cached is not None and cached[0] == self._version:
                 rows, contribution = cached[1], cached[2]
             else:
-                rows, contribution = self._contribution(postings, alive, lengths, average)
-                if len(rows) >= _CACHED_POSTINGS:
+                rows, contribution = self._contribution(postings, columns)
+                if rows is not None and len(rows) >= _CACHED_POSTINGS:
                     # Frequent terms cost most; memories are written far less often than
-                    # they are searched, so their scores are kept until the next write.
+                    # they are searched, so their scores are kept until the next write
+                    # (not those scored over every row: 4 bytes a row each, and cheap).
                     postings.cached = (self._version, rows, contribution)
-            out[rows] += contribution  # a term's postings name each row once
+            if rows is None:
+                out += contribution  # every row; 0 where the term is not
+            else:
+                out[rows] += contribution  # a term's postings name each row once
         return out
 
-    def _columns(self) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.uint32]]:
-        """(alive, lengths) as arrays, copied once per write (no buffer export is held)."""
-        if self._arrays is None or self._arrays[0] != self._version:
+    def _columns(self) -> _Columns:
+        """The rows' columns as scoring reads them, made once per write."""
+        if self._arrays is None or self._arrays.version != self._version:
             alive = np.frombuffer(self._alive, dtype=np.uint8).astype(bool)
-            lengths = np.frombuffer(self._lengths, dtype=np.uint32).copy()
-            self._arrays = (self._version, alive, lengths)
-        return self._arrays[1], self._arrays[2]
+            lengths = np.frombuffer(self._lengths, dtype=np.uint32).astype(np.float32)
+            average = max(self._total_length / self._live, 1e-9) if self._live else 1e-9
+            # Length normalisation depends on a row's length and the average only: worked
+            # out once for every row, not once per query term.
+            norm = self.k1 * (1.0 - self.b + self.b * lengths / average)
+            self._arrays = _Columns(self._version, alive, norm)
+        return self._arrays
 
     def _contribution(
-        self,
-        postings: _Postings,
-        alive: npt.NDArray[np.bool_],
-        lengths: npt.NDArray[np.uint32],
-        average: float,
-    ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]:
-        """The live rows of one term and each one's BM25 term score."""
-        rows, tf, length = self._live_postings(postings, alive, lengths)
-        if not len(rows):
-            return rows, tf
-        df = len(rows)
+        self, postings: _Postings, columns: _Columns
+    ) -> tuple[npt.NDArray[np.int32] | None, npt.NDArray[np.float32]]:
+        """The live rows of one term and each one's BM25 term score (rows None: every row)."""
+        n = len(self.keys)
+        dense = (
+            n >= _DENSE_MIN_ROWS
+            and len(postings.rows) >= _DENSE_SHARE * n
+            and self.k1 * (1.0 - self.b) > 0  # so a row without the term scores exactly 0
+        )
+        if dense:
+            postings.cached = None
+            tf, df = self._dense_postings(postings, columns.alive)
+            norm = columns.norm
+            rows = None
+        else:
+            if postings.dense is not None:
+                self._dense.remove(postings.dense)
+                postings.dense = None
+            rows, tf = self._live_postings(postings, columns.alive)
+            if not len(rows):
+                return rows, tf
+            df = len(rows)
+            norm = columns.norm[rows]
         idf = math.log(1.0 + (self._live - df + 0.5) / (df + 0.5))
-        norm = self.k1 * (1.0 - self.b + self.b * length / average)
         contribution = (idf * tf * (self.k1 + 1.0) / (tf + norm)).astype(np.float32)
         return rows, contribution
 
     def _live_postings(
-        self,
-        postings: _Postings,
-        alive: npt.NDArray[np.bool_],
-        lengths: npt.NDArray[np.uint32],
-    ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32], npt.NDArray[np.float32]]:
-        """A term's live rows with their term frequencies and lengths, as float32.
+        self, postings: _Postings, alive: npt.NDArray[np.bool_]
+    ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]:
+        """A term's live rows with their term frequencies (as float32).
 
         Every write changes the average length and the idf, so a long list's scores
         are recomputed after each one; its live postings only change when a row is
@@ -194,20 +226,42 @@ class LexicalIndex:
         if kept is not None and kept.removals == self._removals and kept.covered <= len(rows):
             start = kept.covered
             if start == len(rows):
-                return kept.rows, kept.tf, kept.length
+                return kept.rows, kept.tf
         rows, tfs = rows[start:], tfs[start:]
         live = alive[rows]
         rows, tf = rows[live], tfs[live].astype(np.float32)
-        length = lengths[rows].astype(np.float32)
         if start:
             assert kept is not None  # start > 0 only when extending what was kept
             rows = np.concatenate([kept.rows, rows])
             tf = np.concatenate([kept.tf, tf])
-            length = np.concatenate([kept.length, length])
         if len(rows) >= _CACHED_POSTINGS:
-            covered = len(postings.rows)
-            postings.live = _Live(self._removals, covered, rows, tf, length)
-        return rows, tf, length
+            postings.live = _Live(self._removals, len(postings.rows), rows, tf)
+        return rows, tf
+
+    def _dense_postings(
+        self, postings: _Postings, alive: npt.NDArray[np.bool_]
+    ) -> tuple[npt.NDArray[np.float32], int]:
+        """A frequent term's frequency in every row (0: absent or deleted), and its df.
+
+        Kept between writes: an added row sets its own place (the array grows by an
+        eighth when full) and a removal zeroes its row (:meth:`remove`), so a search
+        right after a write reads it as it is.
+        """
+        postings.live = None
+        kept = postings.dense
+        if kept is None:
+            kept = postings.dense = _Dense()
+            self._dense.append(kept)
+        rows, tfs = postings.arrays()
+        n = len(self.keys)
+        kept.grow(n)
+        if kept.covered < len(rows):
+            rows, tfs = rows[kept.covered :], tfs[kept.covered :]
+            live = alive[rows]
+            kept.tf[rows[live]] = tfs[live]
+            kept.live += int(np.count_nonzero(live))
+            kept.covered = len(postings.rows)
+        return kept.tf[:n], kept.live
 
     def add_many(self, items: Iterable[tuple[str, str]]) -> None:
         """Index several (key, text) pairs."""
@@ -215,10 +269,24 @@ class LexicalIndex:
             self.add(key, text)
 
 
+class _Columns:
+    """What scoring reads of every row at one index version."""
+
+    __slots__ = ("alive", "norm", "version")
+
+    def __init__(
+        self, version: int, alive: npt.NDArray[np.bool_], norm: npt.NDArray[np.float32]
+    ) -> None:
+        self.version = version
+        self.alive = alive
+        self.norm = norm
+        """BM25's length normalisation of each row, ``k1 * (1 - b + b * length / average)``."""
+
+
 class _Live:
     """The live postings of one long list at a removal count, covering its first rows."""
 
-    __slots__ = ("covered", "length", "removals", "rows", "tf")
+    __slots__ = ("covered", "removals", "rows", "tf")
 
     def __init__(
         self,
@@ -226,10 +294,33 @@ class _Live:
         covered: int,
         rows: npt.NDArray[np.int32],
         tf: npt.NDArray[np.float32],
-        length: npt.NDArray[np.float32],
     ) -> None:
         self.removals = removals
         self.covered = covered
         self.rows = rows
         self.tf = tf
-        self.length = length
+
+
+class _Dense:
+    """A frequent term's frequency in every row (0: absent or deleted), from its first postings."""
+
+    __slots__ = ("covered", "live", "tf")
+
+    def __init__(self) -> None:
+        self.covered = 0
+        self.live = 0
+        self.tf = np.zeros(0, dtype=np.float32)
+
+    def grow(self, rows: int) -> None:
+        """Room for ``rows`` rows (the new ones 0), an eighth more when full: appends stay
+        cheap without holding twice the rows."""
+        if rows > len(self.tf):
+            grown = np.zeros(max(rows, len(self.tf) + len(self.tf) // 8 + 1_024), np.float32)
+            grown[: len(self.tf)] = self.tf
+            self.tf = grown
+
+    def forget(self, row: int) -> None:
+        """A removed row no longer holds the term."""
+        if row < len(self.tf) and self.tf[row] > 0:
+            self.tf[row] = 0.0
+            self.live -= 1

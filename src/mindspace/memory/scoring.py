@@ -164,7 +164,7 @@ def from_cells(
     dense_z = np.zeros(rows.shape[0], dtype=np.float64)
     if spread > 0:
         dense_z[usable] = (dense[usable].astype(np.float64) - mean) / spread
-    lexical_z = zscores(lexical, keep)[rows]
+    lexical_z = zscores(lexical, keep, rows)
     return Scored(keys, rows, kept, dense, candidate_lexical, evidence, lexical_z, dense_z)
 
 

@@ -119,6 +119,14 @@ class SemanticIndex(Protocol):
     embedder: str | None
     """The embedder whose vectors are searched; others' vectors are left out of dense search."""
 
+    @property
+    def approximate(self) -> bool:
+        """Whether a search may now miss a memory an exact search would rank.
+
+        Recall then asks for fewer spare candidates (``APPROXIMATE_CANDIDATES``).
+        """
+        ...
+
     def search(self, request: SearchRequest, *, limit: int) -> list[Hit]:
         """The ``limit`` best memories for the ``request``, best first.
 

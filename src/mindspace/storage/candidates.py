@@ -29,6 +29,9 @@ CANDIDATES = 100
 class CandidateSearch(ABC):
     """:meth:`search`, :meth:`rankings` and :meth:`nearest` of an out-of-process index."""
 
+    approximate = False
+    """Recall asks these for the full spare candidates (their candidate fetch is not cut)."""
+
     def search(self, request: SearchRequest, *, limit: int) -> list[Hit]:
         """Hybrid search: each signal's candidates, scored and blended as embedded."""
         if limit <= 0:
