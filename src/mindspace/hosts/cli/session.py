@@ -15,12 +15,7 @@ import typer
 from rich import box
 from rich.table import Table
 
-from mindspace.hosts.cli.common import (
-    CliError,
-    console,
-    dump,
-    say,
-)
+from mindspace.hosts.cli.common import CliError, console, dump, say
 from mindspace.hosts.cli.edits import ActorOption
 from mindspace.hosts.cli.target import Target, on_assistant
 
