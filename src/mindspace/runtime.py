@@ -14,7 +14,7 @@ root and the host surface".
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, TextIO, Unpack
 
 from mindspace.adapters import (
     EMBEDDERS,
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from mindspace.state.unit import StateCache
     from mindspace.tools.registry import ToolRegistry
     from mindspace.transfer import ExportSummary, ImportSummary
-    from mindspace.transfer.format import Progress
+    from mindspace.transfer.format import ProgressOptions
 
 __all__ = [
     "EMBEDDERS",
@@ -332,11 +332,11 @@ class Runtime:
         self,
         key: str,
         to: TextIO | Path,
-        *,
-        progress: Progress | None = None,
-        progress_every: int = 10_000,
+        **reporting: Unpack[ProgressOptions],
     ) -> ExportSummary:
         """Export ``key`` as JSON lines to a stream or a path (docs/export.md).
+
+        ``reporting``: a ``progress`` callback told a line every ``progress_every`` records.
 
         A path is never replaced by a partial file (see
         :func:`mindspace.transfer.export_to_path`).
@@ -348,12 +348,8 @@ class Runtime:
         from mindspace.transfer import export_assistant, export_to_path
 
         if isinstance(to, Path):
-            return export_to_path(
-                self._store, key, to, progress=progress, progress_every=progress_every
-            )
-        return export_assistant(
-            self._store, key, to, progress=progress, progress_every=progress_every
-        )
+            return export_to_path(self._store, key, to, **reporting)
+        return export_assistant(self._store, key, to, **reporting)
 
     def import_assistant(
         self,
@@ -361,10 +357,11 @@ class Runtime:
         *,
         key: str | None = None,
         replace: bool = False,
-        progress: Progress | None = None,
-        progress_every: int = 10_000,
+        **reporting: Unpack[ProgressOptions],
     ) -> ImportSummary:
         """Import the export at ``path``, all or nothing, under ``key`` (its own by default).
+
+        ``reporting``: a ``progress`` callback told a line every ``progress_every`` records.
 
         Raises:
             AlreadyExistsError: the key is taken and ``replace`` is False.
@@ -377,9 +374,8 @@ class Runtime:
             path,
             key=key,
             replace=replace,
-            progress=progress,
-            progress_every=progress_every,
             settings=self.settings,
+            **reporting,
         )
 
     # -- closing -----------------------------------------------------------------------

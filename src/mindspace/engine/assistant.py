@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
 from mindspace.clock import Clock, SystemClock
 from mindspace.config import Settings
@@ -32,6 +32,7 @@ from mindspace.engine.controls import Controls
 from mindspace.engine.core import EngineCore
 from mindspace.engine.decisions import Decisions
 from mindspace.engine.edits import Edits
+from mindspace.engine.events import EventFields
 from mindspace.engine.executor import ToolExecutor
 from mindspace.engine.indexes import IndexFactory, embedded_indexes
 from mindspace.engine.memory_context import install_memory_providers
@@ -249,16 +250,11 @@ class Assistant:
         """Call ``listener`` with every :class:`Notice`; returns an unsubscribe function."""
         return self._core.notifier.subscribe(listener)
 
-    def enqueue_event(
-        self,
-        content: str,
-        *,
-        type: str = "message",
-        source_entity: str | None = None,
-        location: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-    ) -> Event:
+    def enqueue_event(self, content: str, **fields: Unpack[EventFields]) -> Event:
         """Add an event to the persistent inbox; the next tick takes it.
+
+        ``fields`` are the event's optional ``type`` (``"message"`` unless given),
+        ``source_entity``, ``location`` and ``metadata`` (see :class:`EventFields`).
 
         The inbox is written apart from the assistant's state, so this never waits for a
         running tick. A scheduler hears of it (the ``event_queued`` notice) and ticks soon.
@@ -266,14 +262,12 @@ class Assistant:
         Raises:
             InvalidInputError: the event is malformed (the message says why).
         """
-        event = self._core.queue.enqueue(
-            content, type=type, source_entity=source_entity, location=location, metadata=metadata
-        )
+        event = self._core.queue.enqueue(content, **fields)
         self._core.notify(
             "event_queued",
             event_id=event.id,
             type=event.type,
-            source=source_entity,
+            source=fields.get("source_entity"),
             urgent=event.urgent,
         )
         return event

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 from mindspace.clock import Clock, format_time
 from mindspace.engine.records import Event
@@ -24,10 +24,23 @@ from mindspace.limits import MAX_EVENT_CHARS, MAX_JSON_DEPTH
 from mindspace.state.port import Store, StoredRecord, TickStart
 from mindspace.validation import find_invalid_text
 
-__all__ = ["EVENT_TYPE_PATTERN", "EventQueue", "urgency_order"]
+__all__ = ["EVENT_TYPE_PATTERN", "EventFields", "EventQueue", "urgency_order"]
 
 EVENT_TYPE_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
 MAX_ENTITY_CHARS = 128
+
+
+class EventFields(TypedDict, total=False):
+    """An event's optional fields besides its content, as :meth:`EventQueue.enqueue` takes them.
+
+    A wrapper that passes an event on takes them as ``**fields: Unpack[EventFields]``, so
+    the list is written once. Omitted, ``type`` is ``"message"`` and the rest are none.
+    """
+
+    type: str
+    source_entity: str | None
+    location: str | None
+    metadata: Mapping[str, Any] | None
 
 
 def _check_text(fields: Mapping[str, Any]) -> None:

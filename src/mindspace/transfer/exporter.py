@@ -16,7 +16,7 @@ import tempfile
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, Unpack
 
 from mindspace import __version__
 from mindspace.clock import format_time
@@ -26,6 +26,7 @@ from mindspace.transfer.format import (
     FORMAT,
     VERSION,
     Progress,
+    ProgressOptions,
     TransferError,
     encode_record,
     kind_specs,
@@ -106,14 +107,12 @@ def export_assistant(
 
 
 def export_to_path(
-    store: Store,
-    key: str,
-    path: Path,
-    *,
-    progress: Progress | None = None,
-    progress_every: int = 10_000,
+    store: Store, key: str, path: Path, **reporting: Unpack[ProgressOptions]
 ) -> ExportSummary:
     """Export ``key`` to ``path`` without ever replacing what ``path`` is.
+
+    ``reporting`` is passed on to :func:`export_assistant` (its ``progress`` and
+    ``progress_every``).
 
     A regular file (or a path that does not exist yet) is written to a temporary file in
     the same directory, flushed to disk and renamed over the target, so a failed export
@@ -135,9 +134,7 @@ def export_to_path(
     if mode is not None and (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)):
         try:
             with target.open("w", encoding="utf-8") as out:
-                return export_assistant(
-                    store, key, out, progress=progress, progress_every=progress_every
-                )
+                return export_assistant(store, key, out, **reporting)
         except OSError as exc:
             raise TransferError(_cannot(path, exc)) from exc
     if mode is not None and not stat.S_ISREG(mode):
@@ -146,7 +143,7 @@ def export_to_path(
             f"{str(path)!r} is {what}; export to a regular file, a FIFO or a character "
             "device (or to stdout without -o)."
         )
-    return _atomic(store, key, target, path, mode, progress, progress_every)
+    return _atomic(store, key, target, path, mode, reporting)
 
 
 def _atomic(
@@ -155,8 +152,7 @@ def _atomic(
     target: Path,
     named: Path,
     mode: int | None,
-    progress: Progress | None,
-    progress_every: int,
+    reporting: ProgressOptions,
 ) -> ExportSummary:
     """Write beside ``target`` under a unique name, then rename it over ``target``."""
     try:
@@ -167,9 +163,7 @@ def _atomic(
         raise TransferError(_cannot(named, exc)) from exc
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
-            summary = export_assistant(
-                store, key, out, progress=progress, progress_every=progress_every
-            )
+            summary = export_assistant(store, key, out, **reporting)
             out.flush()
             os.fsync(out.fileno())
         # An existing file keeps its permissions; a new one gets the usual (umask) ones.

@@ -22,7 +22,7 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from sqlalchemy import JSON, Boolean, Float, Integer, LargeBinary, String, Text
 from sqlalchemy.types import TypeDecorator, TypeEngine
@@ -36,6 +36,7 @@ __all__ = [
     "VERSION",
     "KindSpec",
     "Progress",
+    "ProgressOptions",
     "TransferError",
     "decode_fields",
     "encode_record",
@@ -45,6 +46,18 @@ __all__ = [
 
 Progress = Callable[[str], None]
 """Told a line of progress now and then during a long export or import (stderr in the CLI)."""
+
+
+class ProgressOptions(TypedDict, total=False):
+    """How an export or import reports progress; wrappers pass them on as ``**reporting``.
+
+    ``progress`` is told a line every ``progress_every`` records (by default nothing is
+    told, and every 10,000 records).
+    """
+
+    progress: Progress | None
+    progress_every: int
+
 
 FORMAT = "mindspace-export"
 """The ``format`` of every export's header (and the ``end`` of its last line)."""

@@ -350,12 +350,15 @@ def demo_command(
 app.add_typer(journal_app, name="journal")
 app.add_typer(bench_app, name="bench")
 register_memory_commands(app)
-app.command("serve")(serve_command)
-app.command("worker")(worker_command)
-app.command("doctor")(doctor_command)
-app.command("mcp")(mcp_command)
-app.command("export")(export_command)
-app.command("import")(import_command)
+for name, command in (
+    ("serve", serve_command),
+    ("worker", worker_command),
+    ("doctor", doctor_command),
+    ("mcp", mcp_command),
+    ("export", export_command),
+    ("import", import_command),
+):
+    app.command(name)(command)
 app.add_typer(goals_app, name="goals")
 app.add_typer(session_app, name="session")
 register_edit_commands(app, memories_app, journal_app, entities_app, goals_app)

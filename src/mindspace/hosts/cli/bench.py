@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from mindspace.hosts.cli.common import CliError, UsageError, load_settings
+from mindspace.hosts.cli.common import CliError, UsageError, load_settings, output_file_option
 
 __all__ = ["bench_app", "main", "results_table"]
 
@@ -50,12 +50,7 @@ def locomo_command(
     ] = False,
     output: Annotated[
         Path | None,
-        typer.Option(
-            "--output",
-            "-o",
-            metavar="FILE",
-            help="Also write the results as JSON here, with every question's ranking.",
-        ),
+        output_file_option("Also write the results as JSON here, with every question's ranking."),
     ] = None,
     workdir: Annotated[
         Path | None,

@@ -45,6 +45,7 @@ __all__ = [
     "offline_llm",
     "open_cli_assistant",
     "open_cli_runtime",
+    "output_file_option",
     "print_error",
     "reflow_help",
     "run_once",
@@ -79,6 +80,14 @@ AssistantOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+
+
+def output_file_option(help: str) -> Any:
+    """The ``--output``/``-o FILE`` option with this ``help``, for a ``Path | None`` parameter.
+
+    Commands write different things there, so only the help differs.
+    """
+    return typer.Option("--output", "-o", metavar="FILE", help=help, show_default=False)
 
 
 class CliError(Exception):

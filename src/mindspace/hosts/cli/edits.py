@@ -7,7 +7,7 @@ recorded in the history as made by the user ``cli`` (``--actor`` names someone e
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import typer
 from rich import box
@@ -22,19 +22,12 @@ from mindspace.hosts.cli.common import (
     run_once,
     say,
 )
-from mindspace.hosts.cli.target import Target, on_assistant
-
-if TYPE_CHECKING:  # the engine is imported in the commands' bodies (start-up time)
-    from mindspace.engine import Actor
+from mindspace.hosts.cli.target import Target, as_user_on_assistant, on_assistant
 
 _T = TypeVar("_T")
 
-__all__ = ["ActorOption", "register_edit_commands"]
+__all__ = ["register_edit_commands"]
 
-ActorOption = Annotated[
-    str,
-    typer.Option("--actor", metavar="NAME", help="Who makes the change, for the history."),
-]
 ContentOption = Annotated[
     str | None, typer.Option("--content", metavar="TEXT", help="The new text.")
 ]
@@ -51,12 +44,6 @@ EntryIdArgument = Annotated[int, typer.Argument(metavar="ID", min=1, help="The e
 GoalIdArgument = Annotated[str, typer.Argument(metavar="ID", help="The goal's id (see: goals).")]
 
 
-def _actor(name: str) -> Actor:
-    from mindspace.engine import Actor
-
-    return Actor("user", name)
-
-
 def _nothing_to_change(command: str) -> CliError:
     return CliError(
         f"Nothing to change: pass --content, --tag or --importance, e.g. "
@@ -64,7 +51,7 @@ def _nothing_to_change(command: str) -> CliError:
     )
 
 
-@on_assistant
+@as_user_on_assistant
 def memory_edit_command(
     target: Target,
     memory_id: MemoryIdArgument,
@@ -75,7 +62,6 @@ def memory_edit_command(
         float | None,
         typer.Option("--trust", min=0.0, max=1.0, metavar="X", help="The new source trust."),
     ] = None,
-    actor: ActorOption = "cli",
 ) -> None:
     """Change a memory's text (embedded again), tags, importance or trust."""
     if content is None and tag is None and importance is None and trust is None:
@@ -85,7 +71,7 @@ def memory_edit_command(
     memory = target.change(
         lambda a: a.edits.update_memory(
             memory_id,
-            _actor(actor),
+            target.user,
             content=content,
             tags=tag,
             importance=importance,
@@ -95,51 +81,42 @@ def memory_edit_command(
     target.report(memory_view(memory), f"Memory {memory.id} updated: {memory.content}")
 
 
-@on_assistant
-def memory_delete_command(
-    target: Target,
-    memory_id: MemoryIdArgument,
-    actor: ActorOption = "cli",
-) -> None:
+@as_user_on_assistant
+def memory_delete_command(target: Target, memory_id: MemoryIdArgument) -> None:
     """Delete a memory (links to it go at the next night)."""
-    memory = target.change(lambda a: a.edits.delete_memory(memory_id, _actor(actor)))
+    memory = target.change(lambda a: a.edits.delete_memory(memory_id, target.user))
     shown = {"deleted": "memory", "ids": [memory.id]}
     target.report(shown, f"Memory {memory.id} deleted: {memory.content}")
 
 
-@on_assistant
+@as_user_on_assistant
 def journal_edit_command(
     target: Target,
     entry_id: EntryIdArgument,
     content: ContentOption = None,
     tag: TagsOption = None,
     importance: ImportanceOption = None,
-    actor: ActorOption = "cli",
 ) -> None:
     """Change a journal entry's text, tags or importance."""
     if content is None and tag is None and importance is None:
         raise _nothing_to_change(f"journal edit {entry_id}")
     entry = target.change(
         lambda a: a.edits.update_journal_entry(
-            entry_id, _actor(actor), content=content, tags=tag, importance=importance
+            entry_id, target.user, content=content, tags=tag, importance=importance
         ),
     )
     target.report(entry.to_spec(), f"Journal entry {entry.id} updated: {entry.content}")
 
 
-@on_assistant
-def journal_delete_command(
-    target: Target,
-    entry_id: EntryIdArgument,
-    actor: ActorOption = "cli",
-) -> None:
+@as_user_on_assistant
+def journal_delete_command(target: Target, entry_id: EntryIdArgument) -> None:
     """Delete a journal entry and its stored vector."""
-    entry = target.change(lambda a: a.edits.delete_journal_entry(entry_id, _actor(actor)))
+    entry = target.change(lambda a: a.edits.delete_journal_entry(entry_id, target.user))
     shown = {"deleted": "journal_entry", "ids": [entry.id]}
     target.report(shown, f"Journal entry {entry.id} deleted: {entry.content}")
 
 
-@on_assistant
+@as_user_on_assistant
 def goal_edit_command(
     target: Target,
     goal_id: GoalIdArgument,
@@ -158,7 +135,6 @@ def goal_edit_command(
         float | None,
         typer.Option("--progress", min=0.0, max=100.0, metavar="PCT", help="Progress, 0-100."),
     ] = None,
-    actor: ActorOption = "cli",
 ) -> None:
     """Change a goal's description, priority, status or progress."""
     if description is None and priority is None and status is None and progress is None:
@@ -169,7 +145,7 @@ def goal_edit_command(
     opened = target.open()
     work = opened.edits.update_goal(
         goal_id,
-        _actor(actor),
+        target.user,
         description=description,
         priority=priority,
         status=status,
@@ -185,14 +161,10 @@ def goal_edit_command(
     )
 
 
-@on_assistant
-def goal_delete_command(
-    target: Target,
-    goal_id: GoalIdArgument,
-    actor: ActorOption = "cli",
-) -> None:
+@as_user_on_assistant
+def goal_delete_command(target: Target, goal_id: GoalIdArgument) -> None:
     """Delete a goal with all its subtasks."""
-    goals = target.change(lambda a: a.edits.delete_goal(goal_id, _actor(actor)))
+    goals = target.change(lambda a: a.edits.delete_goal(goal_id, target.user))
     if target.as_json:
         dump({"deleted": "goal", "ids": [g.id for g in goals]})
         return
@@ -211,7 +183,7 @@ def _assignments(pairs: list[str]) -> dict[str, str]:
     return found
 
 
-@on_assistant
+@as_user_on_assistant
 def entity_edit_command(
     target: Target,
     name: Annotated[str, typer.Argument(metavar="NAME", help="The entity's id, as stored.")],
@@ -233,7 +205,6 @@ def entity_edit_command(
             "lists them (repeat for several).",
         ),
     ] = None,
-    actor: ActorOption = "cli",
 ) -> None:
     """Set or remove an entity's attributes and remove observations, in one change."""
     attributes: dict[str, str | None] = dict(_assignments(set_ or []))
@@ -246,7 +217,7 @@ def entity_edit_command(
         )
     opened = target.open()
     work = opened.edits.update_entity(
-        name, _actor(actor), attributes=attributes, remove_observations=remove_observation or []
+        name, target.user, attributes=attributes, remove_observations=remove_observation or []
     )
     profile = run_once(opened, work)
     if target.as_json:
@@ -259,21 +230,20 @@ def entity_edit_command(
     )
 
 
-@on_assistant
+@as_user_on_assistant
 def forget_command(
     target: Target,
     name: Annotated[str, typer.Argument(metavar="NAME", help="The entity's id, as stored.")],
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Only list what would go; change nothing.")
     ] = False,
-    actor: ActorOption = "cli",
 ) -> None:
     """Forget everything about an entity: profile, conversation, memories and journal
     entries from it, their links and vectors, session facts naming it, in one
     transaction; copies of its words elsewhere (history, events, documents) are blanked.
     """
     opened = target.open()
-    report = run_once(opened, opened.edits.forget(name, _actor(actor), dry_run=dry_run))
+    report = run_once(opened, opened.edits.forget(name, target.user, dry_run=dry_run))
     shown = report.to_dict()
     if target.as_json:
         dump(shown)

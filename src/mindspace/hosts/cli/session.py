@@ -15,14 +15,8 @@ import typer
 from rich import box
 from rich.table import Table
 
-from mindspace.hosts.cli.common import (
-    CliError,
-    console,
-    dump,
-    say,
-)
-from mindspace.hosts.cli.edits import ActorOption
-from mindspace.hosts.cli.target import Target, on_assistant
+from mindspace.hosts.cli.common import CliError, console, dump, say
+from mindspace.hosts.cli.target import Target, as_user_on_assistant, on_assistant
 
 if TYPE_CHECKING:  # the engine is imported in the commands' bodies (start-up time)
     from mindspace.engine import Actor, SessionItemEdits, SessionItemKind
@@ -47,16 +41,13 @@ def _kind(pattern: bool) -> SessionItemKind:
 
 
 def _change(
-    target: Target,
-    actor: str,
-    change: Callable[[SessionItemEdits, Actor], Coroutine[Any, Any, _T]],
+    target: Target, change: Callable[[SessionItemEdits, Actor], Coroutine[Any, Any, _T]]
 ) -> _T:
-    """Run one change of session memory, as the user ``actor``; its refusal as an error line."""
-    from mindspace.engine import Actor
+    """Run one change of session memory, as ``target.user``; its refusal as an error line."""
     from mindspace.errors import InvalidInputError, RecordNotFoundError
 
     try:
-        return target.change(lambda a: change(a.edits, Actor("user", actor)))
+        return target.change(lambda a: change(a.edits, target.user))
     except (InvalidInputError, RecordNotFoundError) as exc:
         raise CliError(f"{exc.error}. {exc.suggestion}".replace(".. ", ". ")) from None
 
@@ -94,48 +85,39 @@ def session_command(ctx: typer.Context, target: Target) -> None:
 
 
 @session_app.command("add")
-@on_assistant
-def session_add_command(
-    target: Target,
-    text: TextArgument,
-    pattern: PatternOption = False,
-    actor: ActorOption = "cli",
-) -> None:
+@as_user_on_assistant
+def session_add_command(target: Target, text: TextArgument, pattern: PatternOption = False) -> None:
     """Add a fact (or with --pattern a pattern) to session memory."""
     kind = _kind(pattern)
-    index = _change(target, actor, lambda edits, user: edits.add_session_item(kind, text, user))
+    index = _change(target, lambda edits, user: edits.add_session_item(kind, text, user))
     shown = {"kind": kind, "index": index, "text": text.strip()}
     target.report(shown, f"Session {kind} {index} added: {text.strip()}")
 
 
 @session_app.command("edit")
-@on_assistant
+@as_user_on_assistant
 def session_edit_command(
     target: Target,
     index: IndexArgument,
     text: TextArgument,
     pattern: PatternOption = False,
-    actor: ActorOption = "cli",
 ) -> None:
     """Replace the text of session fact N (or with --pattern pattern N)."""
     kind = _kind(pattern)
-    old = _change(
-        target, actor, lambda edits, user: edits.update_session_item(kind, index, text, user)
-    )
+    old = _change(target, lambda edits, user: edits.update_session_item(kind, index, text, user))
     shown = {"kind": kind, "index": index, "before": old, "text": text.strip()}
     target.report(shown, f"Session {kind} {index} changed: {old!r} -> {text.strip()!r}")
 
 
 @session_app.command("delete")
-@on_assistant
+@as_user_on_assistant
 def session_delete_command(
     target: Target,
     index: IndexArgument,
     pattern: PatternOption = False,
-    actor: ActorOption = "cli",
 ) -> None:
     """Delete session fact N (or with --pattern pattern N); the later ones move up."""
     kind = _kind(pattern)
-    old = _change(target, actor, lambda edits, user: edits.delete_session_item(kind, index, user))
+    old = _change(target, lambda edits, user: edits.delete_session_item(kind, index, user))
     shown = {"kind": kind, "index": index, "deleted": old}
     target.report(shown, f"Session {kind} {index} deleted: {old}")

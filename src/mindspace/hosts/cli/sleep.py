@@ -83,6 +83,20 @@ def _cooldown(assistant: Assistant, state: OperatingMode) -> str:
     return f"ended at {when(state.cooldown_until)}"
 
 
+def _reason_option(does: str) -> Any:
+    # ``--reason`` of sleep and wake: the same option; only what the assistant does differs.
+    return typer.Option("--reason", metavar="TEXT", help=f"Why it {does} (shown by mode).")
+
+
+def _mode_json_option(also: str = "") -> Any:
+    # ``--json`` of sleep and wake: the mode afterwards, ``also`` what sleep adds to it.
+    return typer.Option(
+        "--json",
+        help=f"Print the mode afterwards (as mode --json does{also}) as JSON on stdout; the "
+        "narration goes to stderr.",
+    )
+
+
 def sleep_command(
     deep: Annotated[
         bool,
@@ -104,9 +118,7 @@ def sleep_command(
             show_default=False,
         ),
     ] = None,
-    reason: Annotated[
-        str, typer.Option("--reason", metavar="TEXT", help="Why it sleeps (shown by mode).")
-    ] = "put to sleep from the command line",
+    reason: Annotated[str, _reason_option("sleeps")] = "put to sleep from the command line",
     run: Annotated[
         bool,
         typer.Option(
@@ -124,14 +136,7 @@ def sleep_command(
             show_default=False,
         ),
     ] = None,
-    as_json: Annotated[
-        bool,
-        typer.Option(
-            "--json",
-            help="Print the mode afterwards (as mode --json does, with the ticks run) as JSON "
-            "on stdout; the narration goes to stderr.",
-        ),
-    ] = False,
+    as_json: Annotated[bool, _mode_json_option(", with the ticks run")] = False,
     db: DbOption = None,
     assistant: AssistantOption = None,
 ) -> None:
@@ -370,17 +375,8 @@ async def _tick_until_stop(
 
 
 def wake_command(
-    reason: Annotated[
-        str, typer.Option("--reason", metavar="TEXT", help="Why it wakes (shown by mode).")
-    ] = "woken from the command line",
-    as_json: Annotated[
-        bool,
-        typer.Option(
-            "--json",
-            help="Print the mode afterwards (as mode --json does) as JSON on stdout; the "
-            "narration goes to stderr.",
-        ),
-    ] = False,
+    reason: Annotated[str, _reason_option("wakes")] = "woken from the command line",
+    as_json: Annotated[bool, _mode_json_option()] = False,
     db: DbOption = None,
     assistant: AssistantOption = None,
 ) -> None:

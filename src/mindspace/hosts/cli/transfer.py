@@ -25,6 +25,7 @@ from mindspace.hosts.cli.common import (
     database_location,
     load_settings,
     open_cli_runtime,
+    output_file_option,
 )
 
 __all__ = ["export_command", "import_command"]
@@ -38,14 +39,7 @@ def _progress(line: str) -> None:
 
 def export_command(
     output: Annotated[
-        Path | None,
-        typer.Option(
-            "--output",
-            "-o",
-            metavar="FILE",
-            help="Write the export to FILE instead of stdout.",
-            show_default=False,
-        ),
+        Path | None, output_file_option("Write the export to FILE instead of stdout.")
     ] = None,
     db: DbOption = None,
     assistant: AssistantOption = None,

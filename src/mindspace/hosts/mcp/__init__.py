@@ -7,22 +7,9 @@ assistant over stdio; ``mindspace serve`` mounts the streamable-HTTP transport a
 
 from __future__ import annotations
 
-from mindspace.hosts.mcp.server import (
-    CATEGORY_META_KEY,
-    RESOURCES,
-    AssistantFor,
-    ResourceName,
-    build_server,
-    resource_uri,
-)
+from mindspace.hosts.mcp import server
+from mindspace.hosts.mcp.server import *  # noqa: F403 (its __all__ is stated there, once)
 from mindspace.hosts.mcp.stdio import serve_stdio
 
-__all__ = [
-    "CATEGORY_META_KEY",
-    "RESOURCES",
-    "AssistantFor",
-    "ResourceName",
-    "build_server",
-    "resource_uri",
-    "serve_stdio",
-]
+__all__ = ["serve_stdio"]
+__all__ += server.__all__
