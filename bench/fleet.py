@@ -20,7 +20,9 @@ For each worker count it reports:
   timed it, i.e. the queue and scheduling (enqueue, notify, fetch, lock, job bookkeeping)
   plus the 20 ms polling granularity of this measurement;
 * ``cpu_ms_per_tick``: user+sys CPU of the worker processes over the window, per tick;
-  ``postgres_cpu_ms_per_tick``: the same for the database's backends;
+  ``postgres_cpu_ms_per_tick``: the same for the whole PostgreSQL server (every
+  backend, those whose connection ended during the window too, the WAL writer, the
+  checkpointer, autovacuum; only this bench uses the server);
   ``bench_process_cpu_ms_per_tick``: this process (the load generator, its reading of
   the logs every 20 ms and the stand-in model's HTTP server);
 * ``machine_busy_cores``: the whole machine's busy CPU over the window, in cores (at the
@@ -169,6 +171,26 @@ class Model:
         return Step(content="Coming right up.")
 
 
+def server_cpu(data_dir: Path) -> float:
+    """user+sys CPU seconds of the whole PostgreSQL server so far.
+
+    The postmaster's own, its ended children's (backends whose connection closed, as
+    the kernel adds them to the parent that reaped them) and its live children's: every
+    backend, the WAL writer, the checkpointer, autovacuum.
+    """
+    postmaster = int((data_dir / "postmaster.pid").read_text().split()[0])
+    fields = Path(f"/proc/{postmaster}/stat").read_text().rsplit(")", 1)[1].split()
+    total = sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            child = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # ended meanwhile (then counted in cutime, cstime)
+        if int(child[1]) == postmaster:
+            total += int(child[11]) + int(child[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def machine_ticks() -> tuple[int, int]:
     """(busy, total) clock ticks of all CPUs since boot, from /proc/stat."""
     fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
@@ -251,6 +273,7 @@ async def load(
     seconds: float,
     worker_pids: list[int],
     worker_logs: list[Path],
+    pg_dir: Path,
     per_minute: float = 1.0,
     pg_log: Path | None = None,
 ) -> dict[str, Any]:
@@ -267,14 +290,6 @@ async def load(
     async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as conn:
         # The bench's own polling is not the fleet's: keep it out of a statement log.
         await conn.execute("SET log_min_duration_statement = -1")
-        backends = [
-            pid
-            for (pid,) in await (
-                await conn.execute(
-                    "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
-                )
-            ).fetchall()
-        ]
 
         async def watch(stop: asyncio.Event) -> None:
             # An event is done when a worker logs its tick done (after the tick's commit):
@@ -294,7 +309,7 @@ async def load(
                 await asyncio.sleep(0.02)
 
         cpu_before = sum(cpu_seconds(p) for p in worker_pids)
-        pg_before = {p: cpu_seconds(p) for p in backends}
+        pg_before = server_cpu(pg_dir)
         machine_before, own_before = machine_ticks(), time.process_time()
         log_start = log_size(pg_log)
         if pg_log is not None:  # profiling: the workers' profilers on
@@ -321,16 +336,8 @@ async def load(
         if pg_log is not None:
             for pid in worker_pids:
                 os.kill(pid, signal.SIGUSR2)
-        pg_pids = [
-            pid
-            for (pid,) in await (
-                await conn.execute(
-                    "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
-                )
-            ).fetchall()
-        ]
+        pg_cpu = server_cpu(pg_dir) - pg_before
     store.close()
-    pg_cpu = sum(cpu_seconds(p) - pg_before.get(p, 0.0) for p in set(pg_pids))
     return {
         "posted": posted,
         "done_at": done_at,
@@ -367,23 +374,14 @@ class NoopFleet(Fleet):
             await self.schedule(assistant, 0.0)
 
 
-async def queue_overhead(url: str, conninfo: str, assistants: int, jobs: int) -> dict[str, Any]:
+async def queue_overhead(url: str, pg_dir: Path, assistants: int, jobs: int) -> dict[str, Any]:
     """CPU and wall time per job of the queue alone, one worker with concurrency 16."""
     fleet = NoopFleet(url, jobs)
     await fleet.prepare()
-    connect = psycopg.AsyncConnection.connect(conninfo, autocommit=True)
-    async with await connect as conn, fleet.app.open_async():
+    async with fleet.app.open_async():
         for n in range(assistants):
             await fleet.schedule(f"npc{n:04d}", 0.0)
-        backends = [
-            pid
-            for (pid,) in await (
-                await conn.execute(
-                    "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
-                )
-            ).fetchall()
-        ]
-        pg_before = {p: cpu_seconds(p) for p in backends}
+        pg_before = server_cpu(pg_dir)
         cpu, wall = time.process_time(), time.perf_counter()
         await fleet.app.run_worker_async(
             concurrency=16,
@@ -394,13 +392,7 @@ async def queue_overhead(url: str, conninfo: str, assistants: int, jobs: int) ->
             fetch_job_polling_interval=0.1,
         )
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-        after = await (
-            await conn.execute(
-                "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
-            )
-        ).fetchall()
-        # connections the pool opened during the run count from zero
-        pg_cpu = sum(cpu_seconds(p) - pg_before.get(p, 0.0) for (p,) in after)
+        pg_cpu = server_cpu(pg_dir) - pg_before
     done = fleet.ticks_run
     return {
         "jobs": done,
@@ -480,6 +472,7 @@ def run_count(
             args.seconds,
             [p.pid for p in procs],
             logs,
+            pg.directory,
             args.per_minute,
             pg_log,
         )
@@ -583,9 +576,7 @@ def main() -> None:
         os.chmod(tmp, 0o755)
         with LocalPostgres(tmp / "pg") as pg, ChatCompletionsServer(respond=model.respond) as srv:
             url = pg.new_database("queueonly")
-            queue_only = asyncio.run(
-                queue_overhead(url, pg.conninfo("queueonly"), 100, args.queue_jobs)
-            )
+            queue_only = asyncio.run(queue_overhead(url, pg.directory, 100, args.queue_jobs))
             print(json.dumps({"queue_only": queue_only}), file=sys.stderr, flush=True)
             pg.drop_database("queueonly")
             for count in (int(c) for c in args.workers.split(",")):
