@@ -27,7 +27,8 @@ For each worker count it reports:
   the logs every 20 ms and the stand-in model's HTTP server);
 * ``machine_busy_cores``: the whole machine's busy CPU over the window, in cores (at the
   machine's core count the machine, not the fleet, limits throughput);
-* ``pg_connections_max``: most connections to the database seen in pg_stat_activity.
+* ``pg_connections_max``: most connections to the database seen in pg_stat_activity
+  (looked at once a second).
 
 With ``--profile DIR`` (for finding where the time goes, not for the figures: both
 slow the fleet down) the workers run under cProfile timing CPU over the load window
