@@ -12,25 +12,37 @@ For each worker count it reports:
   nothing more to do) over the load window;
 * ``exactly_once``: every event is ``done`` with its reply, the model saw each event once,
   and each assistant stored one user message per event;
-* ``event_to_reply_minus_llm_ms`` (p50/p95): from storing the event to seeing it
-  ``done`` (the generator polls every 20 ms), minus the model's time on it;
+* ``event_to_reply_minus_llm_ms`` (p50/p95): from storing the event to seeing its tick
+  logged done by a worker, after the tick's commit (the generator reads the workers'
+  logs every 20 ms; it asks the database nothing while it waits), minus the model's
+  time on it;
 * ``fleet_overhead_ms`` (p50/p95): event-to-reply minus the whole tick as the worker
   timed it, i.e. the queue and scheduling (enqueue, notify, fetch, lock, job bookkeeping)
   plus the 20 ms polling granularity of this measurement;
 * ``cpu_ms_per_tick``: user+sys CPU of the worker processes over the window, per tick;
-  ``postgres_cpu_ms_per_tick``: the same for the database's backends;
-  ``bench_process_cpu_ms_per_tick``: this process (the load generator, its polling every
-  20 ms and the stand-in model's HTTP server);
+  ``postgres_cpu_ms_per_tick``: the same for the whole PostgreSQL server (every
+  backend, those whose connection ended during the window too, the WAL writer, the
+  checkpointer, autovacuum; only this bench uses the server);
+  ``bench_process_cpu_ms_per_tick``: this process (the load generator, its reading of
+  the logs every 20 ms and the stand-in model's HTTP server);
 * ``machine_busy_cores``: the whole machine's busy CPU over the window, in cores (at the
   machine's core count the machine, not the fleet, limits throughput);
-* ``pg_connections_max``: most connections to the database seen in pg_stat_activity.
+* ``pg_connections_max``: most connections to the database seen in pg_stat_activity
+  (looked at once a second).
+
+With ``--profile DIR`` (for finding where the time goes, not for the figures: both
+slow the fleet down) the workers run under cProfile timing CPU over the load window
+(``DIR/fleetN-i.prof``; ``worker_profiled_cpu_ms_per_tick`` gives the stages of a
+tick, inflated by the profiler) and the database logs every statement's duration
+(``statements``: PostgreSQL's statements a tick over the load window, most time first;
+the bench's own polling is not logged).
 
 Before the worker counts, ``queue_only`` runs the queue with an empty tick (each job
 defers the next under the same locks) in this process: the fleet's own CPU per tick,
 in the worker and in PostgreSQL.
 
 Run:  PYTHONPATH=src .venv/bin/python bench/fleet.py [--assistants 1000] [--seconds 60]
-      [--workers 1,2,4] [--concurrency 16] [--latency 0.3] [--per-minute 1]
+      [--workers 1,2,4] [--concurrency 16] [--latency 0.3] [--per-minute 1] [--profile DIR]
 Prints one JSON object.
 """
 
@@ -69,7 +81,71 @@ TICK_LINE = re.compile(
     r" in ([\d.]+) s",
     re.M,
 )
+CONNECTIONS = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+DONE_LINE = re.compile(r": event tick done \((evt_\w+)\)")
 IDLE_LINE = re.compile(r"^\S+ (\S+): idle tick \(([\d.]+) s\)", re.M)
+# PostgreSQL's log of a statement's duration (log_min_duration_statement = 0): simple
+# queries as "statement: ...", the extended protocol's steps as "parse|bind|execute <name>: ..."
+DURATION_LINE = re.compile(
+    r"duration: ([\d.]+) ms  (statement|parse|bind|execute)(?: [^:]*)?: (.*?)(?=\n\S|\Z)", re.S
+)
+# A worker under cProfile timing CPU (not wall: the synchronous store's waits would
+# swamp it), over the load window only: SIGUSR1 starts it, SIGUSR2 stops and writes it.
+# cProfile's cost per call inflates call-heavy code (the SDK's request transform, the
+# surrogate scrub) several times over: its shares are where to look, not the figures.
+# (A sampler of the loop thread was tried: it lands where the thread releases the GIL,
+# at socket sends and waits, and so misses the CPU-bound Python.)
+PROFILED_WORKER = """
+import cProfile, signal, sys, time
+from mindspace.hosts.cli.app import main
+out = sys.argv.pop(1)
+profiler = cProfile.Profile(time.process_time)
+def stop(*_):
+    profiler.disable()
+    profiler.dump_stats(out)
+signal.signal(signal.SIGUSR1, lambda *_: profiler.enable())
+signal.signal(signal.SIGUSR2, stop)
+main(sys.argv[1:])
+"""
+# The stages of a tick, by (file ending, function): cumulative profiled CPU of each.
+STAGES = {
+    "tick (Assistant.tick, all of it)": ("engine/tick.py", "_tick"),
+    "taking the event (commit 1 with memory formation)": ("engine/intake.py", "take_event"),
+    "memory formation": ("engine/formation.py", "form_memories"),
+    "the revision and open events": ("storage/sql.py", "revision_and_open_events"),
+    "session (prompt, model, tools)": ("engine/session.py", "run"),
+    "prompt building": ("engine/prompting.py", "build"),
+    "memory search for the prompt": ("engine/memory_context.py", "semantic_memories"),
+    "LLM client (request, HTTP, answer)": ("llm/providers/sdk.py", "complete"),
+    "store commits (both)": ("storage/sql.py", "commit"),
+    "SQLAlchemy execute (all statements of the store)": ("sqlalchemy/engine/base.py", "execute"),
+    "is_idle after the tick": ("fleet/queue.py", "is_idle"),
+    "procrastinate: fetch a job": ("procrastinate/manager.py", "fetch_job"),
+    "procrastinate: finish a job": ("procrastinate/manager.py", "finish_job"),
+    "procrastinate: defer the next tick": ("fleet/queue.py", "schedule"),
+    "sweep": ("fleet/sweep.py", "sweep"),
+}
+
+
+def profiled_stages(files: list[Path], ticks: int) -> dict[str, float]:
+    """Cumulative profiled CPU ms a tick of each stage over the workers' profiles."""
+    import pstats
+
+    found = [str(f) for f in files if f.exists()]
+    if not found:
+        return {}
+    stats: Any = pstats.Stats(*found).stats  # {(file, line, name): (cc, nc, tt, ct, callers)}
+    out = {"profiled total": round(1000 * sum(v[2] for v in stats.values()) / max(ticks, 1), 2)}
+    for stage, (ending, name) in STAGES.items():
+        cumulative = max(
+            (v[3] for (f, _, n), v in stats.items() if n == name and f.endswith(ending)),
+            default=0.0,
+        )
+        out[stage] = round(1000 * cumulative / max(ticks, 1), 2)
+    return out
+
+
+LITERAL = re.compile(r"'(?:[^']|'')*'|\$\d+|\b\d+\b")
 
 
 class Model:
@@ -96,6 +172,26 @@ class Model:
         return Step(content="Coming right up.")
 
 
+def server_cpu(data_dir: Path) -> float:
+    """user+sys CPU seconds of the whole PostgreSQL server so far.
+
+    The postmaster's own, its ended children's (backends whose connection closed, as
+    the kernel adds them to the parent that reaped them) and its live children's: every
+    backend, the WAL writer, the checkpointer, autovacuum.
+    """
+    postmaster = int((data_dir / "postmaster.pid").read_text().split()[0])
+    fields = Path(f"/proc/{postmaster}/stat").read_text().rsplit(")", 1)[1].split()
+    total = sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            child = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # ended meanwhile (then counted in cutime, cstime)
+        if int(child[1]) == postmaster:
+            total += int(child[11]) + int(child[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def machine_ticks() -> tuple[int, int]:
     """(busy, total) clock ticks of all CPUs since boot, from /proc/stat."""
     fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
@@ -110,6 +206,55 @@ def cpu_seconds(pid: int) -> float:
     except OSError:
         return 0.0
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def done_lines(offsets: dict[Path, int]) -> list[str]:
+    """Ids of the events whose ticks the workers logged done since the last call.
+
+    ``offsets`` (how far each log was read) is advanced past the last whole line.
+    """
+    found = []
+    for log, offset in offsets.items():
+        with log.open("rb") as f:
+            f.seek(offset)
+            chunk = f.read()
+        whole = chunk.rfind(b"\n") + 1
+        offsets[log] = offset + whole
+        for m in DONE_LINE.finditer(chunk[:whole].decode("utf-8", "replace")):
+            found.append(m.group(1))
+    return found
+
+
+def log_size(log: Path | None) -> int:
+    """Bytes in the database's log so far (0 when it is not read)."""
+    return log.stat().st_size if log is not None else 0
+
+
+def statements(log: Path, start: int, end: int, ticks: int) -> list[dict[str, Any]]:
+    """PostgreSQL's statements a tick in ``log`` between two byte offsets, most time first.
+
+    Statements are grouped by their text with literals and parameters as ``?``; each
+    group gives its calls and milliseconds a tick (parse and bind steps of the extended
+    protocol counted in the time, not in the calls).
+    """
+    with log.open("rb") as f:
+        f.seek(start)
+        text = f.read(end - start).decode("utf-8", "replace")
+    calls: Counter[str] = Counter()
+    ms: Counter[str] = Counter()
+    for m in DURATION_LINE.finditer(text):
+        query = " ".join(LITERAL.sub("?", m.group(3)).split())[:160]
+        ms[query] += float(m.group(1))
+        if m.group(2) in ("statement", "execute"):
+            calls[query] += 1
+    return [
+        {
+            "statement": q,
+            "calls_per_tick": round(calls[q] / max(ticks, 1), 2),
+            "ms_per_tick": round(t / max(ticks, 1), 3),
+        }
+        for q, t in ms.most_common(25)
+    ]
 
 
 def seed(url: str, count: int) -> list[str]:
@@ -128,7 +273,10 @@ async def load(
     keys: list[str],
     seconds: float,
     worker_pids: list[int],
+    worker_logs: list[Path],
+    pg_dir: Path,
     per_minute: float = 1.0,
+    pg_log: Path | None = None,
 ) -> dict[str, Any]:
     """Post ``per_minute`` events per assistant per minute for ``seconds``; await replies."""
     store = SqlStore(url)
@@ -141,39 +289,33 @@ async def load(
     done_at: dict[str, float] = {}
     connections: list[int] = []
     async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as conn:
-        backends = [
-            pid
-            for (pid,) in await (
-                await conn.execute(
-                    "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
-                )
-            ).fetchall()
-        ]
+        # The bench's own polling is not the fleet's: keep it out of a statement log.
+        await conn.execute("SET log_min_duration_statement = -1")
 
         async def watch(stop: asyncio.Event) -> None:
+            # An event is done when a worker logs its tick done (after the tick's commit):
+            # the workers' logs are read as they grow, so that watching costs no database
+            # work (a query for thousands of waiting events every 20 ms cost PostgreSQL
+            # and this process ~1 ms CPU a tick, saturated).
+            offsets = dict.fromkeys(worker_logs, 0)
+            last_count = 0.0
             while not stop.is_set() or len(done_at) < len(posted):
-                waiting = [e for e in posted if e not in done_at]
-                if waiting:
-                    rows = await (
-                        await conn.execute(
-                            "SELECT id FROM events WHERE status = 'done' AND id = ANY(%s)",
-                            (waiting,),
-                        )
-                    ).fetchall()
-                    now = time.monotonic()
-                    for (event_id,) in rows:
-                        done_at[event_id] = now
-                count = await (
-                    await conn.execute(
-                        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-                    )
-                ).fetchone()
-                connections.append(int(count[0]) if count else 0)
+                now = time.monotonic()
+                for event_id in done_lines(offsets):
+                    done_at.setdefault(event_id, now)
+                if now - last_count >= 1.0:
+                    count = await (await conn.execute(CONNECTIONS)).fetchone()
+                    connections.append(int(count[0]) if count else 0)
+                    last_count = now
                 await asyncio.sleep(0.02)
 
         cpu_before = sum(cpu_seconds(p) for p in worker_pids)
-        pg_before = {p: cpu_seconds(p) for p in backends}
+        pg_before = server_cpu(pg_dir)
         machine_before, own_before = machine_ticks(), time.process_time()
+        log_start = log_size(pg_log)
+        if pg_log is not None:  # profiling: the workers' profilers on
+            for pid in worker_pids:
+                os.kill(pid, signal.SIGUSR1)
         stop = asyncio.Event()
         watcher = asyncio.create_task(watch(stop))
         started = time.monotonic()
@@ -191,16 +333,12 @@ async def load(
         window = time.monotonic() - started
         cpu_after = sum(cpu_seconds(p) for p in worker_pids)
         machine_after, own_after = machine_ticks(), time.process_time()
-        pg_pids = [
-            pid
-            for (pid,) in await (
-                await conn.execute(
-                    "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
-                )
-            ).fetchall()
-        ]
+        log_end = log_size(pg_log)
+        if pg_log is not None:
+            for pid in worker_pids:
+                os.kill(pid, signal.SIGUSR2)
+        pg_cpu = server_cpu(pg_dir) - pg_before
     store.close()
-    pg_cpu = sum(cpu_seconds(p) - pg_before.get(p, 0.0) for p in set(pg_pids))
     return {
         "posted": posted,
         "done_at": done_at,
@@ -215,6 +353,7 @@ async def load(
         / max(1, machine_after[1] - machine_before[1]),
         # This process: the load generator, its polling and the stand-in model's server.
         "bench_cpu": own_after - own_before,
+        "log_span": (log_start, log_end),
     }
 
 
@@ -236,23 +375,14 @@ class NoopFleet(Fleet):
             await self.schedule(assistant, 0.0)
 
 
-async def queue_overhead(url: str, conninfo: str, assistants: int, jobs: int) -> dict[str, Any]:
+async def queue_overhead(url: str, pg_dir: Path, assistants: int, jobs: int) -> dict[str, Any]:
     """CPU and wall time per job of the queue alone, one worker with concurrency 16."""
     fleet = NoopFleet(url, jobs)
     await fleet.prepare()
-    connect = psycopg.AsyncConnection.connect(conninfo, autocommit=True)
-    async with await connect as conn, fleet.app.open_async():
+    async with fleet.app.open_async():
         for n in range(assistants):
             await fleet.schedule(f"npc{n:04d}", 0.0)
-        backends = [
-            pid
-            for (pid,) in await (
-                await conn.execute(
-                    "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
-                )
-            ).fetchall()
-        ]
-        pg_before = {p: cpu_seconds(p) for p in backends}
+        pg_before = server_cpu(pg_dir)
         cpu, wall = time.process_time(), time.perf_counter()
         await fleet.app.run_worker_async(
             concurrency=16,
@@ -263,13 +393,7 @@ async def queue_overhead(url: str, conninfo: str, assistants: int, jobs: int) ->
             fetch_job_polling_interval=0.1,
         )
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-        after = await (
-            await conn.execute(
-                "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
-            )
-        ).fetchall()
-        # connections the pool opened during the run count from zero
-        pg_cpu = sum(cpu_seconds(p) - pg_before.get(p, 0.0) for (p,) in after)
+        pg_cpu = server_cpu(pg_dir) - pg_before
     done = fleet.ticks_run
     return {
         "jobs": done,
@@ -298,6 +422,11 @@ def run_count(
     url = pg.new_database(name)
     conninfo = pg.conninfo(name)
     keys = seed(url, args.assistants)
+    profile: Path | None = args.profile
+    if profile is not None:
+        profile.mkdir(parents=True, exist_ok=True)
+        with psycopg.connect(conninfo, autocommit=True) as conn:
+            conn.execute(f"ALTER DATABASE {name} SET log_min_duration_statement = 0")
     env = {k: v for k, v in os.environ.items() if not k.startswith("MINDSPACE_")}
     env.update(
         MINDSPACE_LLM_BASE_URL=server_url,
@@ -308,14 +437,14 @@ def run_count(
     )
     logs = [tmp / f"{name}-{i}.log" for i in range(workers)]
     procs = []
-    for log in logs:
+    for i, log in enumerate(logs):
+        profiler = ["-c", PROFILED_WORKER, str(profile / f"{name}-{i}.prof")] if profile else []
         with log.open("wb") as out:
             procs.append(
                 subprocess.Popen(
                     [
                         sys.executable,
-                        "-m",
-                        "mindspace.hosts.cli",
+                        *(profiler or ["-m", "mindspace.hosts.cli"]),
                         "worker",
                         "--db",
                         url,
@@ -335,8 +464,19 @@ def run_count(
         time.sleep(0.2)
     model.spans.clear()
     model.seen.clear()
+    pg_log = pg.directory / "log" if profile else None
     result = asyncio.run(
-        load(url, conninfo, keys, args.seconds, [p.pid for p in procs], args.per_minute)
+        load(
+            url,
+            conninfo,
+            keys,
+            args.seconds,
+            [p.pid for p in procs],
+            logs,
+            pg.directory,
+            args.per_minute,
+            pg_log,
+        )
     )
     for proc in procs:
         proc.send_signal(signal.SIGTERM)
@@ -373,6 +513,12 @@ def run_count(
     once = statuses == Counter({"done": len(posted)}) and not model_not_once and not user_mismatch
     window = result["window"]
     pg.drop_database(name)
+    extra: dict[str, Any] = {}
+    if pg_log is not None and profile is not None:
+        extra["statements"] = statements(pg_log, *result["log_span"], ticks)
+        extra["worker_profiled_cpu_ms_per_tick"] = profiled_stages(
+            [profile / f"{name}-{i}.prof" for i in range(workers)], ticks
+        )
     return {
         "workers": workers,
         "events": len(posted),
@@ -402,6 +548,7 @@ def run_count(
         "machine_busy_cores": round(result["busy_cores"], 2),
         "pg_connections_max": result["connections"],
         "errors_in_logs": text.count("Traceback"),
+        **extra,
     }
 
 
@@ -416,6 +563,12 @@ def main() -> None:
     parser.add_argument(
         "--per-minute", type=float, default=1.0, help="Events per assistant per minute."
     )
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        default=None,
+        help="Profile the workers (cProfile) and log PostgreSQL's statements into this directory.",
+    )
     args = parser.parse_args()
     model = Model(args.latency)
     runs = []
@@ -424,9 +577,7 @@ def main() -> None:
         os.chmod(tmp, 0o755)
         with LocalPostgres(tmp / "pg") as pg, ChatCompletionsServer(respond=model.respond) as srv:
             url = pg.new_database("queueonly")
-            queue_only = asyncio.run(
-                queue_overhead(url, pg.conninfo("queueonly"), 100, args.queue_jobs)
-            )
+            queue_only = asyncio.run(queue_overhead(url, pg.directory, 100, args.queue_jobs))
             print(json.dumps({"queue_only": queue_only}), file=sys.stderr, flush=True)
             pg.drop_database("queueonly")
             for count in (int(c) for c in args.workers.split(",")):

@@ -58,6 +58,11 @@ SELECT id, pg_notify(
 """
 
 
+async def _autocommit(conn: psycopg.AsyncConnection[Any]) -> None:
+    """Put a new connection of the queue's pool in autocommit (the ``configure`` hook)."""
+    await conn.set_autocommit(True)
+
+
 def is_idle(assistant: Assistant, *, refresh: bool = True, open_events: int | None = None) -> bool:
     """Whether ``assistant`` needs no tick until something happens to it.
 
@@ -98,8 +103,15 @@ class Fleet:
         self.on_tick = on_tick
         self._open_assistant = open_assistant
         self._assistants: dict[str, Assistant] = {}
+        # Autocommit: every query of the queue is one statement (fetch, finish, defer...),
+        # and a pooled connection in a transaction costs a BEGIN and a COMMIT round trip
+        # around each (two of the queue's ~4 round trips a job; bench/RESULTS.md, "Worker
+        # fleet CPU a tick, round 5").
         connector = PsycopgConnector(
-            conninfo=conninfo_of(url), min_size=1, max_size=max(2, pool_size)
+            conninfo=conninfo_of(url),
+            min_size=1,
+            max_size=max(2, pool_size),
+            configure=_autocommit,
         )
         self.app = App(connector=connector)
         self.task = self.app.task(name=TICK_TASK, pass_context=False)(self._tick)

@@ -214,7 +214,9 @@ class SdkAdapter:
         Raises:
             LLMError: a subclass naming the endpoint, after the bounded retries.
         """
-        request = scrub_surrogates(self._request(messages, tools, sampling))
+        request = self._request(messages, tools, sampling)
+        if not _encodable(request):
+            request = scrub_surrogates(request)
         return await self._retrying(lambda: self._send(request), self.request_name)
 
     async def list_models(self) -> list[dict[str, Any]]:
@@ -282,3 +284,17 @@ class SdkAdapter:
             read_timeout = self.sdk.timeout_kind(exc) == "read"
             return Failure(error, self.sdk.is_transient(exc), read_timeout=read_timeout)
         return None
+
+
+def _encodable(request: dict[str, Any]) -> bool:
+    """Whether ``request`` encodes as UTF-8 JSON as it is (no lone surrogate in it).
+
+    One encoding of the whole request costs half of :func:`scrub_surrogates`'
+    walk of every string (a tick's request holds every tool's schema), which is then
+    only needed for the rare request that does not encode.
+    """
+    try:
+        json.dumps(request, ensure_ascii=False).encode()
+    except (UnicodeEncodeError, TypeError, ValueError):
+        return False
+    return True
