@@ -8,8 +8,10 @@ a crash mid-tick stores nothing of it and the event runs again from the start.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import partial
 from typing import Any, Literal
 
 from mindspace.clock import format_time, parse_time
@@ -235,7 +237,9 @@ class Ticker:
         """Run one LLM session in ``context_type`` (reflection, pre_compaction...) now."""
         async with self.core.lock:
             self.core.state.refresh_if_stale()
-            return self._finish(await self._run_redone(context_type, entity, task=task))
+            return self._finish(
+                await self._redone(partial(self._run, context_type, entity, task=task))
+            )
 
     # -- events ----------------------------------------------------------------------
     async def _tick_event(self, event: Event, ambient: list[Event]) -> TickResult:
@@ -259,8 +263,15 @@ class Ticker:
         )
         formed = await take_event(a, taken, ambient)
         entity = taken.source_entity or ""
-        result = await self._run_redone(
-            "tick_event", entity, event=taken, assessment=event_assessment(taken), awake=True
+        result = await self._redone(
+            partial(
+                self._run,
+                "tick_event",
+                entity,
+                event=taken,
+                assessment=event_assessment(taken),
+                awake=True,
+            )
         )
         if result.status == "failed":
             queue.mark(taken, status="failed", error=result.error)
@@ -280,7 +291,9 @@ class Ticker:
         return a.clock.now() - parse_time(last) >= interval
 
     async def _tick_autonomous(self) -> TickResult:
-        result = await self._run_redone("tick_autonomous", "", task=AUTONOMOUS_TASK, awake=True)
+        result = await self._redone(
+            partial(self._run, "tick_autonomous", "", task=AUTONOMOUS_TASK, awake=True)
+        )
         if result.status == "failed":
             # A failing model must not turn the rate limit into a hot retry loop.
             logger.error("Autonomous tick failed: %s", result.error)
@@ -291,17 +304,8 @@ class Ticker:
         return result
 
     # -- the shared path -------------------------------------------------------------
-    async def _run_redone(
-        self,
-        context_type: str,
-        entity: str,
-        *,
-        event: Event | None = None,
-        task: str | None = None,
-        assessment: dict[str, Any] | None = None,
-        awake: bool = False,
-    ) -> TickResult:
-        """:meth:`_run`, redone at once on fresh state when another process won the commit.
+    async def _redone(self, session: Callable[[], Awaitable[TickResult]]) -> TickResult:
+        """Await ``session()`` (a :meth:`_run`); redo it on fresh state if another process won.
 
         Nothing of a lost attempt was written (the reply is delivered only after the
         commit), so the session is simply run again, at most ``conflict_retries`` times;
@@ -310,14 +314,7 @@ class Ticker:
         retries = self.core.settings.conflict_retries
         for attempt in range(retries + 1):
             try:
-                return await self._run(
-                    context_type,
-                    entity,
-                    event=event,
-                    task=task,
-                    assessment=assessment,
-                    awake=awake,
-                )
+                return await session()
             except ConcurrencyError as exc:
                 if attempt >= retries:
                     raise
