@@ -13,6 +13,7 @@ from mindspace import Assistant
 from mindspace.engine.history import Actor, HistoryEntry
 from mindspace.errors import InvalidInputError, RecordNotFoundError
 from mindspace.journal.records import EntryVector, JournalEntry
+from mindspace.limits import ATTRIBUTE_VALUE_CHARS
 from mindspace.memory.records import EntityProfile, Memory, MemoryLinks, WorkingMemory
 from mindspace.memory.semantic import MemoryState
 from mindspace.workspace.status import LoopSnapshot
@@ -118,6 +119,22 @@ async def test_entity_attributes_and_observations_are_edited(
     with pytest.raises(InvalidInputError, match="out of range"):
         await on_backend.edits.update_entity("Alice", ADMIN, remove_observations=[3])
     assert len(edits_of(on_backend)) == 2
+
+
+async def test_an_attribute_value_is_held_to_the_documented_limit(
+    on_backend: Assistant, alice: dict[str, str]
+) -> None:
+    # The same 500 characters the night's consolidation cuts attributes to
+    # (docs/configuration.md, "attribute's name 64 and value 500").
+    fits = "a" * ATTRIBUTE_VALUE_CHARS
+    profile = await on_backend.edits.update_entity("Alice", ADMIN, attributes={"note": fits})
+    assert profile.attributes["note"] == fits
+    with pytest.raises(InvalidInputError, match=f"the limit is {ATTRIBUTE_VALUE_CHARS}"):
+        await on_backend.edits.update_entity("Alice", ADMIN, attributes={"note": fits + "b"})
+    stored = on_backend.views.entity("Alice")
+    assert stored is not None
+    assert stored.attributes["note"] == fits
+    assert len(edits_of(on_backend)) == 1
 
 
 async def test_forget_dry_run_lists_everything_and_writes_nothing(

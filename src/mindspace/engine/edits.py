@@ -21,7 +21,7 @@ from mindspace.engine.session_edits import SessionItemEdits
 from mindspace.errors import InvalidArgumentsError, InvalidInputError, RecordNotFoundError
 from mindspace.journal.records import EntryVector, JournalEntry
 from mindspace.journal.reflection_state import forget_reflection_entries
-from mindspace.limits import ATTRIBUTE_KEY_CHARS, MAX_LABEL_CHARS
+from mindspace.limits import ATTRIBUTE_KEY_CHARS, ATTRIBUTE_VALUE_CHARS, MAX_LABEL_CHARS
 from mindspace.memory.records import EntityProfile, Memory, memory_key
 from mindspace.memory.semantic import MemoryState
 from mindspace.state.models import Record
@@ -314,7 +314,7 @@ class Edits(SessionItemEdits):
                     merged.pop(name, None)
                 else:
                     key = _text(name, "attribute name", ATTRIBUTE_KEY_CHARS)
-                    merged[key] = _text(value, name, 1_000)
+                    merged[key] = _text(value, name, ATTRIBUTE_VALUE_CHARS)
             count = len(profile.observations)
             bad = [i for i in remove_observations if not 0 <= i < count]
             if bad:
