@@ -161,18 +161,25 @@ def test_talk_is_not_compared() -> None:
     assert RULES.decide(_fact("Thanks!"), [Near(thanks, 1.0)]).action == "add"
 
 
-def test_recall_leaves_out_a_result_that_restates_a_better_one() -> None:
-    unit = np.zeros(8, dtype=np.float32)
-    unit[0] = 1.0
-    vector = unit.tobytes()
-    found = [
-        _memory("mem_1", "The bridge collapsed", "Ned", embedding=vector, embedder="e"),
-        _memory("mem_2", "The bridge collapsed.", "Ana", embedding=vector, embedder="e"),
-        _memory("mem_3", "I live in Paris", "Ned", embedding=vector, embedder="e"),
-        _memory("mem_4", "I live in Paris", "Ana", embedding=vector, embedder="e"),
-        _memory("mem_5", "The bridge has collapsed", "Ned", embedding=vector, embedder="e"),
-        _memory("mem_6", "The bridge has 3 arches", "Ned", embedding=vector, embedder="e"),
+def _bridge_and_homes() -> list[Memory]:
+    """Six memories with one vector: two people's news of a bridge, their homes, more."""
+    vector = np.eye(8, dtype=np.float32)[0].tobytes()
+    said = [
+        ("The bridge collapsed", "Ned"),
+        ("The bridge collapsed.", "Ana"),
+        ("I live in Paris", "Ned"),
+        ("I live in Paris", "Ana"),
+        ("The bridge has collapsed", "Ned"),
+        ("The bridge has 3 arches", "Ned"),
     ]
+    return [
+        _memory(f"mem_{n}", text, who, embedding=vector, embedder="e")
+        for n, (text, who) in enumerate(said, start=1)
+    ]
+
+
+def test_recall_leaves_out_a_result_that_restates_a_better_one() -> None:
+    found = _bridge_and_homes()
     # Two people's news about a bridge is one fact; their own homes are two; the same
     # speaker's near-identical claim is one; other numbers are news.
     assert distinct(found, 0.92) == [0, 2, 3, 5]
@@ -201,15 +208,7 @@ class _Watched(Sequence[Memory]):
 
 
 def test_a_page_of_distinct_memories_stops_reading_once_full() -> None:
-    vector = np.eye(8, dtype=np.float32)[0].tobytes()
-    found = [
-        _memory("mem_1", "The bridge collapsed", "Ned", embedding=vector, embedder="e"),
-        _memory("mem_2", "The bridge collapsed.", "Ana", embedding=vector, embedder="e"),
-        _memory("mem_3", "I live in Paris", "Ned", embedding=vector, embedder="e"),
-        _memory("mem_4", "I live in Paris", "Ana", embedding=vector, embedder="e"),
-        _memory("mem_5", "The bridge has collapsed", "Ned", embedding=vector, embedder="e"),
-        _memory("mem_6", "The bridge has 3 arches", "Ned", embedding=vector, embedder="e"),
-    ]
+    found = _bridge_and_homes()
     # The first results of a page are those of the whole list, restatements left out.
     for limit in range(1, 6):
         assert distinct(found, 0.92, limit) == distinct(found, 0.92)[:limit]
