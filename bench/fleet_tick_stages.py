@@ -29,6 +29,7 @@ from typing import Any
 
 from sqlalchemy import event
 
+from fleet import cpu_seconds  # bench/fleet.py, beside this script
 from mindspace import Settings
 from mindspace.engine import formation, prompting
 from mindspace.llm.providers import sdk
@@ -97,15 +98,6 @@ def instrument() -> None:
     for name in ("count", "search", "rankings", "nearest"):
         attr = getattr(pg_semantic.PgSemanticIndex, name)
         setattr(pg_semantic.PgSemanticIndex, name, timed("memory search (PostgreSQL)", attr))
-
-
-def cpu_seconds(pid: int) -> float:
-    """user+sys CPU seconds of one process (0 when it is gone)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def pg_backends(url: str) -> list[int]:
