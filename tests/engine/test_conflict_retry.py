@@ -54,6 +54,13 @@ def other_store(db_path: Path) -> Iterator[SqlStore]:
     s.close()
 
 
+def _other_process(other_store: SqlStore, clock: ManualClock, settings: Settings) -> Assistant:
+    """The same assistant opened through ``other_store``, with a model that needs no server."""
+    return assistant_on(
+        other_store, "barkeep", llm=OfflineLLM(announce=False), clock=clock, settings=settings
+    )
+
+
 def _open(store: SqlStore, clock: ManualClock, settings: Settings, tool: HeldAddGoal) -> Assistant:
     tools = assistant_tools()
     tools.register(tool)
@@ -72,9 +79,7 @@ async def _race(
 ) -> tuple[Assistant, Assistant, HeldAddGoal, asyncio.Task[dict[str, Any]]]:
     tool = HeldAddGoal()
     mine = _open(store, clock, settings, tool)
-    theirs = assistant_on(
-        other_store, "barkeep", llm=OfflineLLM(announce=False), clock=clock, settings=settings
-    )
+    theirs = _other_process(other_store, clock, settings)
     call = asyncio.create_task(mine.call_tool("held_add_goal", {"description": "Wash the mugs"}))
     await asyncio.wait_for(tool.running.wait(), timeout=10)
     # Another process commits while the call's unit of work is open.
@@ -148,9 +153,7 @@ async def test_a_tick_that_loses_its_commit_is_redone_at_once(
 ) -> None:
     model = HeldModel()
     mine = assistant_on(store, "barkeep", llm=FunctionLLM(model), clock=clock, settings=settings)
-    theirs = assistant_on(
-        other_store, "barkeep", llm=OfflineLLM(announce=False), clock=clock, settings=settings
-    )
+    theirs = _other_process(other_store, clock, settings)
     event, result = await _write_while_the_model_thinks(mine, theirs, model)
 
     assert result.status == "done"
@@ -201,9 +204,7 @@ async def test_a_tick_whose_first_commit_loses_a_race_takes_the_event_again_at_o
         settings=settings,
         embedder=embedder,
     )
-    theirs = assistant_on(
-        other_store, "barkeep", llm=OfflineLLM(announce=False), clock=clock, settings=settings
-    )
+    theirs = _other_process(other_store, clock, settings)
     event = mine.enqueue_event("My brother Tom sails the Wren.", source_entity="Bob")
     tick = asyncio.create_task(mine.tick())
     assert await asyncio.to_thread(embedder.entered.wait, 10)
@@ -239,9 +240,7 @@ async def test_a_failed_tick_counts_toward_the_schedule_even_after_another_proce
     # model call that may have taken long: a write from elsewhere meanwhile is no crash.
     model = FailingHeldModel()
     mine = assistant_on(store, "barkeep", llm=FunctionLLM(model), clock=clock, settings=settings)
-    theirs = assistant_on(
-        other_store, "barkeep", llm=OfflineLLM(announce=False), clock=clock, settings=settings
-    )
+    theirs = _other_process(other_store, clock, settings)
     await mine.set_sleep_schedule(SleepSchedule(enabled=True, min_awake_ticks=100))
     event, result = await _write_while_the_model_thinks(mine, theirs, model)
 
